@@ -1,0 +1,108 @@
+// Users, their plans and API tokens: what the operator CLI and the authentication hook use.
+import type { Database } from '../db/database.ts';
+import {
+  findUserByEmail,
+  findUserByTokenHash,
+  insertToken,
+  insertUser,
+  listTokens,
+  revokeToken,
+  touchToken,
+  updateUserPassword,
+  PLANS,
+  type Plan,
+  type UserRow,
+} from '../db/users.ts';
+import { AppError } from '../errors.ts';
+import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
+import { hashPassword } from '../auth/passwords.ts';
+
+export interface AuthenticatedUser {
+  id: string;
+  email: string;
+  plan: Plan;
+  tokenId: string;
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+// Writing last_used_at on every request would turn each read into a write; a minute is precise enough.
+const TOUCH_EVERY_MS = 60_000;
+
+export class AccountService {
+  constructor(private readonly db: Database) {}
+
+  async createUser(input: { email: string; plan?: string; password?: string }) {
+    const email = input.email.trim().toLowerCase();
+    if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
+    const plan = (input.plan ?? 'starter') as Plan;
+    if (!PLANS.includes(plan)) throw new AppError('invalid_request', `plan must be one of ${PLANS.join(', ')}`);
+    if (input.password !== undefined && input.password.length < 8) {
+      throw new AppError('invalid_request', 'password must be at least 8 characters');
+    }
+    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    const user = await insertUser(this.db, { id: newId(), email, plan, passwordHash });
+    if (!user) throw new AppError('user_exists', `a user with email ${email} already exists`);
+    return { id: user.id, email: user.email, plan: user.plan, createdAt: user.created_at.toISOString() };
+  }
+
+  async setPassword(emailRaw: string, password: string) {
+    const user = await this.requireUser(emailRaw);
+    if (password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters');
+    await updateUserPassword(this.db, user.id, await hashPassword(password));
+    return { id: user.id, email: user.email };
+  }
+
+  async createToken(emailRaw: string, name = 'default', expiresInDays?: number) {
+    const user = await this.requireUser(emailRaw);
+    if (name.length === 0 || name.length > 100) throw new AppError('invalid_request', 'token name must be 1-100 characters');
+    const token = generateToken();
+    const expiresAt = expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : null;
+    const row = await insertToken(this.db, { id: newId(), userId: user.id, name, tokenHash: hashToken(token), expiresAt });
+    return {
+      id: row.id,
+      token,
+      name: row.name,
+      userId: user.id,
+      email: user.email,
+      createdAt: row.created_at.toISOString(),
+      expiresAt: row.expires_at?.toISOString() ?? null,
+    };
+  }
+
+  async revokeToken(tokenId: string) {
+    if (!isId(tokenId)) throw new AppError('invalid_request', `"${tokenId}" is not a token id (32 hex characters)`);
+    const row = await revokeToken(this.db, tokenId);
+    if (!row) throw new AppError('token_not_found', `token ${tokenId} was not found`);
+    return { id: row.id, revokedAt: row.revoked_at!.toISOString() };
+  }
+
+  async listTokens(emailRaw: string) {
+    const user = await this.requireUser(emailRaw);
+    const rows = await listTokens(this.db, user.id);
+    return rows.map((t) => ({
+      id: t.id,
+      name: t.name,
+      createdAt: t.created_at.toISOString(),
+      lastUsedAt: t.last_used_at?.toISOString() ?? null,
+      expiresAt: t.expires_at?.toISOString() ?? null,
+      revokedAt: t.revoked_at?.toISOString() ?? null,
+    }));
+  }
+
+  /** The user a bearer token belongs to, or undefined for a missing, revoked or expired token. */
+  async authenticate(token: string): Promise<AuthenticatedUser | undefined> {
+    if (!looksLikeToken(token)) return undefined;
+    const row = await findUserByTokenHash(this.db, hashToken(token));
+    if (!row) return undefined;
+    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > TOUCH_EVERY_MS) {
+      await touchToken(this.db, row.token_id);
+    }
+    return { id: row.id, email: row.email, plan: row.plan, tokenId: row.token_id };
+  }
+
+  private async requireUser(emailRaw: string): Promise<UserRow> {
+    const user = await findUserByEmail(this.db, emailRaw.trim().toLowerCase());
+    if (!user) throw new AppError('user_not_found', `no user with email ${emailRaw}`);
+    return user;
+  }
+}

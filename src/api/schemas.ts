@@ -1,0 +1,84 @@
+// Shared JSON schemas of the management API. They drive request validation, response
+// serialisation, the TypeScript types and the OpenAPI document at once.
+import { Type, type Static } from '@sinclair/typebox';
+import { ERROR_CODES } from '../errors.ts';
+import { NODE_STATUSES } from '../db/nodes.ts';
+
+export const ID_PATTERN = '^[0-9a-f]{32}$';
+// Printable text without control characters, not starting or ending with whitespace.
+export const NAME_PATTERN = '^[^\\s\\x00-\\x1F\\x7F]([^\\x00-\\x1F\\x7F]*[^\\s\\x00-\\x1F\\x7F])?$';
+
+/** Human explanations of the patterns above, used in 400 messages instead of the raw regex. */
+export const PATTERN_MEANINGS: Record<string, string> = {
+  [ID_PATTERN]: 'must be 32 lowercase hexadecimal characters',
+  [NAME_PATTERN]: 'must not contain control characters or begin or end with whitespace',
+};
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c))),
+      message: Type.String(),
+      requestId: Type.String(),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  },
+  { $id: 'Error', description: 'The one error body of the management API.' },
+);
+
+export const Build = Type.Object(
+  {
+    buildNumber: Type.Integer({ minimum: 1, description: 'Sequence number of the build, per node.' }),
+    buildStatus: Type.Union([Type.Literal('IN_PROGRESS'), Type.Literal('SUCCESS'), Type.Literal('FAILURE')]),
+    buildComplete: Type.Boolean(),
+    timestamp: Type.String({ format: 'date-time', description: 'When the build started.' }),
+    action: Type.Union(['create', 'start', 'stop', 'upgrade', 'destroy'].map((a) => Type.Literal(a))),
+    imageVersion: Type.String({ description: 'The image version the build runs the node on.' }),
+    finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    error: Type.Optional(Type.String({ description: 'Why a FAILURE build failed.' })),
+  },
+  { $id: 'Build' },
+);
+
+export const Settings = Type.Object(
+  { webhookUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })) },
+  { additionalProperties: false },
+);
+
+export const Node = Type.Object(
+  {
+    nodeId: Type.String({ pattern: ID_PATTERN }),
+    name: Type.String(),
+    network: Type.Union([Type.Literal('regtest'), Type.Literal('testnet')]),
+    status: Type.Union(NODE_STATUSES.map((s) => Type.Literal(s)), {
+      description:
+        'STARTING: created or started, coming up. RUNNING: the daemon answers. IN_PROGRESS: an upgrade is replacing the image. ' +
+        'PAUSED: stopped, storage kept. FAILED: a build failed and could not be rolled back. DESTROYING, DESTROYED.',
+    }),
+    locked: Type.Boolean({ description: 'True after every daemon start and upgrade until an unlock succeeds.' }),
+    initialized: Type.Boolean({ description: 'True once the wallet was initialised (/init).' }),
+    invoke_url: Type.String({ format: 'uri', description: 'Bearer-token access to the node; append an RLN route.' }),
+    settings: Type.Object({ webhookUrl: Type.Optional(Type.String()) }),
+    builds: Type.Array(Type.Ref(Build), { description: 'Build history, oldest first.' }),
+    rln_commit_id: Type.String({ description: 'The image version the node runs.' }),
+    peerDNS: Type.String({ description: 'Host Lightning peers connect to.' }),
+    peerPort: Type.Integer(),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Node' },
+);
+
+export const NodeIdParams = Type.Object({
+  id: Type.String({ pattern: ID_PATTERN, description: 'Node id: 32 lowercase hex characters.' }),
+});
+export type NodeIdParams = Static<typeof NodeIdParams>;
+
+export const MessageBody = Type.Object({ message: Type.String() });
+
+export const errorResponses = {
+  400: Type.Ref(ErrorBody),
+  401: Type.Ref(ErrorBody),
+  404: Type.Ref(ErrorBody),
+  409: Type.Ref(ErrorBody),
+};

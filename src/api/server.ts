@@ -1,0 +1,74 @@
+// The management listener: the JSON API under /api, its OpenAPI document and docs page, and
+// health. Routes are registered explicitly here, grouped by how they authenticate.
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Logger } from '../logger.ts';
+import { requireBearerAuth } from './bearer-auth.ts';
+import { installErrorHandlers } from './error-handler.ts';
+import { Build, ErrorBody, Node } from './schemas.ts';
+import type { ApiDeps } from './deps.ts';
+import { listNodesRoute } from './nodes/list-nodes.ts';
+import { createNodeRoute } from './nodes/create-node.ts';
+import { getNodeRoute } from './nodes/get-node.ts';
+import { destroyNodeRoute } from './nodes/destroy-node.ts';
+import { latestImageRoute } from './nodes/latest-image.ts';
+
+// Generous for every body this API takes (the largest is a node's settings), small enough that
+// nobody can make the service buffer megabytes.
+export const API_BODY_LIMIT = 64 * 1024;
+
+export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string }): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // Per-request lines would dominate the log at any real load; failures are logged where handled.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: API_BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    ajv: {
+      // Validate exactly what the client sent: no coercion ("5" is not a name of 5), no silent
+      // removal of unknown fields (they are an error), every problem reported at once.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true },
+    },
+  });
+  installErrorHandlers(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  for (const schema of [ErrorBody, Build, Node]) app.addSchema(schema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'RLN Cloud management API',
+        version: '1.0.0',
+        description: 'Hosted RGB Lightning Nodes: create, list, inspect, start, stop, upgrade, configure, export logs, destroy.',
+      },
+      servers: [{ url: deps.publicUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+
+  // Public routes: no credentials.
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) =>
+    deps.isReady() ? { status: 'ok' } : reply.status(503).send({ status: 'starting' }),
+  );
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // Bearer-token routes.
+  await app.register(async (scope) => {
+    requireBearerAuth(scope, deps.accounts);
+    listNodesRoute(scope, deps);
+    createNodeRoute(scope, deps);
+    latestImageRoute(scope, deps);
+    getNodeRoute(scope, deps);
+    destroyNodeRoute(scope, deps);
+  });
+  return app;
+}

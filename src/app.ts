@@ -1,0 +1,133 @@
+// The composition root: builds every part of the service from the configuration, starts them in
+// order, and stops them from one shutdown path.
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { openPglite, openPostgres, type Database } from './db/database.ts';
+import { acquireDataDirLock } from './db/data-dir-lock.ts';
+import { migrate } from './db/migrate.ts';
+import { releaseAllLeases } from './db/jobs.ts';
+import { countUsers } from './db/users.ts';
+import type { Logger } from './logger.ts';
+import { AccountService } from './accounts/service.ts';
+import { ReleaseService } from './releases/service.ts';
+import { NodeService } from './nodes/service.ts';
+import { buildJob } from './nodes/build-job.ts';
+import { Reconciler } from './nodes/reconcile.ts';
+import { JobWorker } from './jobs/worker.ts';
+import { ProcessRuntime } from './runtime/process.ts';
+import { buildApiServer } from './api/server.ts';
+import { startAdminChannel } from './operator/admin-channel.ts';
+import type { OperatorContext } from './operator/commands.ts';
+
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openPglite(join(config.dataDir, 'pglite'));
+}
+
+export function buildServices(db: Database, config: Config, wakeWorkers: () => void) {
+  const accounts = new AccountService(db);
+  const releases = new ReleaseService(db);
+  const nodes = new NodeService({ db, config, wakeWorkers });
+  return { accounts, releases, nodes };
+}
+
+export interface DevCredentials {
+  email: string;
+  token: string;
+  tokenFile: string;
+}
+
+export interface RunningServer {
+  config: Config;
+  db: Database;
+  api: FastifyInstance;
+  services: ReturnType<typeof buildServices>;
+  runtime: ProcessRuntime;
+  /** Set on the very first start with an empty database (see BOOTSTRAP_DEV_USER). */
+  devCredentials: DevCredentials | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        log.error({ err }, 'error during shutdown');
+      }
+    }
+  };
+  try {
+    if (!config.databaseUrl) {
+      const lock = acquireDataDirLock(config.dataDir, 'server');
+      if (!lock.acquired) {
+        throw new Error(`another rln-cloud ${lock.holder.role} (pid ${lock.holder.pid}) holds ${config.dataDir}; stop it or choose another DATA_DIR`);
+      }
+      cleanups.push(lock.release);
+    }
+    const db = await openDatabase(config);
+    cleanups.push(() => db.close());
+    const applied = await migrate(db);
+    if (applied.length > 0) log.info({ applied }, 'database migrated');
+
+    let worker: JobWorker | undefined;
+    const wakeWorkers = () => worker?.wake();
+    const services = buildServices(db, config, wakeWorkers);
+    await services.releases.seed(config.initialImageVersion);
+    const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
+
+    const runtime = new ProcessRuntime({ dataDir: config.dataDir, rlnCommand: config.rlnCommand, log: log.child({ part: 'runtime' }) });
+    cleanups.push(() => runtime.shutdown());
+    await runtime.stopOrphans();
+    // Embedded PGlite has exactly one worker process (the lock above), so every job still marked
+    // running was left by a crash of this service: take them over now rather than after their lease.
+    if (db.kind === 'pglite') await releaseAllLeases(db);
+
+    worker = new JobWorker({
+      db,
+      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }) })],
+      concurrency: 4,
+      pollIntervalMs: config.jobPollIntervalMs,
+      log: log.child({ part: 'jobs' }),
+    });
+    worker.start();
+    cleanups.push(() => worker!.stop());
+
+    const reconciler = new Reconciler({ db, runtime, intervalMs: config.reconcileIntervalMs, log: log.child({ part: 'reconcile' }) });
+    reconciler.start();
+    cleanups.push(() => reconciler.stop());
+
+    let ready = false;
+    const api = await buildApiServer({ ...services, isReady: () => ready, log, publicUrl: config.publicUrl });
+    await api.listen({ host: config.host, port: config.apiPort });
+    cleanups.push(() => api.close());
+
+    if (db.kind === 'pglite') {
+      const ctx: OperatorContext = { ...services, wakeWorkers };
+      const admin = await startAdminChannel(config.dataDir, ctx, log.child({ part: 'admin' }));
+      cleanups.push(() => admin.stop());
+    }
+    ready = true;
+    return { config, db, api, services, runtime, devCredentials, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+const DEV_EMAIL = 'dev@localhost';
+
+/** On the very first start, a user and token so a newcomer can call the API at once. */
+async function bootstrapDevUser(accounts: AccountService, db: Database, dataDir: string): Promise<DevCredentials | undefined> {
+  if ((await countUsers(db)) > 0) return undefined;
+  await accounts.createUser({ email: DEV_EMAIL, plan: 'scale' });
+  const { token } = await accounts.createToken(DEV_EMAIL, 'development token');
+  const tokenFile = join(dataDir, 'dev-token');
+  writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+  chmodSync(tokenFile, 0o600);
+  return { email: DEV_EMAIL, token, tokenFile };
+}

@@ -1,0 +1,63 @@
+// Builds: the numbered history of everything the control plane did to a node.
+import type { Queryable } from './database.ts';
+
+export type BuildAction = 'create' | 'start' | 'stop' | 'upgrade' | 'destroy';
+export type BuildStatus = 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+
+export interface BuildRow {
+  node_id: string;
+  build_number: number;
+  action: BuildAction;
+  status: BuildStatus;
+  image_version: string;
+  previous_image_version: string | null;
+  error: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+}
+
+export async function insertBuild(
+  db: Queryable,
+  b: { nodeId: string; action: BuildAction; imageVersion: string; previousImageVersion?: string | null },
+) {
+  return (
+    await db.query<BuildRow>(
+      `INSERT INTO builds (node_id, build_number, action, status, image_version, previous_image_version)
+       VALUES ($1, (SELECT coalesce(max(build_number), 0) + 1 FROM builds WHERE node_id = $1), $2, 'IN_PROGRESS', $3, $4)
+       RETURNING *`,
+      [b.nodeId, b.action, b.imageVersion, b.previousImageVersion ?? null],
+    )
+  )[0]!;
+}
+
+export async function findBuild(db: Queryable, nodeId: string, buildNumber: number) {
+  return (
+    await db.query<BuildRow>('SELECT * FROM builds WHERE node_id = $1 AND build_number = $2', [nodeId, buildNumber])
+  )[0];
+}
+
+export async function findBuildInProgress(db: Queryable, nodeId: string) {
+  return (await db.query<BuildRow>(`SELECT * FROM builds WHERE node_id = $1 AND status = 'IN_PROGRESS'`, [nodeId]))[0];
+}
+
+export async function finishBuild(db: Queryable, nodeId: string, buildNumber: number, status: 'SUCCESS' | 'FAILURE', error?: string) {
+  return (
+    await db.query<BuildRow>(
+      `UPDATE builds SET status = $3, error = $4, finished_at = now()
+       WHERE node_id = $1 AND build_number = $2 AND status = 'IN_PROGRESS' RETURNING *`,
+      [nodeId, buildNumber, status, error ?? null],
+    )
+  )[0];
+}
+
+/** Builds of many nodes in one query, grouped by node, oldest first. */
+export async function buildsByNode(db: Queryable, nodeIds: string[]): Promise<Map<string, BuildRow[]>> {
+  const byNode = new Map<string, BuildRow[]>(nodeIds.map((id) => [id, []]));
+  if (nodeIds.length === 0) return byNode;
+  const rows = await db.query<BuildRow>(
+    'SELECT * FROM builds WHERE node_id = ANY($1) ORDER BY node_id, build_number',
+    [nodeIds],
+  );
+  for (const row of rows) byNode.get(row.node_id)?.push(row);
+  return byNode;
+}

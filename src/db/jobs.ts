@@ -1,0 +1,95 @@
+// The durable job queue's storage. Claiming uses FOR UPDATE SKIP LOCKED so replicas sharing one
+// PostgreSQL never take the same job; a lease lets another worker take over a crashed one's job.
+import type { Queryable } from './database.ts';
+
+export interface JobRow {
+  id: number;
+  kind: string;
+  payload: unknown;
+  singleton_key: string | null;
+  state: 'queued' | 'running' | 'done' | 'failed';
+  attempts: number;
+  max_attempts: number;
+  run_at: Date;
+  lease_until: Date | null;
+  last_error: string | null;
+}
+
+export interface NewJob {
+  kind: string;
+  payload: unknown;
+  singletonKey?: string;
+  maxAttempts: number;
+  delayMs?: number;
+}
+
+/** Returns the new job, or undefined when a job with the same singleton key is already pending. */
+export async function insertJob(db: Queryable, job: NewJob) {
+  return (
+    await db.query<JobRow>(
+      `INSERT INTO jobs (kind, payload, singleton_key, max_attempts, run_at)
+       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+       ON CONFLICT (singleton_key) WHERE state IN ('queued', 'running') DO NOTHING RETURNING *`,
+      [job.kind, JSON.stringify(job.payload), job.singletonKey ?? null, job.maxAttempts, (job.delayMs ?? 0) / 1000],
+    )
+  )[0];
+}
+
+export async function claimJob(db: Queryable, kinds: string[], leaseMs: number) {
+  return (
+    await db.query<JobRow>(
+      `UPDATE jobs SET state = 'running', attempts = attempts + 1, lease_until = now() + make_interval(secs => $2)
+       WHERE id = (
+         SELECT id FROM jobs
+         WHERE kind = ANY($1)
+           AND ((state = 'queued' AND run_at <= now()) OR (state = 'running' AND lease_until < now()))
+         ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [kinds, leaseMs / 1000],
+    )
+  )[0];
+}
+
+export async function extendLease(db: Queryable, jobId: number, leaseMs: number) {
+  await db.query(
+    `UPDATE jobs SET lease_until = now() + make_interval(secs => $2) WHERE id = $1 AND state = 'running'`,
+    [jobId, leaseMs / 1000],
+  );
+}
+
+export async function completeJob(db: Queryable, jobId: number) {
+  await db.query(`UPDATE jobs SET state = 'done', lease_until = NULL, finished_at = now() WHERE id = $1`, [jobId]);
+}
+
+/** Schedules another attempt after `retryInMs`, or fails the job for good when it is null. */
+export async function failJob(db: Queryable, jobId: number, error: string, retryInMs: number | null) {
+  if (retryInMs === null) {
+    await db.query(
+      `UPDATE jobs SET state = 'failed', last_error = $2, lease_until = NULL, finished_at = now() WHERE id = $1`,
+      [jobId, error],
+    );
+  } else {
+    await db.query(
+      `UPDATE jobs SET state = 'queued', last_error = $2, lease_until = NULL,
+         run_at = now() + make_interval(secs => $3) WHERE id = $1`,
+      [jobId, error, retryInMs / 1000],
+    );
+  }
+}
+
+/**
+ * Makes every running job claimable at once. Only safe when this process is known to be the
+ * database's only worker (embedded PGlite, which one process opens at a time): the jobs it finds
+ * running were left by a crash of this same service.
+ */
+export async function releaseAllLeases(db: Queryable) {
+  const rows = await db.query(`UPDATE jobs SET lease_until = now() WHERE state = 'running' RETURNING id`);
+  return rows.length;
+}
+
+export async function purgeFinishedJobs(db: Queryable, olderThanHours: number) {
+  await db.query(
+    `DELETE FROM jobs WHERE state IN ('done', 'failed') AND finished_at < now() - make_interval(hours => $1)`,
+    [olderThanHours],
+  );
+}

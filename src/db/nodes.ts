@@ -1,0 +1,113 @@
+// Nodes: the record of what a user asked for (desired_state) and what is true now (status).
+import type { Queryable } from './database.ts';
+
+export type NodeStatus = 'STARTING' | 'RUNNING' | 'IN_PROGRESS' | 'PAUSED' | 'FAILED' | 'DESTROYING' | 'DESTROYED';
+export const NODE_STATUSES: NodeStatus[] = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'];
+export type DesiredState = 'running' | 'stopped' | 'destroyed';
+export type Network = 'regtest' | 'testnet';
+
+export interface NodeSettings {
+  webhookUrl?: string;
+}
+
+export interface NodeRow {
+  id: string;
+  user_id: string;
+  name: string;
+  network: Network;
+  status: NodeStatus;
+  desired_state: DesiredState;
+  locked: boolean;
+  initialized: boolean;
+  image_version: string;
+  settings: NodeSettings;
+  rest_port: number;
+  peer_port: number;
+  created_at: Date;
+  updated_at: Date;
+  destroyed_at: Date | null;
+}
+
+export async function insertNode(
+  db: Queryable,
+  n: Pick<NodeRow, 'id' | 'user_id' | 'name' | 'network' | 'image_version' | 'settings' | 'rest_port' | 'peer_port'>,
+) {
+  return (
+    await db.query<NodeRow>(
+      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
+       VALUES ($1, $2, $3, $4, 'STARTING', 'running', $5, $6, $7, $8) RETURNING *`,
+      [n.id, n.user_id, n.name, n.network, n.image_version, JSON.stringify(n.settings), n.rest_port, n.peer_port],
+    )
+  )[0]!;
+}
+
+/** A node as its owner sees it: another user's node is indistinguishable from a missing one. */
+export async function findUserNode(db: Queryable, userId: string, nodeId: string) {
+  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId]))[0];
+}
+
+export async function findNode(db: Queryable, nodeId: string) {
+  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1', [nodeId]))[0];
+}
+
+/** Locks the node row for the rest of the transaction so concurrent requests serialise on it. */
+export async function lockUserNode(db: Queryable, userId: string, nodeId: string) {
+  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 AND user_id = $2 FOR UPDATE', [nodeId, userId]))[0];
+}
+
+export async function lockNode(db: Queryable, nodeId: string) {
+  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 FOR UPDATE', [nodeId]))[0];
+}
+
+export async function listUserNodes(db: Queryable, userId: string) {
+  return db.query<NodeRow>('SELECT * FROM nodes WHERE user_id = $1 ORDER BY created_at, id', [userId]);
+}
+
+/** Nodes the control plane still looks after (everything not yet destroyed). */
+export async function listLiveNodes(db: Queryable) {
+  return db.query<NodeRow>(`SELECT * FROM nodes WHERE status <> 'DESTROYED' ORDER BY created_at, id`);
+}
+
+export async function updateNode(
+  db: Queryable,
+  nodeId: string,
+  patch: Partial<Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings'>> & {
+    destroyed?: boolean;
+  },
+) {
+  const sets: string[] = ['updated_at = now()'];
+  const params: unknown[] = [nodeId];
+  for (const [column, value] of Object.entries(patch)) {
+    if (value === undefined || column === 'destroyed') continue;
+    params.push(column === 'settings' ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${params.length}`);
+  }
+  if (patch.destroyed) sets.push('destroyed_at = now()');
+  return (await db.query<NodeRow>(`UPDATE nodes SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params))[0];
+}
+
+/** Ports held by nodes that are not destroyed (their daemons may run, or will again). */
+export async function usedPorts(db: Queryable): Promise<Set<number>> {
+  const rows = await db.query<{ rest_port: number; peer_port: number }>(
+    'SELECT rest_port, peer_port FROM nodes WHERE destroyed_at IS NULL',
+  );
+  return new Set(rows.flatMap((r) => [r.rest_port, r.peer_port]));
+}
+
+export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number) {
+  const rows = await db.query<{ id: string }>(
+    `DELETE FROM nodes WHERE status = 'DESTROYED' AND destroyed_at < now() - make_interval(hours => $1) RETURNING id`,
+    [olderThanHours],
+  );
+  return rows.length;
+}
+
+/** Settled nodes (no build in progress) whose daemon the reconcile loop may start or stop. */
+export async function listNodesToReconcile(db: Queryable) {
+  return db.query<NodeRow>(
+    `SELECT n.* FROM nodes n
+     WHERE n.status IN ('RUNNING', 'PAUSED', 'FAILED')
+       AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
+     ORDER BY n.created_at, n.id`,
+  );
+}

@@ -1,0 +1,87 @@
+// Users and their API tokens.
+import type { Queryable } from './database.ts';
+
+export type Plan = 'starter' | 'growth' | 'scale' | 'wallet';
+export const PLANS: Plan[] = ['starter', 'growth', 'scale', 'wallet'];
+
+export interface UserRow {
+  id: string;
+  email: string;
+  plan: Plan;
+  password_hash: string | null;
+  created_at: Date;
+}
+
+export interface TokenRow {
+  id: string;
+  user_id: string;
+  name: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export async function insertUser(db: Queryable, u: { id: string; email: string; plan: Plan; passwordHash: string | null }) {
+  const rows = await db.query<UserRow>(
+    `INSERT INTO users (id, email, plan, password_hash) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (email) DO NOTHING RETURNING *`,
+    [u.id, u.email, u.plan, u.passwordHash],
+  );
+  return rows[0];
+}
+
+export async function findUserByEmail(db: Queryable, email: string) {
+  return (await db.query<UserRow>('SELECT * FROM users WHERE email = $1', [email]))[0];
+}
+
+export async function countUsers(db: Queryable) {
+  return Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM users'))[0]?.n ?? 0);
+}
+
+export async function updateUserPassword(db: Queryable, userId: string, passwordHash: string) {
+  await db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+}
+
+export async function insertToken(db: Queryable, t: { id: string; userId: string; name: string; tokenHash: string; expiresAt: Date | null }) {
+  return (
+    await db.query<TokenRow>(
+      `INSERT INTO api_tokens (id, user_id, name, token_hash, expires_at) VALUES ($1, $2, $3, $4, $5)
+       RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked_at`,
+      [t.id, t.userId, t.name, t.tokenHash, t.expiresAt],
+    )
+  )[0]!;
+}
+
+/** The owner of a live (not revoked, not expired) token, or undefined. */
+export async function findUserByTokenHash(db: Queryable, tokenHash: string) {
+  return (
+    await db.query<UserRow & { token_id: string; last_used_at: Date | null }>(
+      `SELECT u.*, t.id AS token_id, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id
+       WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+      [tokenHash],
+    )
+  )[0];
+}
+
+export async function touchToken(db: Queryable, tokenId: string) {
+  await db.query('UPDATE api_tokens SET last_used_at = now() WHERE id = $1', [tokenId]);
+}
+
+export async function revokeToken(db: Queryable, tokenId: string) {
+  return (
+    await db.query<TokenRow>(
+      `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
+       RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked_at`,
+      [tokenId],
+    )
+  )[0];
+}
+
+export async function listTokens(db: Queryable, userId: string) {
+  return db.query<TokenRow>(
+    `SELECT id, user_id, name, created_at, last_used_at, expires_at, revoked_at FROM api_tokens
+     WHERE user_id = $1 ORDER BY created_at`,
+    [userId],
+  );
+}

@@ -1,0 +1,49 @@
+// The closed set of error codes the service answers with, and the one map from code to HTTP
+// status. Services throw AppError; only the API's error handler turns it into a response body
+// `{"error": {"code", "message", "requestId"}}`.
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  node_not_found: 404,
+  user_not_found: 404,
+  token_not_found: 404,
+  release_not_found: 404,
+  method_not_allowed: 405,
+  build_in_progress: 409,
+  invalid_state: 409,
+  nothing_to_upgrade: 409,
+  idempotency_conflict: 409,
+  user_exists: 409,
+  release_exists: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  no_ports_available: 503,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export class AppError extends Error {
+  constructor(
+    public readonly code: ErrorCode,
+    message: string,
+    /** Extra machine-readable detail, e.g. the offending fields of a bad request. */
+    public readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+export const nodeNotFound = (id: string) => new AppError('node_not_found', `node ${id} was not found`);

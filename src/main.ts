@@ -1,0 +1,149 @@
+// The rln-cloud command line: `serve` runs the service; the other commands are for operators and
+// work whether or not a server is running (see operator/admin-channel.ts).
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createLogger } from './logger.ts';
+import { AppError } from './errors.ts';
+import { openDatabase, startServer } from './app.ts';
+import { migrate } from './db/migrate.ts';
+import { acquireDataDirLock } from './db/data-dir-lock.ts';
+import { AccountService } from './accounts/service.ts';
+import { ReleaseService } from './releases/service.ts';
+import { operatorCommands, type OperatorArgs } from './operator/commands.ts';
+import { callAdminChannel, findAdminChannel } from './operator/admin-channel.ts';
+import { printHuman } from './cli-output.ts';
+
+const USAGE = `usage: rln-cloud <command> [options] [--json]
+
+  serve                                   run the service (what npm start runs)
+  migrate                                 apply database migrations
+  user create <email> [--plan <plan>] [--password <pw>]
+                                          plans: starter, growth, scale, wallet (default starter)
+  user set-password <email> <password>
+  token create <email> [--name <label>] [--expires-in-days <n>]
+                                          prints the token once; only its hash is stored
+  token list <email>
+  token revoke <token-id>
+  release publish <version>               make <version> the latest node image version
+  release list
+
+Configuration comes from the environment (DATA_DIR, DATABASE_URL, ...; see README.md).
+With --json every command prints exactly one JSON object on stdout.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: false,
+    options: {
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      plan: { type: 'string' },
+      password: { type: 'string' },
+      name: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+    },
+  });
+  const json = values.json === true;
+  const options = Object.fromEntries(
+    Object.entries(values).filter(([k]) => k !== 'json' && k !== 'help'),
+  ) as Record<string, string | true>;
+  const [group, sub, ...rest] = positionals;
+  if (values.help || !group) {
+    console.log(USAGE);
+    return group || values.help ? 0 : 2;
+  }
+  const out = (result: object) => (json ? console.log(JSON.stringify(result)) : printHuman(result));
+  try {
+    const config = loadConfig();
+    if (group === 'serve') return await serve(config, json);
+    if (group === 'migrate') {
+      out(await runOperator(config, 'migrate', { positional: [], options }));
+      return 0;
+    }
+    const command = `${group} ${sub ?? ''}`.trim();
+    if (!operatorCommands[command]) throw new AppError('invalid_request', `unknown command "${command}"; see rln-cloud --help`);
+    out(await runOperator(config, command, { positional: rest, options }));
+    return 0;
+  } catch (err) {
+    const code = err instanceof AppError ? err.code : err instanceof ConfigError ? 'invalid_config' : 'error';
+    const message = err instanceof Error ? err.message : String(err);
+    if (json) console.log(JSON.stringify({ error: { code, message } }));
+    else console.error(`error: ${message}`);
+    return 1;
+  }
+}
+
+/**
+ * Runs an operator command where the database is: through the running server's admin channel
+ * when a server holds the embedded database, otherwise by opening the database here.
+ */
+async function runOperator(config: Config, command: string, args: OperatorArgs): Promise<object> {
+  if (!config.databaseUrl) {
+    for (;;) {
+      const lock = acquireDataDirLock(config.dataDir, 'cli');
+      if (lock.acquired) {
+        try {
+          return await runDirect(config, command, args);
+        } finally {
+          lock.release();
+        }
+      }
+      if (lock.holder.role === 'server') {
+        if (command === 'migrate') return { migrated: [], note: 'the running server applied migrations at start' };
+        return callAdminChannel(await findAdminChannel(config.dataDir, lock.holder.pid), command, args);
+      }
+      await new Promise((r) => setTimeout(r, 200)); // another CLI command holds it for a moment
+    }
+  }
+  return runDirect(config, command, args);
+}
+
+async function runDirect(config: Config, command: string, args: OperatorArgs): Promise<object> {
+  const db = await openDatabase(config);
+  try {
+    const migrated = await migrate(db);
+    if (command === 'migrate') return { migrated };
+    const ctx = { accounts: new AccountService(db), releases: new ReleaseService(db), wakeWorkers: () => {} };
+    await ctx.releases.seed(config.initialImageVersion);
+    return await operatorCommands[command]!(ctx, args);
+  } finally {
+    await db.close();
+  }
+}
+
+async function serve(config: Config, json: boolean): Promise<number> {
+  // With --json, stdout carries only the one ready object; logs go to stderr.
+  const log = createLogger(config.logLevel, json ? 2 : 1);
+  const server = await startServer(config, log);
+  const urls = {
+    api: config.publicUrl,
+    docs: `${config.publicUrl}/api/docs`,
+    nodeApi: config.nodeApiUrl,
+    userNode: config.userNodeUrl,
+  };
+  if (json) {
+    console.log(JSON.stringify({ status: 'ready', urls, devToken: server.devCredentials?.token ?? null }));
+  } else {
+    log.info(urls, `rln-cloud is ready at ${config.publicUrl}`);
+    if (server.devCredentials) {
+      const { email, token, tokenFile } = server.devCredentials;
+      process.stdout.write(
+        `\nFirst start: created the development user ${email} with this API token (also in ${tokenFile}):\n\n` +
+          `  ${token}\n\n  curl -H "Authorization: Bearer ${token}" ${config.publicUrl}/api/nodes\n\n`,
+      );
+    }
+  }
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+  await server.stop();
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,42 @@
+// How a node and its builds look in API responses (the SPEC's Node and Build shapes).
+import type { BuildRow } from '../db/builds.ts';
+import type { NodeRow } from '../db/nodes.ts';
+
+export interface PresentOptions {
+  nodeApiUrl: string;
+  peerHost: string;
+}
+
+export function presentBuild(b: BuildRow) {
+  return {
+    buildNumber: b.build_number,
+    buildStatus: b.status,
+    buildComplete: b.status !== 'IN_PROGRESS',
+    timestamp: b.started_at.toISOString(),
+    action: b.action,
+    imageVersion: b.image_version,
+    finishedAt: b.finished_at ? b.finished_at.toISOString() : null,
+    ...(b.error ? { error: b.error } : {}),
+  };
+}
+
+export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions) {
+  return {
+    nodeId: n.id,
+    name: n.name,
+    network: n.network,
+    status: n.status,
+    locked: n.locked,
+    initialized: n.initialized,
+    invoke_url: `${opts.nodeApiUrl}/${n.user_id}/${n.id}/`,
+    settings: n.settings ?? {},
+    builds: builds.map(presentBuild),
+    rln_commit_id: n.image_version,
+    peerDNS: opts.peerHost,
+    peerPort: n.peer_port,
+    createdAt: n.created_at.toISOString(),
+    updatedAt: n.updated_at.toISOString(),
+  };
+}
+
+export type ApiNode = ReturnType<typeof presentNode>;

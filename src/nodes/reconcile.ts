@@ -1,0 +1,95 @@
+// The reconcile loop: compares what each node should be doing with what the runtime reports and
+// repairs the difference. A daemon that died is started again (and, like every daemon start,
+// comes back locked); a daemon that should not run is stopped. Nodes with a build in progress
+// are left to their build.
+import type { Database } from '../db/database.ts';
+import { listNodesToReconcile, updateNode, type NodeRow } from '../db/nodes.ts';
+import type { Logger } from '../logger.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
+import { specOf } from './build-job.ts';
+
+export interface ReconcilerOptions {
+  db: Database;
+  runtime: NodeRuntime;
+  intervalMs: number;
+  log: Logger;
+}
+
+const RESTART_BACKOFF_MAX_MS = 5 * 60_000;
+const HEALTHY_AFTER_MS = 60_000;
+
+export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> | undefined;
+  private again = false;
+  /** Crash-looping daemons are restarted with growing delays, not in a tight loop. */
+  private readonly restarts = new Map<string, { count: number; at: number; notBefore: number }>();
+
+  constructor(private readonly opts: ReconcilerOptions) {
+    opts.runtime.onUnexpectedExit((nodeId, detail) => {
+      opts.log.warn({ nodeId, detail }, 'node daemon exited unexpectedly');
+      this.trigger();
+    });
+  }
+
+  start() {
+    this.trigger();
+    this.timer = setInterval(() => this.trigger(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop() {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.pass;
+  }
+
+  /** Runs a pass now, or right after the one in progress. */
+  trigger() {
+    if (this.pass) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.reconcileOnce()
+      .catch((err) => this.opts.log.error({ err }, 'reconcile pass failed'))
+      .finally(() => {
+        this.pass = undefined;
+        if (this.again && this.timer) {
+          this.again = false;
+          this.trigger();
+        }
+      });
+  }
+
+  async reconcileOnce() {
+    for (const node of await listNodesToReconcile(this.opts.db)) {
+      try {
+        await this.reconcileNode(node);
+      } catch (err) {
+        this.opts.log.error({ nodeId: node.id, err }, 'reconciling a node failed');
+      }
+    }
+  }
+
+  private async reconcileNode(node: NodeRow) {
+    const actual = await this.opts.runtime.status(node.id);
+    const shouldRun = node.desired_state === 'running' && node.status === 'RUNNING';
+    if (shouldRun && (actual.state !== 'running' || actual.imageVersion !== node.image_version)) {
+      const backoff = this.restarts.get(node.id);
+      if (backoff && Date.now() < backoff.notBefore) return;
+      this.opts.log.info({ nodeId: node.id, was: actual.state }, 'starting a node daemon that should be running');
+      await this.opts.runtime.start(specOf(node));
+      await updateNode(this.opts.db, node.id, { locked: true });
+      const count = (backoff?.count ?? 0) + 1;
+      const now = Date.now();
+      this.restarts.set(node.id, { count, at: now, notBefore: now + Math.min(RESTART_BACKOFF_MAX_MS, 1000 * 2 ** count) });
+    } else if (!shouldRun && actual.state === 'running') {
+      this.opts.log.info({ nodeId: node.id, status: node.status }, 'stopping a node daemon that should not run');
+      await this.opts.runtime.stop(node.id);
+    } else if (shouldRun) {
+      // A daemon that stayed up a while after its last restart is healthy again: forget its backoff.
+      const backoff = this.restarts.get(node.id);
+      if (backoff && Date.now() - backoff.at > HEALTHY_AFTER_MS) this.restarts.delete(node.id);
+    }
+  }
+}

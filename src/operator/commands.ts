@@ -1,0 +1,45 @@
+// The operator commands. The CLI runs them against the database directly, or, when a server
+// holds the embedded database open, asks that server to run them over the admin channel: the
+// same functions either way.
+import type { AccountService } from '../accounts/service.ts';
+import type { ReleaseService } from '../releases/service.ts';
+import { AppError } from '../errors.ts';
+
+export interface OperatorContext {
+  accounts: AccountService;
+  releases: ReleaseService;
+  /** Wakes the workers of the process that ran the command (no-op in a CLI process). */
+  wakeWorkers: () => void;
+}
+
+export type OperatorArgs = { positional: string[]; options: Record<string, string | true> };
+
+const required = (a: OperatorArgs, i: number, what: string) => {
+  const v = a.positional[i];
+  if (!v) throw new AppError('invalid_request', `missing ${what}`);
+  return v;
+};
+const option = (a: OperatorArgs, name: string) => {
+  const v = a.options[name];
+  if (v === true) throw new AppError('invalid_request', `--${name} needs a value`);
+  return v;
+};
+
+export const operatorCommands: Record<string, (ctx: OperatorContext, a: OperatorArgs) => Promise<object>> = {
+  'user create': (ctx, a) =>
+    ctx.accounts.createUser({ email: required(a, 0, '<email>'), plan: option(a, 'plan'), password: option(a, 'password') }),
+  'user set-password': (ctx, a) => ctx.accounts.setPassword(required(a, 0, '<email>'), required(a, 1, '<password>')),
+  'token create': (ctx, a) => {
+    const days = option(a, 'expires-in-days');
+    if (days !== undefined && !/^\d+$/.test(days)) throw new AppError('invalid_request', '--expires-in-days must be a whole number');
+    return ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined);
+  },
+  'token revoke': (ctx, a) => ctx.accounts.revokeToken(required(a, 0, '<token-id>')),
+  'token list': async (ctx, a) => ({ tokens: await ctx.accounts.listTokens(required(a, 0, '<email>')) }),
+  'release publish': async (ctx, a) => {
+    const result = await ctx.releases.publish(required(a, 0, '<version>'));
+    ctx.wakeWorkers();
+    return result;
+  },
+  'release list': async (ctx) => ({ releases: await ctx.releases.list() }),
+};

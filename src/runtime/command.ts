@@ -1,0 +1,32 @@
+// Builds the command line of one node daemon: either devnode or the configured RLN command
+// template, followed by rgb-lightning-node's own arguments.
+import type { NodeSpec } from './types.ts';
+
+export interface DaemonCommandInput {
+  /** e.g. "/opt/rln/{version}/rgb-lightning-node"; words split on spaces, no shell involved. */
+  template: string | undefined;
+  /** The devnode launcher, used when no template is configured. */
+  devnode: string[];
+  storageDir: string;
+  spec: NodeSpec;
+}
+
+export function buildDaemonCommand(input: DaemonCommandInput): { command: string; args: string[] } {
+  const words = input.template
+    ? input.template.trim().split(/\s+/).map((w) => w.replaceAll('{version}', input.spec.imageVersion))
+    : input.devnode;
+  const [command, ...prefix] = words;
+  if (!command) throw new Error('RLN_COMMAND is empty');
+  return {
+    command,
+    args: [
+      ...prefix,
+      input.storageDir,
+      '--daemon-listening-port', String(input.spec.restPort),
+      '--ldk-peer-listening-port', String(input.spec.peerPort),
+      '--network', input.spec.network,
+      // The daemon's port is reachable only through the service's authenticating gateways.
+      '--disable-authentication',
+    ],
+  };
+}

@@ -1,0 +1,223 @@
+// The `process` runtime: each node is a child process of the service with its own storage
+// directory, ports and log file. Daemons are children (not detached), so stopping the service
+// stops them too; a daemon left behind by a crashed service is found through its pid file at the
+// next start and stopped, and the reconcile loop starts it again under supervision.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../logger.ts';
+import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
+import { buildDaemonCommand } from './command.ts';
+
+const DEVNODE_LAUNCHER = fileURLToPath(new URL('../../bin/devnode.mjs', import.meta.url));
+const STOP_GRACE_MS = 10_000;
+
+interface Daemon {
+  child: ChildProcess;
+  imageVersion: string;
+  exited: Promise<void>;
+  stopping: boolean;
+}
+
+interface PidFile {
+  pid: number;
+  imageVersion: string;
+}
+
+export interface ProcessRuntimeOptions {
+  dataDir: string;
+  /** Command template for the daemon; unset runs devnode. */
+  rlnCommand: string | undefined;
+  log: Logger;
+}
+
+export class ProcessRuntime implements NodeRuntime {
+  private readonly daemons = new Map<string, Daemon>();
+  private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
+  private readonly nodesDir: string;
+
+  constructor(private readonly opts: ProcessRuntimeOptions) {
+    this.nodesDir = join(opts.dataDir, 'nodes');
+    mkdirSync(this.nodesDir, { recursive: true });
+  }
+
+  private dir = (nodeId: string) => join(this.nodesDir, nodeId);
+  private storageDir = (nodeId: string) => join(this.dir(nodeId), 'storage');
+  private pidPath = (nodeId: string) => join(this.dir(nodeId), 'daemon.pid');
+  logPath = (nodeId: string) => join(this.dir(nodeId), 'daemon.log');
+
+  /** Stops daemons that a previous, crashed instance of the service left running. */
+  async stopOrphans(): Promise<number> {
+    let stopped = 0;
+    for (const nodeId of await readdir(this.nodesDir).catch(() => [] as string[])) {
+      const orphan = this.readPidFile(nodeId);
+      if (orphan && !this.daemons.has(nodeId) && isOurDaemon(orphan.pid, this.storageDir(nodeId))) {
+        this.opts.log.info({ nodeId, pid: orphan.pid }, 'stopping a daemon left by a previous run');
+        await killAndWait(orphan.pid);
+        stopped++;
+      }
+      rmSync(this.pidPath(nodeId), { force: true });
+    }
+    return stopped;
+  }
+
+  async provision(spec: NodeSpec) {
+    mkdirSync(this.storageDir(spec.nodeId), { recursive: true });
+  }
+
+  async start(spec: NodeSpec) {
+    const current = this.daemons.get(spec.nodeId);
+    if (current && current.imageVersion === spec.imageVersion && !current.stopping) return;
+    if (current) await this.stop(spec.nodeId);
+    await this.provision(spec);
+    const { command, args } = buildDaemonCommand({
+      template: this.opts.rlnCommand,
+      devnode: [process.execPath, DEVNODE_LAUNCHER],
+      storageDir: this.storageDir(spec.nodeId),
+      spec,
+    });
+    const logFd = openSync(this.logPath(spec.nodeId), 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, {
+        stdio: ['ignore', logFd, logFd],
+        env: { ...process.env, DEVNODE_VERSION: spec.imageVersion },
+      });
+    } finally {
+      closeSync(logFd);
+    }
+    const daemon: Daemon = {
+      child,
+      imageVersion: spec.imageVersion,
+      stopping: false,
+      exited: new Promise((resolve) => {
+        child.once('exit', (code, signal) => {
+          rmSync(this.pidPath(spec.nodeId), { force: true });
+          if (this.daemons.get(spec.nodeId) === daemon) this.daemons.delete(spec.nodeId);
+          if (!daemon.stopping) {
+            const detail = `daemon exited (${signal ?? `code ${code}`})`;
+            for (const listener of this.exitListeners) listener(spec.nodeId, detail);
+          }
+          resolve();
+        });
+        child.once('error', (err) => {
+          this.opts.log.error({ nodeId: spec.nodeId, err: err.message }, 'daemon could not be spawned');
+        });
+      }),
+    };
+    this.daemons.set(spec.nodeId, daemon);
+    if (child.pid) {
+      const pidFile: PidFile = { pid: child.pid, imageVersion: spec.imageVersion };
+      writeFileSync(this.pidPath(spec.nodeId), JSON.stringify(pidFile));
+    }
+  }
+
+  async stop(nodeId: string) {
+    const daemon = this.daemons.get(nodeId);
+    if (daemon) {
+      daemon.stopping = true;
+      daemon.child.kill('SIGTERM');
+      const killed = await Promise.race([daemon.exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+      if (!killed) {
+        daemon.child.kill('SIGKILL');
+        await daemon.exited;
+      }
+      return;
+    }
+    const orphan = this.readPidFile(nodeId);
+    if (orphan && isOurDaemon(orphan.pid, this.storageDir(nodeId))) await killAndWait(orphan.pid);
+    rmSync(this.pidPath(nodeId), { force: true });
+  }
+
+  async replaceImage(spec: NodeSpec) {
+    await this.stop(spec.nodeId);
+    await this.start(spec);
+  }
+
+  async destroy(nodeId: string) {
+    await this.stop(nodeId);
+    rmSync(this.dir(nodeId), { recursive: true, force: true });
+  }
+
+  async status(nodeId: string): Promise<RuntimeStatus> {
+    const daemon = this.daemons.get(nodeId);
+    if (daemon && !daemon.stopping) return { state: 'running', imageVersion: daemon.imageVersion, pid: daemon.child.pid };
+    if (!existsSync(this.storageDir(nodeId))) return { state: 'missing' };
+    return { state: 'stopped' };
+  }
+
+  endpoint(spec: NodeSpec): NodeEndpoint {
+    return { host: '127.0.0.1', port: spec.restPort };
+  }
+
+  async tailLog(nodeId: string, maxBytes = 2048) {
+    try {
+      const path = this.logPath(nodeId);
+      const { size } = await stat(path);
+      const fh = await open(path, 'r');
+      try {
+        const length = Math.min(size, maxBytes);
+        const buf = Buffer.alloc(length);
+        await fh.read(buf, 0, length, size - length);
+        return buf.toString('utf8');
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return '';
+    }
+  }
+
+  onUnexpectedExit(listener: (nodeId: string, detail: string) => void) {
+    this.exitListeners.push(listener);
+  }
+
+  async shutdown() {
+    await Promise.all([...this.daemons.keys()].map((id) => this.stop(id)));
+  }
+
+  private readPidFile(nodeId: string): PidFile | undefined {
+    try {
+      return JSON.parse(readFileSync(this.pidPath(nodeId), 'utf8')) as PidFile;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** A pid is reused by the OS; only treat it as our daemon if its command line names its storage. */
+function isOurDaemon(pid: number, storageDir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(storageDir);
+  } catch {
+    return false;
+  }
+}
+
+async function killAndWait(pid: number) {
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (alive() && Date.now() < deadline) await sleep(50);
+  if (alive()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+    while (alive()) await sleep(20);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,46 @@
+// What runs the node daemons. One interface covers a node's whole lifecycle; an implementation is
+// chosen once at start-up (`process` on one machine; Kubernetes past it).
+import type { Network } from '../db/nodes.ts';
+
+export interface NodeSpec {
+  nodeId: string;
+  network: Network;
+  imageVersion: string;
+  restPort: number;
+  peerPort: number;
+}
+
+export type RuntimeState = 'running' | 'stopped' | 'missing';
+
+export interface RuntimeStatus {
+  state: RuntimeState;
+  imageVersion?: string;
+  pid?: number;
+}
+
+export interface NodeEndpoint {
+  host: string;
+  port: number;
+}
+
+export interface NodeRuntime {
+  /** Creates the node's storage. Idempotent. */
+  provision(spec: NodeSpec): Promise<void>;
+  /** Starts the daemon on spec.imageVersion; a daemon already running that version is kept. */
+  start(spec: NodeSpec): Promise<void>;
+  /** Stops the daemon gracefully, then forcefully; keeps storage. Idempotent. */
+  stop(nodeId: string): Promise<void>;
+  /** Stops the daemon and starts it again on another image version, keeping storage. */
+  replaceImage(spec: NodeSpec): Promise<void>;
+  /** Stops the daemon and deletes its storage and logs. Idempotent. */
+  destroy(nodeId: string): Promise<void>;
+  status(nodeId: string): Promise<RuntimeStatus>;
+  /** Where the daemon's REST API answers. */
+  endpoint(spec: NodeSpec): NodeEndpoint;
+  /** The last lines the daemon wrote, for error messages and diagnostics. */
+  tailLog(nodeId: string, maxBytes?: number): Promise<string>;
+  /** Called with a node id whenever a daemon exits without being asked to. */
+  onUnexpectedExit(listener: (nodeId: string, detail: string) => void): void;
+  /** Releases the runtime's own resources; the process runtime stops the daemons it started. */
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,108 @@
+// Starts the whole service in-process on real sockets, with its own DATA_DIR, ports and database,
+// and offers small helpers to call it the way a client would.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startServer, type RunningServer } from '../../src/app.ts';
+import type { Plan } from '../../src/db/users.ts';
+import { createTestDatabase } from './database.ts';
+import { freePort, randomNodePortRange } from './ports.ts';
+
+export interface TestUser {
+  id: string;
+  email: string;
+  token: string;
+  tokenId: string;
+}
+
+export interface CallResult<T = any> {
+  status: number;
+  json: T;
+  text: string;
+  headers: Headers;
+}
+
+export interface TestServer {
+  config: Config;
+  server: RunningServer;
+  base: string;
+  createUser(plan?: Plan, email?: string): Promise<TestUser>;
+  call<T = any>(path: string, opts?: CallOptions): Promise<CallResult<T>>;
+  waitForStatus(user: TestUser, nodeId: string, status: string, timeoutMs?: number): Promise<any>;
+  stop(): Promise<void>;
+}
+
+export interface CallOptions {
+  method?: string;
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+let userCounter = 0;
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
+  const database = await createTestDatabase();
+  const [apiPort, nodeApiPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    API_PORT: String(apiPort),
+    NODE_API_PORT: String(nodeApiPort),
+    MTLS_PORT: String(mtlsPort),
+    NODE_PORT_RANGE: randomNodePortRange(),
+    BOOTSTRAP_DEV_USER: 'false',
+    JOB_POLL_INTERVAL_MS: '200',
+    RECONCILE_INTERVAL_MS: '1000',
+    DATABASE_URL: database.url,
+    ...env,
+  });
+  const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+  const base = config.publicUrl;
+
+  const call = async (path: string, opts: CallOptions = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${base}${path}`, { method: opts.method ?? 'GET', headers, body });
+    const text = await res.text();
+    let json: any;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: res.status, json, text, headers: res.headers };
+  };
+
+  return {
+    config,
+    server,
+    base,
+    call,
+    async createUser(plan = 'starter', email = `user${++userCounter}-${Date.now()}@example.com`) {
+      const user = await server.services.accounts.createUser({ email, plan });
+      const token = await server.services.accounts.createToken(email, 'test');
+      return { id: user.id, email, token: token.token, tokenId: token.id };
+    },
+    async waitForStatus(user, nodeId, status, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: any;
+      while (Date.now() < deadline) {
+        last = (await call(`/api/nodes/${nodeId}`, { token: user.token })).json?.data;
+        if (last?.status === status) return last;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`node ${nodeId} did not reach ${status} within ${timeoutMs} ms; last seen ${JSON.stringify(last)}`);
+    },
+    async stop() {
+      await server.stop();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
