@@ -3,6 +3,7 @@
 // taken over.
 import { openSync, readFileSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { isProcessAlive } from '../process-alive.ts';
 
 export interface LockHolder {
   pid: number;
@@ -13,15 +14,6 @@ export type LockResult = { acquired: true; release: () => void } | { acquired: f
 
 export function lockPath(dataDir: string) {
   return join(dataDir, 'rln-cloud.lock');
-}
-
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function readLockHolder(dataDir: string): LockHolder | undefined {

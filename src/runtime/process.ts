@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
+import { isProcessAlive } from '../process-alive.ts';
 
 const DEVNODE_LAUNCHER = fileURLToPath(new URL('../../bin/devnode.mjs', import.meta.url));
 const STOP_GRACE_MS = 10_000;
@@ -197,14 +198,7 @@ function isOurDaemon(pid: number, storageDir: string): boolean {
 }
 
 async function killAndWait(pid: number) {
-  const alive = () => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const alive = () => isProcessAlive(pid);
   try {
     process.kill(pid, 'SIGTERM');
   } catch {

@@ -1,0 +1,27 @@
+// A small closed-loop load generator: `concurrency` callers, each issuing the next request as soon
+// as the last one answered, for a fixed duration. Returns throughput and latency percentiles.
+export interface LoadResult {
+  requests: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export async function runLoad(fn: () => Promise<void>, opts: { concurrency: number; durationMs: number }): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const end = performance.now() + opts.durationMs;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        await fn();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = performance.now() - started;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
+  return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99) };
+}

@@ -1,0 +1,83 @@
+// End to end, as a newcomer would: `npm start` in a fresh DATA_DIR, the CLI creating a user and a
+// token while the server runs, and a node walked from create to RUNNING to DESTROYED. Then a crash:
+// the server killed with SIGKILL during a create build, restarted, and the node still reaching RUNNING.
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+
+const api = async (svc: ServiceProcess, token: string, path: string, init: { method?: string; body?: unknown } = {}) => {
+  const res = await fetch(`${svc.base}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `Bearer ${token}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  return { status: res.status, json: (await res.json()) as any };
+};
+
+async function waitForStatus(svc: ServiceProcess, token: string, nodeId: string, status: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last: any;
+  while (Date.now() < deadline) {
+    try {
+      last = (await api(svc, token, `/api/nodes/${nodeId}`)).json.data;
+      if (last?.status === status) return last;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`node did not reach ${status}; last ${JSON.stringify(last)}`);
+}
+
+describe('the service started with npm start', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-e2e-'));
+  const running: ServiceProcess[] = [];
+  afterAll(async () => {
+    for (const svc of running) await svc.stop('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints a development token on first start and keeps it in a 0600 file', async () => {
+    const svc = await startServiceProcess(await serviceEnv(dataDir));
+    running.push(svc);
+    const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
+    expect(statSync(join(dataDir, 'dev-token')).mode & 0o777).toBe(0o600);
+    expect(svc.output()).toContain(token);
+    expect((await api(svc, token, '/api/nodes')).json).toEqual({ nodes: [] });
+  });
+
+  it('walks a node from create to RUNNING to DESTROYED with a token the CLI made while the server runs', async () => {
+    const svc = running[0]!;
+    const user = svc.cli(['user', 'create', 'carol@example.com', '--plan', 'wallet']);
+    expect(user).toEqual({ id: expect.stringMatching(/^[0-9a-f]{32}$/), email: 'carol@example.com', plan: 'wallet', createdAt: expect.any(String) });
+    const { token, id: tokenId } = svc.cli(['token', 'create', 'carol@example.com', '--name', 'e2e']);
+    expect(token).toMatch(/^rlnc_/);
+
+    const created = await api(svc, token, '/api/nodes', { method: 'POST', body: { name: 'e2e', network: 'testnet' } });
+    expect(created.json.data.status).toBe('STARTING');
+    const nodeId = created.json.data.nodeId;
+    await waitForStatus(svc, token, nodeId, 'RUNNING');
+    expect((await api(svc, token, '/api/nodes', { method: 'DELETE', body: { destroyNodeId: nodeId } })).status).toBe(200);
+    const destroyed = await waitForStatus(svc, token, nodeId, 'DESTROYED');
+    expect(destroyed.builds.map((b: any) => b.buildStatus)).toEqual(['SUCCESS', 'SUCCESS']);
+
+    expect(svc.cli(['token', 'revoke', tokenId])).toMatchObject({ id: tokenId });
+    expect((await api(svc, token, '/api/nodes')).status).toBe(401);
+    expect(svc.cli(['user', 'create', 'carol@example.com'])).toEqual({ error: { code: 'user_exists', message: expect.any(String) } });
+  });
+
+  it('finishes a create build interrupted by SIGKILL after a restart', async () => {
+    const svc = running.pop()!;
+    const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
+    const created = await api(svc, token, '/api/nodes', { method: 'POST', body: { name: 'crash', network: 'regtest' } });
+    const nodeId = created.json.data.nodeId;
+    process.kill(svc.serverPid(), 'SIGKILL');
+    await svc.stop('SIGKILL');
+
+    const again = await startServiceProcess(svc.env);
+    running.push(again);
+    const node = await waitForStatus(again, token, nodeId, 'RUNNING');
+    expect(node.builds).toEqual([expect.objectContaining({ buildNumber: 1, buildStatus: 'SUCCESS', action: 'create' })]);
+    expect(again.output()).not.toContain('First start');
+  });
+});

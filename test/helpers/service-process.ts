@@ -1,0 +1,86 @@
+// Runs the service the way the README does (`npm start`) as a separate process group, with its
+// own DATA_DIR and ports, plus the operator CLI against it.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { freePort, randomNodePortRange } from './ports.ts';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ServiceProcess {
+  env: NodeJS.ProcessEnv;
+  base: string;
+  child: ChildProcess;
+  output(): string;
+  /** The pid of the server process itself (npm start runs it as a child of npm). */
+  serverPid(): number;
+  cli(args: string[]): any;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function serviceEnv(dataDir: string, extra: Record<string, string> = {}) {
+  const apiPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    API_PORT: String(apiPort),
+    NODE_API_PORT: String(await freePort()),
+    MTLS_PORT: String(await freePort()),
+    NODE_PORT_RANGE: randomNodePortRange(),
+    ...extra,
+  };
+  delete env.DATABASE_URL;
+  if (extra.DATABASE_URL) env.DATABASE_URL = extra.DATABASE_URL;
+  return env;
+}
+
+export async function startServiceProcess(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServiceProcess> {
+  const child = spawn('npm', ['start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const base = `http://127.0.0.1:${env.API_PORT}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/healthz`)).status === 200) break;
+    } catch {}
+    if (child.exitCode !== null || Date.now() > deadline) {
+      killGroup(child);
+      throw new Error(`the service did not become healthy; output:\n${output.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    env,
+    base,
+    child,
+    output: () => output,
+    serverPid: () => JSON.parse(readFileSync(`${env.DATA_DIR}/rln-cloud.lock`, 'utf8')).pid,
+    cli: (args) => runCli(env, args),
+    async stop(signal = 'SIGTERM') {
+      killGroup(child, signal);
+      await waitForExit(child, 15_000);
+      killGroup(child, 'SIGKILL');
+    },
+  };
+}
+
+export function runCli(env: NodeJS.ProcessEnv, args: string[]) {
+  const r = spawnSync('npx', ['--no-install', 'rln-cloud', ...args, '--json'], { cwd: repoRoot, env, encoding: 'utf8', timeout: 60_000 });
+  const lines = r.stdout.trim().split('\n');
+  if (lines.length !== 1) throw new Error(`expected one JSON line on stdout, got:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  return JSON.parse(lines[0]!);
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {}
+}
+
+async function waitForExit(child: ChildProcess, timeoutMs: number) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, timeoutMs))]);
+}
