@@ -37,3 +37,19 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 export const databaseLabel = () => (process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite');
+
+/** A migrated database for tests that work below the HTTP layer. */
+export async function openMigratedTestDb() {
+  const { openPglite, openPostgres } = await import('../../src/db/database.ts');
+  const { migrate } = await import('../../src/db/migrate.ts');
+  const target = await createTestDatabase();
+  const db = target.url ? await openPostgres(target.url) : await openPglite(undefined);
+  await migrate(db);
+  return {
+    db,
+    async close() {
+      await db.close();
+      await target.drop();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('loadConfig', () => {
+  it('has embedded defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      apiPort: 8080,
+      nodeApiPort: 8081,
+      mtlsPort: 8443,
+      publicUrl: 'http://127.0.0.1:8080',
+      nodeApiUrl: 'http://127.0.0.1:8081',
+      userNodeUrl: 'https://127.0.0.1:8443',
+      connectPageUrl: 'http://127.0.0.1:8080/nodes',
+      databaseUrl: undefined,
+      runtime: 'process',
+      bootstrapDevUser: true,
+    });
+    expect(c.dataDir).toMatch(/\/data$/);
+  });
+
+  it('derives public URLs from the ports and strips trailing slashes from given ones', () => {
+    const c = loadConfig({ API_PORT: '9000', PUBLIC_URL: 'https://cloud.example.com/', NODE_API_URL: 'https://nodes.example.com//' });
+    expect(c.publicUrl).toBe('https://cloud.example.com');
+    expect(c.connectPageUrl).toBe('https://cloud.example.com/nodes');
+    expect(c.nodeApiUrl).toBe('https://nodes.example.com');
+  });
+
+  it('reports every bad value at once, naming each variable', () => {
+    let error: unknown;
+    try {
+      loadConfig({ API_PORT: '70000', NODE_API_PORT: 'abc', PUBLIC_URL: 'not a url', DATABASE_URL: 'mysql://x', RUNTIME: 'docker', USER_NODE_URL: 'http://x' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['API_PORT', 'NODE_API_PORT', 'PUBLIC_URL', 'DATABASE_URL', 'RUNTIME', 'USER_NODE_URL']) {
+      expect(problems).toContain(name);
+    }
+  });
+
+  it('turns off the development user in production', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).bootstrapDevUser).toBe(false);
+    expect(() => loadConfig({ BOOTSTRAP_DEV_USER: 'maybe' })).toThrow(/BOOTSTRAP_DEV_USER/);
+  });
+
+  it('validates the node port range', () => {
+    expect(loadConfig({ NODE_PORT_RANGE: '30000-30010' }).nodePortRange).toEqual({ from: 30000, to: 30010 });
+    expect(() => loadConfig({ NODE_PORT_RANGE: '80-90' })).toThrow(/NODE_PORT_RANGE/);
+    expect(() => loadConfig({ NODE_PORT_RANGE: 'x' })).toThrow(/NODE_PORT_RANGE/);
+  });
+});
