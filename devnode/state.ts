@@ -1,67 +1,81 @@
-// The wallet state devnode keeps in its storage directory, so a restart comes back initialised
-// but locked, like RLN. Only a scrypt hash of the password is stored, never the password.
-import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// The wallet state devnode keeps on disk: `<storage_dir>/devnode-state.json`. Only whether the node
+// is initialized and the password-sealed mnemonic are stored; being unlocked is memory only, so
+// every process start (and every upgrade) comes back locked, as RLN does.
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SealedMnemonic } from './wallet-crypto.ts';
 
-export interface WalletState {
-  initialized: boolean;
-  passwordSalt?: string;
-  passwordHash?: string;
-  /** Stable per node: derived from random bytes chosen at init. */
-  pubkey?: string;
-}
+export const STATE_FILE_NAME = 'devnode-state.json';
 
-const WORDS = ['abandon', 'basket', 'cactus', 'dolphin', 'eagle', 'fabric', 'galaxy', 'harbor', 'island', 'jungle', 'kitten', 'lemon',
-  'magnet', 'napkin', 'orbit', 'pepper', 'quartz', 'rocket', 'saddle', 'tunnel', 'umbrella', 'velvet', 'walnut', 'yellow'];
+export type PersistedState =
+  | { version: 1; initialized: false }
+  | ({ version: 1; initialized: true } & SealedMnemonic);
 
-export class WalletStore {
-  private readonly path: string;
-  state: WalletState;
-  /** In memory only: every process start begins locked. */
-  unlocked = false;
+/** The state file exists but cannot be used; devnode refuses to start rather than re-initialize. */
+export class StateFileError extends Error {}
 
-  constructor(storageDir: string) {
+export class StateFile {
+  readonly path: string;
+
+  private constructor(storageDir: string) {
+    this.path = join(storageDir, STATE_FILE_NAME);
+  }
+
+  /** Creates the storage directory if needed, like RLN does with its storage_dir. */
+  static open(storageDir: string): StateFile {
     mkdirSync(storageDir, { recursive: true });
-    this.path = join(storageDir, 'devnode-state.json');
+    return new StateFile(storageDir);
+  }
+
+  load(): PersistedState {
+    let raw: string;
     try {
-      this.state = JSON.parse(readFileSync(this.path, 'utf8')) as WalletState;
+      raw = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, initialized: false };
+      throw new StateFileError(`cannot read ${this.path}: ${(err as Error).message}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
     } catch {
-      this.state = { initialized: false };
+      throw new StateFileError(`${this.path} is not valid JSON`);
+    }
+    // A damaged file must not read as "not initialized": that would let anyone init a new wallet
+    // over the old one.
+    if (!isPersistedState(parsed)) throw new StateFileError(`${this.path} does not hold a devnode wallet state`);
+    return parsed;
+  }
+
+  save(state: PersistedState): void {
+    // Temporary file, fsync, then rename: a crash leaves either the old or the new state, never half
+    // a file, and the wallet survives a power loss right after init answered.
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    try {
+      const fd = openSync(tmp, 'w', 0o600);
+      try {
+        writeSync(fd, JSON.stringify(state, null, 2) + '\n');
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.path);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
     }
   }
-
-  init(password: string, mnemonic?: string): string {
-    const words = mnemonic ?? Array.from({ length: 12 }, () => WORDS[randomBytes(1)[0]! % WORDS.length]).join(' ');
-    const salt = randomBytes(16);
-    this.state = {
-      initialized: true,
-      passwordSalt: salt.toString('hex'),
-      passwordHash: hash(password, salt),
-      pubkey: '02' + createHash('sha256').update(words).update(randomBytes(16)).digest('hex'),
-    };
-    this.save();
-    return words;
-  }
-
-  checkPassword(password: string): boolean {
-    if (!this.state.passwordSalt || !this.state.passwordHash) return false;
-    const actual = Buffer.from(hash(password, Buffer.from(this.state.passwordSalt, 'hex')), 'hex');
-    return timingSafeEqual(actual, Buffer.from(this.state.passwordHash, 'hex'));
-  }
-
-  changePassword(password: string) {
-    const salt = randomBytes(16);
-    this.state = { ...this.state, passwordSalt: salt.toString('hex'), passwordHash: hash(password, salt) };
-    this.save();
-  }
-
-  private save() {
-    // Written to a temporary file and renamed, so a crash never leaves half a state file.
-    const tmp = `${this.path}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.state), { mode: 0o600 });
-    renameSync(tmp, this.path);
-  }
 }
 
-const hash = (password: string, salt: Buffer) => scryptSync(password, salt, 32).toString('hex');
+const isHex = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && /^[0-9a-f]+$/.test(v);
+
+function isPersistedState(v: unknown): v is PersistedState {
+  if (typeof v !== 'object' || v === null) return false;
+  const s = v as Record<string, unknown>;
+  if (s.version !== 1) return false;
+  if (s.initialized === false) return true;
+  if (s.initialized !== true) return false;
+  const m = s.mnemonic as Record<string, unknown> | null | undefined;
+  return isHex(s.passwordSalt) && isHex(s.passwordHash) && typeof m === 'object' && m !== null &&
+    isHex(m.iv) && isHex(m.tag) && isHex(m.ciphertext);
+}

@@ -4,8 +4,8 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { openPglite, openPostgres, type Database } from './db/database.ts';
-import { acquireDataDirLock } from './db/data-dir-lock.ts';
+import type { Database } from './db/database.ts';
+import { openServerDatabase, type ServerDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { releaseAllLeases } from './db/jobs.ts';
 import { countUsers } from './db/users.ts';
@@ -20,10 +20,6 @@ import { ProcessRuntime } from './runtime/process.ts';
 import { buildApiServer } from './api/server.ts';
 import { startAdminChannel } from './operator/admin-channel.ts';
 import type { OperatorContext } from './operator/commands.ts';
-
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openPglite(join(config.dataDir, 'pglite'));
-}
 
 export function buildServices(db: Database, config: Config, wakeWorkers: () => void) {
   const accounts = new AccountService(db);
@@ -49,7 +45,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+/** `opening` lets the caller start opening the database before this module is even loaded. */
+export async function startServer(config: Config, log: Logger, opening?: ServerDatabase): Promise<RunningServer> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const cleanups: Array<() => Promise<void> | void> = [];
   const stopAll = async () => {
@@ -62,14 +59,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     }
   };
   try {
-    if (!config.databaseUrl) {
-      const lock = acquireDataDirLock(config.dataDir, 'server');
-      if (!lock.acquired) {
-        throw new Error(`another rln-cloud ${lock.holder.role} (pid ${lock.holder.pid}) holds ${config.dataDir}; stop it or choose another DATA_DIR`);
-      }
-      cleanups.push(lock.release);
-    }
-    const db = await openDatabase(config);
+    const { db: dbPromise, releaseLock } = opening ?? openServerDatabase(config);
+    cleanups.push(releaseLock);
+    const db = await dbPromise;
     cleanups.push(() => db.close());
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'database migrated');

@@ -1,10 +1,11 @@
 // The rln-cloud command line: `serve` runs the service; the other commands are for operators and
 // work whether or not a server is running (see operator/admin-channel.ts).
+import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { AppError } from './errors.ts';
-import { openDatabase, startServer } from './app.ts';
+import { openDatabase, openServerDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { acquireDataDirLock } from './db/data-dir-lock.ts';
 import { AccountService } from './accounts/service.ts';
@@ -115,7 +116,11 @@ async function runDirect(config: Config, command: string, args: OperatorArgs): P
 async function serve(config: Config, json: boolean): Promise<number> {
   // With --json, stdout carries only the one ready object; logs go to stderr.
   const log = createLogger(config.logLevel, json ? 2 : 1);
-  const server = await startServer(config, log);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Start opening the database first, then load the rest of the service while it opens.
+  const opening = openServerDatabase(config);
+  const { startServer } = await import('./app.ts');
+  const server = await startServer(config, log, opening);
   const urls = {
     api: config.publicUrl,
     docs: `${config.publicUrl}/api/docs`,

@@ -1,0 +1,60 @@
+// GET /api/nodes for a user with 100 nodes of 5 builds each: through HTTP (authentication,
+// routing, serialisation included) against the same database work called in-process.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { startServer } from '../src/app.ts';
+import { createTestDatabase } from '../test/helpers/database.ts';
+import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
+import { seedNodes } from './seed.ts';
+import { runLoad, type LoadResult } from './load.ts';
+import { keepAliveGetter } from './http-client.ts';
+
+export interface ListNodesFigures {
+  database: string;
+  inProcess: LoadResult;
+  http: LoadResult;
+  bodyBytes: number;
+}
+
+export async function benchListNodes(database: 'PGlite' | 'PostgreSQL', durationMs: number): Promise<ListNodesFigures> {
+  if (database === 'PostgreSQL') process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
+  else delete process.env.TEST_DATABASE_URL;
+  const target = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-bench-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    API_PORT: String(await freePort()),
+    NODE_PORT_RANGE: randomNodePortRange(),
+    BOOTSTRAP_DEV_USER: 'false',
+    DATABASE_URL: target.url,
+    LOG_LEVEL: 'silent',
+  });
+  const server = await startServer(config, createLogger('silent'));
+  try {
+    const user = await server.services.accounts.createUser({ email: 'bench@example.com', plan: 'scale' });
+    const { token } = await server.services.accounts.createToken('bench@example.com');
+    await seedNodes(server.db, user.id, 100, 5);
+    const get = keepAliveGetter(config.publicUrl, { authorization: `Bearer ${token}` }, 8);
+    const body = await (await fetch(`${config.publicUrl}/api/nodes`, { headers: { authorization: `Bearer ${token}` } })).text();
+    if (JSON.parse(body).nodes.length !== 100) throw new Error('seeding failed');
+    const inProcessCall = async () => {
+      await server.services.nodes.listNodes(user.id);
+    };
+    const httpCall = async () => {
+      if ((await get('/api/nodes')) !== 200) throw new Error('GET /api/nodes failed');
+    };
+    // Warm both paths (JIT, query plans, connections) before measuring.
+    await runLoad(inProcessCall, { concurrency: 8, durationMs: 1000 });
+    await runLoad(httpCall, { concurrency: 8, durationMs: 1000 });
+    const inProcess = await runLoad(inProcessCall, { concurrency: 8, durationMs });
+    const http = await runLoad(httpCall, { concurrency: 8, durationMs });
+    return { database, inProcess, http, bodyBytes: Buffer.byteLength(body) };
+  } finally {
+    await server.stop();
+    await target.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,85 @@
+// Start-up time of `npm start` with an existing DATA_DIR (to /healthz 200), and resident memory
+// of the idle service with 100 nodes, each beside its baseline: a bare node:http server's start,
+// and the idle service with no nodes.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase } from '../src/db/open.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { AccountService } from '../src/accounts/service.ts';
+import { ReleaseService } from '../src/releases/service.ts';
+import { acquireDataDirLock } from '../src/db/data-dir-lock.ts';
+import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
+import { repoRoot } from '../test/helpers/service-process.ts';
+import { seedNodes } from './seed.ts';
+
+async function timeToHealthy(command: string, args: string[], env: NodeJS.ProcessEnv, url: string) {
+  const started = performance.now();
+  const child = spawn(command, args, { cwd: repoRoot, env, stdio: 'ignore', detached: true });
+  try {
+    for (;;) {
+      try {
+        if ((await fetch(url)).status === 200) break;
+      } catch {}
+      if (performance.now() - started > 60_000) throw new Error(`${command} did not become healthy`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const ms = performance.now() - started;
+    await new Promise((r) => setTimeout(r, 3000)); // idle: let start-up garbage settle
+    const pid = env.DATA_DIR ? JSON.parse(readFileSync(join(env.DATA_DIR, 'rln-cloud.lock'), 'utf8')).pid : child.pid!;
+    const rssMb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+    return { ms, rssMb };
+  } finally {
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {}
+    await new Promise((r) => setTimeout(r, 1500));
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {}
+  }
+}
+
+async function prepareDataDir(nodes: number) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-bench-start-'));
+  const config = loadConfig({ DATA_DIR: dataDir });
+  const lock = acquireDataDirLock(dataDir, 'cli');
+  if (!lock.acquired) throw new Error('lock');
+  const db = await openDatabase(config);
+  await migrate(db);
+  await new ReleaseService(db).seed(config.initialImageVersion);
+  const user = await new AccountService(db).createUser({ email: 'bench@example.com', plan: 'scale' });
+  if (nodes > 0) await seedNodes(db, user.id, nodes, 5);
+  await db.close();
+  lock.release();
+  return dataDir;
+}
+
+export async function benchStartup(rounds: number) {
+  const results = { npmStart: [] as number[], bareNode: [] as number[], rss100: 0, rss0: 0 };
+  const withNodes = await prepareDataDir(100);
+  const empty = await prepareDataDir(0);
+  try {
+    for (let i = 0; i < rounds; i++) {
+      const port = await freePort();
+      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: withNodes, API_PORT: String(port), NODE_API_PORT: String(await freePort()), NODE_PORT_RANGE: randomNodePortRange(), LOG_LEVEL: 'warn' };
+      delete env.DATABASE_URL;
+      const svc = await timeToHealthy('npm', ['start'], env, `http://127.0.0.1:${port}/healthz`);
+      results.npmStart.push(svc.ms);
+      results.rss100 = Math.max(results.rss100, svc.rssMb);
+      const barePort = await freePort();
+      const bare = await timeToHealthy(process.execPath, ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${barePort})`], { ...process.env, DATA_DIR: '' }, `http://127.0.0.1:${barePort}/`);
+      results.bareNode.push(bare.ms);
+    }
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: empty, API_PORT: String(port), NODE_API_PORT: String(await freePort()), NODE_PORT_RANGE: randomNodePortRange(), LOG_LEVEL: 'warn' };
+    delete env.DATABASE_URL;
+    results.rss0 = (await timeToHealthy('npm', ['start'], env, `http://127.0.0.1:${port}/healthz`)).rssMb;
+  } finally {
+    rmSync(withNodes, { recursive: true, force: true });
+    rmSync(empty, { recursive: true, force: true });
+  }
+  return results;
+}

@@ -1,0 +1,30 @@
+// The shape of one devnode endpoint. Routes are plain declarations, registered explicitly in
+// routes.ts and run by api-server.ts, which applies the guard before the handler.
+import type { DaemonNetwork } from './args.ts';
+import type { Logger } from './log.ts';
+import type { BodyFields } from './request-body.ts';
+import type { NodeIdentity, Wallet } from './wallet.ts';
+
+export interface RouteContext {
+  wallet: Wallet;
+  network: DaemonNetwork;
+  log: Logger;
+  /** Set by routes with the `unlocked` guard: the identity of the unlocked node. */
+  identity: NodeIdentity | undefined;
+  /** Asks for a clean exit once the current response has been sent. */
+  requestShutdown(): void;
+}
+
+export interface Route {
+  method: 'GET' | 'POST';
+  path: string;
+  /**
+   * `unlocked`: the server checks the node is unlocked first (RLN's check_unlocked), so such a
+   * route cannot forget it. `lifecycle`: the wallet operation the handler calls checks the state
+   * itself, in the same step that marks the state as changing.
+   */
+  guard: 'unlocked' | 'lifecycle';
+  /** Whether the endpoint takes a JSON body; RLN does not read the body of the others. */
+  jsonBody: boolean;
+  handle(ctx: RouteContext, body: BodyFields): unknown;
+}

@@ -1,0 +1,141 @@
+// The node's lifecycle, following RLN's routes.rs: not initialized -> (init) -> locked <-> unlocked.
+// Operations check the state and mark it as changing in one synchronous step before their first
+// await, so two concurrent requests cannot both pass a check; the loser gets ChangingState, as in RLN.
+import { createHash } from 'node:crypto';
+import { RlnError } from './errors.ts';
+import type { Logger } from './log.ts';
+import { generateMnemonic, MNEMONIC_RULE, normalizeMnemonic } from './mnemonic.ts';
+import type { PersistedState, StateFile } from './state.ts';
+import { openMnemonic, sealMnemonic } from './wallet-crypto.ts';
+
+/** What an unlocked node knows about itself. */
+export interface NodeIdentity {
+  /** 33-byte compressed-key shape, 66 hex characters, derived from the mnemonic. */
+  pubkey: string;
+  onchainPubkey: string;
+}
+
+const PASSWORD_MIN_BYTES = 8;
+
+export class Wallet {
+  private persisted: PersistedState;
+  /** Set while unlocked; memory only, so every process start begins locked. */
+  private identity: NodeIdentity | undefined;
+  private changingState = false;
+
+  constructor(
+    private readonly file: StateFile,
+    private readonly log: Logger,
+  ) {
+    this.persisted = file.load();
+  }
+
+  get initialized(): boolean {
+    return this.persisted.initialized;
+  }
+
+  get unlocked(): boolean {
+    return this.identity !== undefined;
+  }
+
+  /** RLN's check_unlocked: the guard of every endpoint that needs a running node. */
+  requireUnlocked(): NodeIdentity {
+    if (!this.identity) throw new RlnError('LockedNode');
+    if (this.changingState) throw new RlnError('ChangingState');
+    return this.identity;
+  }
+
+  /** RLN refuses to shut down in the middle of init, unlock or a password change. */
+  requireNotChangingState(): void {
+    if (this.changingState) throw new RlnError('ChangingState');
+  }
+
+  async init(password: string, mnemonic: string | undefined): Promise<string> {
+    this.requireLocked('UnlockedNode');
+    checkPasswordStrength(password);
+    if (this.persisted.initialized) throw new RlnError('AlreadyInitialized');
+    const words = mnemonic === undefined ? generateMnemonic() : normalizeMnemonic(mnemonic);
+    if (words === undefined) throw new RlnError('InvalidMnemonic', MNEMONIC_RULE);
+    return this.changeState(async () => {
+      const sealed = await sealMnemonic(password, words);
+      this.save({ version: 1, initialized: true, ...sealed });
+      this.log.info(`wallet initialized (${mnemonic === undefined ? 'new' : 'given'} mnemonic)`);
+      return words;
+    });
+  }
+
+  async unlock(password: string): Promise<void> {
+    this.requireLocked('AlreadyUnlocked');
+    const persisted = this.persisted;
+    if (!persisted.initialized) throw new RlnError('NotInitialized');
+    await this.changeState(async () => {
+      const mnemonic = await openMnemonic(persisted, password);
+      if (mnemonic === undefined) {
+        this.log.warn('unlock refused: wrong password');
+        throw new RlnError('WrongPassword');
+      }
+      this.identity = deriveIdentity(mnemonic);
+      this.log.info('node unlocked');
+    });
+  }
+
+  lock(): void {
+    this.requireUnlocked();
+    this.identity = undefined;
+    this.log.info('node locked');
+  }
+
+  async changePassword(oldPassword: string, newPassword: string): Promise<void> {
+    this.requireLocked('UnlockedNode');
+    checkPasswordStrength(newPassword);
+    const persisted = this.persisted;
+    if (!persisted.initialized) throw new RlnError('NotInitialized');
+    await this.changeState(async () => {
+      const mnemonic = await openMnemonic(persisted, oldPassword);
+      if (mnemonic === undefined) throw new RlnError('WrongPassword');
+      this.save({ version: 1, initialized: true, ...(await sealMnemonic(newPassword, mnemonic)) });
+      this.log.info('password changed');
+    });
+  }
+
+  /** RLN's check_locked; unlock reports an unlocked node as AlreadyUnlocked, the others as UnlockedNode. */
+  private requireLocked(whenUnlocked: 'UnlockedNode' | 'AlreadyUnlocked'): void {
+    if (this.identity) throw new RlnError(whenUnlocked);
+    if (this.changingState) throw new RlnError('ChangingState');
+  }
+
+  private async changeState<T>(work: () => Promise<T>): Promise<T> {
+    this.changingState = true;
+    try {
+      return await work();
+    } finally {
+      this.changingState = false;
+    }
+  }
+
+  private save(state: PersistedState): void {
+    this.file.save(state);
+    this.persisted = state;
+  }
+}
+
+/** RLN measures the password in bytes (Rust's str::len), so devnode does too. */
+function checkPasswordStrength(password: string): void {
+  if (Buffer.byteLength(password, 'utf8') < PASSWORD_MIN_BYTES) {
+    throw new RlnError('InvalidPassword', `must have at least ${PASSWORD_MIN_BYTES} chars`);
+  }
+}
+
+/**
+ * Stand-in keys: hashes of the mnemonic shaped like compressed public keys. Deriving them from the
+ * mnemonic (not from random bytes) keeps them stable across restarts and password changes, and a
+ * node restored with the same mnemonic gets the same pubkey, as with RLN. They are not valid curve
+ * points and sign nothing.
+ */
+function deriveIdentity(mnemonic: string): NodeIdentity {
+  const key = (purpose: string) => {
+    const digest = createHash('sha256').update(`devnode/${purpose}\n${mnemonic}`).digest();
+    return (digest[0]! & 1 ? '03' : '02') + digest.toString('hex');
+  };
+  return { pubkey: key('node-pubkey'), onchainPubkey: key('onchain-pubkey') };
+}
