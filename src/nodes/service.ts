@@ -8,8 +8,8 @@ import {
   findUserNode,
   insertNode,
   listUserNodes,
+  lockNode,
   lockUserNode,
-  updateNode,
   usedPorts,
   type Network,
   type NodeRow,
@@ -19,6 +19,7 @@ import { latestRelease } from '../db/releases.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import { allocatePortPair } from '../runtime/ports.ts';
+import { changeNode } from './transition.ts';
 import { presentNode, type ApiNode } from './present.ts';
 import { BUILD_JOB, buildJobKey, type BuildJobPayload } from './build-job.ts';
 
@@ -91,10 +92,29 @@ export class NodeService {
         throw new AppError('invalid_state', `node ${nodeId} is already ${node.status}`, { status: node.status });
       }
       await this.ensureNoBuildInProgress(tx, node);
-      await updateNode(tx, nodeId, { status: 'DESTROYING', desired_state: 'destroyed' });
+      await changeNode(tx, node, { status: 'DESTROYING', desired_state: 'destroyed' });
       await this.startBuild(tx, node, 'destroy', node.image_version);
     });
     this.deps.wakeWorkers();
+  }
+
+  /**
+   * The daemon accepted an unlock: the node is unlocked until its next start or upgrade. Called by
+   * the node gateway after the node answered 200 to /unlock.
+   */
+  async markUnlocked(nodeId: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const node = await lockNode(tx, nodeId);
+      if (node && node.locked && node.status === 'RUNNING') await changeNode(tx, node, { locked: false });
+    });
+  }
+
+  /** The daemon accepted /init: its wallet exists. Called by the node gateway. */
+  async markInitialized(nodeId: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const node = await lockNode(tx, nodeId);
+      if (node && !node.initialized) await changeNode(tx, node, { initialized: true });
+    });
   }
 
   private async ensureNoBuildInProgress(tx: Queryable, node: NodeRow) {
