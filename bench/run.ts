@@ -2,6 +2,9 @@
 import os from 'node:os';
 import { benchListNodes } from './list-nodes.ts';
 import { benchStartup } from './startup.ts';
+import { benchSignature, benchWebhooks } from './webhooks.ts';
+import { benchRollout } from './rollout.ts';
+import { benchLogExport } from './log-export.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -23,6 +26,19 @@ for (const database of ['PGlite', 'PostgreSQL'] as const) {
   }
 }
 
+const ROLLOUT_NODES = Number(process.env.BENCH_ROLLOUT_NODES ?? 2000);
+console.log(`\n## Release rollout over ${ROLLOUT_NODES} RUNNING nodes of Scale users, in-memory runtime (rollout concurrency 32, 16 build workers)`);
+console.log('| database | upgrades/s | statements per upgrade | seconds | baseline: single UPDATE per node, /s | upgrades / baseline |');
+console.log('|---|---|---|---|---|---|');
+for (const database of ['PGlite', 'PostgreSQL'] as const) {
+  try {
+    const r = await benchRollout(database, ROLLOUT_NODES);
+    console.log(`| ${database} | ${f(r.upgradesPerSecond)} | ${f(r.statementsPerUpgrade)} | ${f(r.seconds)} | ${f(r.baselineUpdatesPerSecond)} | ${f(r.upgradesPerSecond / r.baselineUpdatesPerSecond, 2)} |`);
+  } catch (err) {
+    console.log(`| ${database} | skipped: ${(err as Error).message} | | | | |`);
+  }
+}
+
 const s = await benchStartup(3);
 console.log('\n## Start-up to /healthz 200 with an existing DATA_DIR (PGlite, 100 nodes), median of 3');
 console.log('| what | ms |');
@@ -34,3 +50,27 @@ console.log('| what | RSS MiB |');
 console.log('|---|---|');
 console.log(`| 100 nodes x 5 builds | ${f(s.rss100, 0)} |`);
 console.log(`| baseline: empty database | ${f(s.rss0, 0)} |`);
+
+const LOG_EXPORT_MB = Number(process.env.BENCH_LOG_EXPORT_MB ?? 500);
+const le = await benchLogExport(LOG_EXPORT_MB);
+console.log(`\n## Log export: ${f(le.inputMb, 0)} MB of one node's logs (${le.files} files), npm start, PGlite, local blob store, gzip level 1`);
+console.log('| what | figure |');
+console.log('|---|---|');
+console.log(`| export, POST to SUCCEEDED | ${f(le.exportMbPerSecond)} MB/s (${f(le.exportSeconds)} s; ${le.parts} part(s), ${f(le.outputMb)} MB gzip) |`);
+console.log(`| baseline: bare read -> gzip -> write pipeline, same files | ${f(le.baselineMbPerSecond)} MB/s (export / baseline ${f(le.exportMbPerSecond / le.baselineMbPerSecond, 2)}) |`);
+console.log(`| service RSS: peak growth during the export | ${f(le.rssPeakGrowthMb)} MiB (idle ${f(le.rssBaselineMb, 0)} MiB) |`);
+console.log(`| collector (RotatingLog.write, incl. generating the lines) | ${f(le.collectMbPerSecond)} MB/s |`);
+
+const sig = benchSignature();
+console.log('\n## Webhooks: signed deliveries to a loopback receiver (4,000 events over 100 nodes, 32 in flight)');
+console.log('| database | deliveries/s (fan-out, claim, sign, POST, record) | baseline: the same POSTs without the database | ratio |');
+console.log('|---|---|---|---|');
+for (const database of ['PGlite', 'PostgreSQL'] as const) {
+  try {
+    const w = await benchWebhooks(database);
+    console.log(`| ${database} | ${f(w.deliveriesPerSecond)} | ${f(w.baselinePostsPerSecond)} | ${f(w.deliveriesPerSecond / w.baselinePostsPerSecond, 2)} |`);
+  } catch (err) {
+    console.log(`| ${database} | skipped: ${(err as Error).message} | | |`);
+  }
+}
+console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);

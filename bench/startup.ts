@@ -49,7 +49,7 @@ async function prepareDataDir(nodes: number) {
   if (!lock.acquired) throw new Error('lock');
   const db = await openDatabase(config);
   await migrate(db);
-  await new ReleaseService(db).seed(config.initialImageVersion);
+  await new ReleaseService(db, { concurrency: 1, failureBudget: 0 }).seed(config.initialImageVersion);
   const user = await new AccountService(db).createUser({ email: 'bench@example.com', plan: 'scale' });
   if (nodes > 0) await seedNodes(db, user.id, nodes, 5);
   await db.close();

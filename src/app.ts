@@ -18,14 +18,35 @@ import { Reconciler } from './nodes/reconcile.ts';
 import { JobWorker } from './jobs/worker.ts';
 import { ProcessRuntime } from './runtime/process.ts';
 import { buildApiServer } from './api/server.ts';
+import { webUi } from './web/web-ui.ts';
 import { startAdminChannel } from './operator/admin-channel.ts';
 import type { OperatorContext } from './operator/commands.ts';
+import { WebhookKeyring } from './webhooks/signing-keys.ts';
+import { WebhookService } from './webhooks/service.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { WebhookSender } from './webhooks/send-webhook.ts';
+import { wakeOnNodeEvents } from './webhooks/wake-on-event.ts';
+import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
+import { createBlobStore } from './blobs/create-blob-store.ts';
+import { LogExportService } from './logs/export-service.ts';
+import { logExportJob } from './logs/export-job.ts';
+import { ExportJanitor } from './logs/export-janitor.ts';
+import { CertificateService } from './pki/client-certificates.ts';
+import { startNodeAccess } from './gateway/start-node-access.ts';
 
 export function buildServices(db: Database, config: Config, wakeWorkers: () => void) {
   const accounts = new AccountService(db);
-  const releases = new ReleaseService(db);
+  const releases = new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget }, wakeWorkers);
   const nodes = new NodeService({ db, config, wakeWorkers });
-  return { accounts, releases, nodes };
+  const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
+  const webhooks = new WebhookService({
+    db,
+    keyring: webhookKeys,
+    policy: { allowPrivateTargets: config.webhooks.allowPrivateTargets, httpsOnly: config.production },
+  });
+  const logExports = new LogExportService({ db, blobs: createBlobStore(config), config, wakeWorkers });
+  const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
+  return { accounts, releases, nodes, webhooks, webhookKeys, logExports, certificates };
 }
 
 export interface DevCredentials {
@@ -61,7 +82,9 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
   try {
     const { db: dbPromise, releaseLock } = opening ?? openServerDatabase(config);
     cleanups.push(releaseLock);
-    const db = await dbPromise;
+    let webhookDispatcher: WebhookDispatcher | undefined;
+    // Wakes the webhook dispatcher whenever this process commits a node event (see wake-on-event.ts).
+    const db = wakeOnNodeEvents(await dbPromise, () => webhookDispatcher?.wake());
     cleanups.push(() => db.close());
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
@@ -70,9 +93,15 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const wakeWorkers = () => worker?.wake();
     const services = buildServices(db, config, wakeWorkers);
     await services.releases.seed(config.initialImageVersion);
+    services.webhookKeys.ensure();
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
-    const runtime = new ProcessRuntime({ dataDir: config.dataDir, rlnCommand: config.rlnCommand, log: log.child({ part: 'runtime' }) });
+    const runtime = new ProcessRuntime({
+      dataDir: config.dataDir,
+      rlnCommand: config.rlnCommand,
+      log: log.child({ part: 'runtime' }),
+      logRotation: { maxFileBytes: config.logs.maxFileBytes, maxFiles: config.logs.maxFiles },
+    });
     cleanups.push(() => runtime.shutdown());
     await runtime.stopOrphans();
     // Embedded PGlite has exactly one worker process (the lock above), so every job still marked
@@ -81,7 +110,10 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }) })],
+      definitions: [
+        buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => services.releases.requestAdvance(v) }),
+        logExportJob({ db, runtime, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) }),
+      ],
       concurrency: 4,
       pollIntervalMs: config.jobPollIntervalMs,
       log: log.child({ part: 'jobs' }),
@@ -89,12 +121,41 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     worker.start();
     cleanups.push(() => worker!.stop());
 
-    const reconciler = new Reconciler({ db, runtime, intervalMs: config.reconcileIntervalMs, log: log.child({ part: 'reconcile' }) });
+    if (db.kind === 'pglite') await releaseDeliveryLeases(db);
+    webhookDispatcher = new WebhookDispatcher({
+      db,
+      sender: new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
+      keyring: services.webhookKeys,
+      retryScheduleMs: config.webhooks.retryScheduleMs,
+      timeoutMs: config.webhooks.timeoutMs,
+      concurrency: config.webhooks.concurrency,
+      pollIntervalMs: config.jobPollIntervalMs,
+      log: log.child({ part: 'webhooks' }),
+    });
+    webhookDispatcher.start();
+    cleanups.push(() => webhookDispatcher!.stop());
+
+    const reconciler = new Reconciler({
+      db,
+      runtime,
+      releases: services.releases,
+      intervalMs: config.reconcileIntervalMs,
+      destroyedRetentionHours: config.destroyedRetentionHours,
+      log: log.child({ part: 'reconcile' }),
+    });
     reconciler.start();
     cleanups.push(() => reconciler.stop());
 
+    const exportJanitor = new ExportJanitor({ db, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) });
+    exportJanitor.start();
+    cleanups.push(() => exportJanitor.stop());
+
+    // The node access gateways (bearer and mutual TLS) and the certificate authority behind them.
+    const nodeAccess = await startNodeAccess({ config, db, ...services, runtime, log: log.child({ part: 'gateway' }) });
+    cleanups.push(() => nodeAccess.stop());
+
     let ready = false;
-    const api = await buildApiServer({ ...services, isReady: () => ready, log, publicUrl: config.publicUrl });
+    const api = await buildApiServer({ ...services, unlocker: nodeAccess.unlocker, isReady: () => ready, log, publicUrl: config.publicUrl, web: webUi(db, config) });
     await api.listen({ host: config.host, port: config.apiPort });
     cleanups.push(() => api.close());
 

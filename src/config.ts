@@ -1,6 +1,9 @@
 // The service's configuration: read from the environment once, validated, and passed in.
 // No other module reads process.env; tests build the Config they need with `loadConfig(env)`.
 import { resolve } from 'node:path';
+import { readLogsConfig, type LogsConfig } from './logs/config.ts';
+import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
+import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
 
 export type RuntimeKind = 'process';
 
@@ -35,10 +38,59 @@ export interface Config {
   jobPollIntervalMs: number;
   /** How often the reconcile loop compares desired and actual node state. */
   reconcileIntervalMs: number;
+  /** Release rollouts: how many nodes upgrade at once, and how many failures pause a rollout. */
+  rolloutConcurrency: number;
+  rolloutFailureBudget: number;
+  /** How long a DESTROYED node stays readable before its record is deleted. */
+  destroyedRetentionHours: number;
+  /** The node access gateways (bearer and mutual TLS), their CA and what unlock adds; see gateway/. */
+  nodeAccess: NodeAccessConfig;
   /** Create a development user and token on the first start with an empty database. */
   bootstrapDevUser: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   production: boolean;
+  /** Daemon log rotation and log exports (LOG_* variables; see logs/config.ts). */
+  logs: LogsConfig;
+  /** Where log export archives are stored (BLOB_STORE, S3_*; see blobs/config.ts). */
+  blobStore: BlobStoreConfig;
+  /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/config.ts). */
+  webhooks: WebhookConfig;
+}
+
+/** What the gateway adds to a user's unlock for one network: chain sync, indexer and RGB proxy. */
+export interface ChainSettings {
+  /** `bitcoind`: RLN syncs blocks from bitcoind (BlockSync); `indexer`: from the indexer (TransactionSync). */
+  chainSync: 'bitcoind' | 'indexer';
+  bitcoindRpcHost: string;
+  bitcoindRpcPort: number;
+  bitcoindRpcUsername: string;
+  /** A secret: never logged, never shown to users (the gateway only sends it to the node). */
+  bitcoindRpcPassword: string;
+  indexerUrl: string;
+  proxyEndpoint: string;
+}
+
+export interface NodeAccessConfig {
+  /** How long the gateways wait on a silent node before answering 504. */
+  nodeTimeoutMs: number;
+  /** Largest request body forwarded to a node, and largest response body passed back. */
+  maxRequestBytes: number;
+  maxResponseBytes: number;
+  /** How long a client may take to send a request's headers and body (slow clients are cut off). */
+  clientTimeoutMs: number;
+  /** Unset: the CA is created in DATA_DIR/pki at first start. Both or neither. */
+  caCertFile: string | undefined;
+  caKeyFile: string | undefined;
+  /** Unset: the mutual-TLS gateway's server certificate is issued by the CA at each start. */
+  mtlsCertFile: string | undefined;
+  mtlsKeyFile: string | undefined;
+  /** Default (and longest) validity of a client certificate. */
+  clientCertDays: number;
+  chain: { regtest: ChainSettings; testnet: ChainSettings };
+  /** The unlock body nodes take: RLN's current one (ldk_chain_sync) or the older flat one. */
+  unlockBodyFormat: 'current' | 'flat';
+  /** Image versions that take the flat body whatever unlockBodyFormat says (older RLN builds). */
+  unlockFlatVersions: string[];
 }
 
 export class ConfigError extends Error {
@@ -71,6 +123,14 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = str(name, String(fallback));
     if (!/^\d+$/.test(raw) || Number(raw) <= 0) {
       problems.push(`${name} must be a positive integer, got "${raw}"`);
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const nonNegativeInt = (name: string, fallback: number) => {
+    const raw = str(name, String(fallback));
+    if (!/^\d+$/.test(raw)) {
+      problems.push(`${name} must be a whole number (0 or more), got "${raw}"`);
       return fallback;
     }
     return Number(raw);
@@ -126,6 +186,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('INITIAL_IMAGE_VERSION must be 1-64 characters of letters, digits, ".", "_" or "-"');
   }
 
+  const nodeAccess = parseNodeAccess(env, problems, { str, port, positiveInt });
+
   const production = str('NODE_ENV', 'development') === 'production';
   const config: Config = {
     dataDir: resolve(str('DATA_DIR', './data')),
@@ -145,10 +207,67 @@ export function loadConfig(env: Env = process.env): Config {
     nodeStartTimeoutMs: positiveInt('NODE_START_TIMEOUT_MS', 30_000),
     jobPollIntervalMs: positiveInt('JOB_POLL_INTERVAL_MS', 1_000),
     reconcileIntervalMs: positiveInt('RECONCILE_INTERVAL_MS', 5_000),
+    rolloutConcurrency: positiveInt('ROLLOUT_CONCURRENCY', 5),
+    rolloutFailureBudget: nonNegativeInt('ROLLOUT_FAILURE_BUDGET', 3),
+    destroyedRetentionHours: positiveInt('DESTROYED_RETENTION_HOURS', 168),
+    nodeAccess,
     bootstrapDevUser: bool('BOOTSTRAP_DEV_USER', !production),
     logLevel,
     production,
+    logs: readLogsConfig(env, problems),
+    blobStore: readBlobStoreConfig(env, problems),
+    webhooks: readWebhookConfig(env, problems, { dataDir: resolve(str('DATA_DIR', './data')), production }),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+interface Parsers {
+  str: (name: string, fallback: string) => string;
+  port: (name: string, fallback: number) => number;
+  positiveInt: (name: string, fallback: number) => number;
+}
+
+function parseNodeAccess(env: Env, problems: string[], { str, port, positiveInt }: Parsers): NodeAccessConfig {
+  const filePair = (certName: string, keyName: string) => {
+    const cert = env[certName] || undefined;
+    const key = env[keyName] || undefined;
+    if (!cert !== !key) problems.push(`${certName} and ${keyName} must be set together`);
+    return [cert && resolve(cert), key && resolve(key)] as const;
+  };
+  // Defaults point at a local regtest stack (bitcoind, electrs, RGB proxy on their usual ports),
+  // what a developer runs beside RLN; a real deployment sets every value for its networks.
+  const chain = (prefix: string, rpcPort: number, indexerPort: number): ChainSettings => {
+    const chainSync = str(`${prefix}_CHAIN_SYNC`, 'bitcoind');
+    if (chainSync !== 'bitcoind' && chainSync !== 'indexer') problems.push(`${prefix}_CHAIN_SYNC must be bitcoind or indexer, got "${chainSync}"`);
+    return {
+      chainSync: chainSync === 'indexer' ? 'indexer' : 'bitcoind',
+      bitcoindRpcHost: str(`${prefix}_BITCOIND_RPC_HOST`, '127.0.0.1'),
+      bitcoindRpcPort: port(`${prefix}_BITCOIND_RPC_PORT`, rpcPort),
+      bitcoindRpcUsername: str(`${prefix}_BITCOIND_RPC_USERNAME`, 'user'),
+      bitcoindRpcPassword: str(`${prefix}_BITCOIND_RPC_PASSWORD`, 'password'),
+      indexerUrl: str(`${prefix}_INDEXER_URL`, `tcp://127.0.0.1:${indexerPort}`),
+      proxyEndpoint: str(`${prefix}_PROXY_ENDPOINT`, 'rpc://127.0.0.1:3000/json-rpc'),
+    };
+  };
+  const [caCertFile, caKeyFile] = filePair('CA_CERT_FILE', 'CA_KEY_FILE');
+  const [mtlsCertFile, mtlsKeyFile] = filePair('MTLS_CERT_FILE', 'MTLS_KEY_FILE');
+  const unlockBodyFormat = str('UNLOCK_BODY_FORMAT', 'current');
+  if (unlockBodyFormat !== 'current' && unlockBodyFormat !== 'flat') problems.push(`UNLOCK_BODY_FORMAT must be current or flat, got "${unlockBodyFormat}"`);
+  const clientCertDays = positiveInt('CLIENT_CERT_DAYS', 30);
+  if (clientCertDays > 825) problems.push('CLIENT_CERT_DAYS must be at most 825: client certificates are meant to be short-lived');
+  return {
+    nodeTimeoutMs: positiveInt('NODE_API_TIMEOUT_MS', 60_000),
+    maxRequestBytes: positiveInt('GATEWAY_MAX_REQUEST_BYTES', 16 * 1024 * 1024),
+    maxResponseBytes: positiveInt('GATEWAY_MAX_RESPONSE_BYTES', 64 * 1024 * 1024),
+    clientTimeoutMs: positiveInt('GATEWAY_CLIENT_TIMEOUT_MS', 30_000),
+    caCertFile,
+    caKeyFile,
+    mtlsCertFile,
+    mtlsKeyFile,
+    clientCertDays,
+    chain: { regtest: chain('REGTEST', 18443, 50001), testnet: chain('TESTNET', 18332, 60001) },
+    unlockBodyFormat: unlockBodyFormat === 'flat' ? 'flat' : 'current',
+    unlockFlatVersions: str('UNLOCK_FLAT_VERSIONS', '').split(',').map((v) => v.trim()).filter(Boolean),
+  };
 }

@@ -10,9 +10,12 @@ import { migrate } from './db/migrate.ts';
 import { acquireDataDirLock } from './db/data-dir-lock.ts';
 import { AccountService } from './accounts/service.ts';
 import { ReleaseService } from './releases/service.ts';
+import { WebhookKeyring } from './webhooks/signing-keys.ts';
+import { CertificateService } from './pki/client-certificates.ts';
 import { operatorCommands, type OperatorArgs } from './operator/commands.ts';
 import { callAdminChannel, findAdminChannel } from './operator/admin-channel.ts';
 import { printHuman } from './cli-output.ts';
+import { watchRollout, type RolloutStatus } from './operator/rollout-progress.ts';
 
 const USAGE = `usage: rln-cloud <command> [options] [--json]
 
@@ -25,8 +28,18 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
                                           prints the token once; only its hash is stored
   token list <email>
   token revoke <token-id>
-  release publish <version>               make <version> the latest node image version
+  release publish <version> [--concurrency <n>] [--failure-budget <n>]
+                                          make <version> the latest node image version and roll it
+                                          out to the nodes of Scale and Wallet users
   release list
+  release status <version>                rollout progress (a live progress bar on a terminal)
+  release resume <version> [--failure-budget <n>]
+                                          resume a rollout the failure budget paused
+  webhook-key rotate [--overlap <duration>]
+                                          new webhook signing key; the old one keeps signing beside
+                                          it for the overlap (default WEBHOOK_KEY_OVERLAP, 24h)
+  cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
+  cert revoke <serial>                    revoke a client certificate; refused from its next request
 
 Configuration comes from the environment (DATA_DIR, DATABASE_URL, ...; see README.md).
 With --json every command prints exactly one JSON object on stdout.`;
@@ -43,6 +56,9 @@ async function main(argv: string[]): Promise<number> {
       password: { type: 'string' },
       name: { type: 'string' },
       'expires-in-days': { type: 'string' },
+      concurrency: { type: 'string' },
+      'failure-budget': { type: 'string' },
+      overlap: { type: 'string' },
     },
   });
   const json = values.json === true;
@@ -64,7 +80,12 @@ async function main(argv: string[]): Promise<number> {
     }
     const command = `${group} ${sub ?? ''}`.trim();
     if (!operatorCommands[command]) throw new AppError('invalid_request', `unknown command "${command}"; see rln-cloud --help`);
-    out(await runOperator(config, command, { positional: rest, options }));
+    const args = { positional: rest, options };
+    if (command === 'release status' && !json && process.stdout.isTTY) {
+      await watchRollout(() => runOperator(config, command, args) as Promise<RolloutStatus>);
+      return 0;
+    }
+    out(await runOperator(config, command, args));
     return 0;
   } catch (err) {
     const code = err instanceof AppError ? err.code : err instanceof ConfigError ? 'invalid_config' : 'error';
@@ -105,7 +126,10 @@ async function runDirect(config: Config, command: string, args: OperatorArgs): P
   try {
     const migrated = await migrate(db);
     if (command === 'migrate') return { migrated };
-    const ctx = { accounts: new AccountService(db), releases: new ReleaseService(db), wakeWorkers: () => {} };
+    const rollouts = { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget };
+    const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
+    const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
+    const ctx = { accounts: new AccountService(db), releases: new ReleaseService(db, rollouts), webhookKeys, certificates, wakeWorkers: () => {} };
     await ctx.releases.seed(config.initialImageVersion);
     return await operatorCommands[command]!(ctx, args);
   } finally {

@@ -73,7 +73,15 @@ export class AccountService {
     if (!isId(tokenId)) throw new AppError('invalid_request', `"${tokenId}" is not a token id (32 hex characters)`);
     const row = await revokeToken(this.db, tokenId);
     if (!row) throw new AppError('token_not_found', `token ${tokenId} was not found`);
+    for (const listener of this.tokenRevokedListeners) listener(tokenId);
     return { id: row.id, revokedAt: row.revoked_at!.toISOString() };
+  }
+
+  private readonly tokenRevokedListeners: Array<(tokenId: string) => void> = [];
+
+  /** Lets the node access gateways drop a token they remember the moment it is revoked here. */
+  onTokenRevoked(listener: (tokenId: string) => void) {
+    this.tokenRevokedListeners.push(listener);
   }
 
   async listTokens(emailRaw: string) {

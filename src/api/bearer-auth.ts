@@ -1,4 +1,5 @@
-// Bearer-token authentication for every route registered inside the scope that uses it.
+// Bearer-token authentication for every route registered inside the scope that uses it. The web
+// UI calls the same routes with its session cookie instead (plus the CSRF header on changes).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
 import { AppError } from '../errors.ts';
@@ -15,9 +16,23 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-export function requireBearerAuth(app: FastifyInstance, accounts: AccountService) {
+/** How the web UI's session cookie authenticates (src/web/sessions.ts). */
+export interface SessionAuthenticator {
+  hasSessionCookie(request: FastifyRequest): boolean;
+  /** The session's user, undefined when it ended; throws forbidden without the CSRF token. */
+  authenticate(request: FastifyRequest): Promise<AuthenticatedUser | undefined>;
+}
+
+export function requireBearerAuth(app: FastifyInstance, accounts: AccountService, sessions?: SessionAuthenticator) {
   app.decorateRequest('user', undefined);
   app.addHook('onRequest', async (request, reply) => {
+    // An Authorization header always means bearer authentication, exactly as without sessions.
+    if (sessions && request.headers.authorization === undefined && sessions.hasSessionCookie(request)) {
+      const user = await sessions.authenticate(request);
+      if (!user) throw new AppError('unauthorized', 'your session has expired or was signed out; sign in again');
+      request.user = user;
+      return;
+    }
     const token = bearerToken(request);
     const user = token ? await accounts.authenticate(token) : undefined;
     if (!user) {

@@ -1,10 +1,18 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
 import type { NodeService } from '../nodes/service.ts';
+import type { WebhookService } from '../webhooks/service.ts';
+import type { LogExportService } from '../logs/export-service.ts';
+import type { CertificateService } from '../pki/client-certificates.ts';
+import type { NodeUnlocker } from '../gateway/node-unlocker.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
   nodes: NodeService;
+  webhooks: WebhookService;
+  logExports: LogExportService;
+  certificates: CertificateService;
+  unlocker: NodeUnlocker;
   /** Answers true once the service is ready to take requests. */
   isReady: () => boolean;
 }

@@ -41,7 +41,19 @@ export const Build = Type.Object(
 );
 
 export const Settings = Type.Object(
-  { webhookUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })) },
+  {
+    // One JSON type union rather than anyOf, so a bad value gets one clear message.
+    webhookUrl: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        maxLength: 2048,
+        description:
+          'Where signed events about the node are POSTed (see the webhooks tag). An absolute http(s) URL of at most 2,048 characters, ' +
+          'https only in production, without credentials; targets resolving to loopback, private, link-local, multicast or unspecified ' +
+          'addresses are refused unless the operator allows private targets. An empty string or null removes it.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

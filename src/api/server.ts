@@ -14,12 +14,30 @@ import { createNodeRoute } from './nodes/create-node.ts';
 import { getNodeRoute } from './nodes/get-node.ts';
 import { destroyNodeRoute } from './nodes/destroy-node.ts';
 import { latestImageRoute } from './nodes/latest-image.ts';
+import { listTokensRoute } from './tokens/list-tokens.ts';
+import { createTokenRoute } from './tokens/create-token.ts';
+import { revokeTokenRoute } from './tokens/revoke-token.ts';
+import { registerWebUi, type WebUi } from '../web/web-ui.ts';
+import { nodeActionRoutes } from './nodes/node-actions.ts';
+import { startLogExportRoute } from './nodes/start-log-export.ts';
+import { getLogExportRoute } from './nodes/get-log-export.ts';
+import { getDownloadRoute } from './downloads/get-download.ts';
+import { LocalBlobStore } from '../blobs/local-blob-store.ts';
+import { updateSettingsRoute } from './nodes/update-settings.ts';
+import { WebhookDelivery, WebhookEvent } from './webhooks/schemas.ts';
+import { webhookPublicKeyRoute } from './webhooks/public-key.ts';
+import { listDeliveriesRoute } from './webhooks/list-deliveries.ts';
+import { redeliverRoute } from './webhooks/redeliver.ts';
+import { sendTestEventRoute } from './webhooks/send-test-event.ts';
+import { WEBHOOKS_OPENAPI } from './webhooks/openapi.ts';
+import { unlockNodeRoute } from './nodes/unlock-node.ts';
+import { certificateRoutes } from './nodes/certificates.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
 export const API_BODY_LIMIT = 64 * 1024;
 
-export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string }): Promise<FastifyInstance> {
+export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string; web?: WebUi }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -38,7 +56,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     reply.header('x-request-id', request.id);
   });
 
-  for (const schema of [ErrorBody, Build, Node]) app.addSchema(schema);
+  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -50,6 +68,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
       servers: [{ url: deps.publicUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
+      webhooks: WEBHOOKS_OPENAPI,
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
@@ -61,14 +80,33 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   );
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  // Web UI: pages, assets and the session routes (sign-in); its API calls go through the scope below.
+  if (deps.web) registerWebUi(app, deps.web);
+
+  // Signed-URL routes: the signature in the query is the credential (local blob store only).
+  if (deps.logExports.blobs instanceof LocalBlobStore) getDownloadRoute(app, deps.logExports.blobs);
+
   // Bearer-token routes.
   await app.register(async (scope) => {
-    requireBearerAuth(scope, deps.accounts);
+    requireBearerAuth(scope, deps.accounts, deps.web?.sessions);
     listNodesRoute(scope, deps);
     createNodeRoute(scope, deps);
     latestImageRoute(scope, deps);
     getNodeRoute(scope, deps);
     destroyNodeRoute(scope, deps);
+    listTokensRoute(scope, deps);
+    createTokenRoute(scope, deps);
+    revokeTokenRoute(scope, deps);
+    nodeActionRoutes(scope, deps);
+    startLogExportRoute(scope, deps);
+    getLogExportRoute(scope, deps);
+    updateSettingsRoute(scope, deps);
+    webhookPublicKeyRoute(scope, deps);
+    listDeliveriesRoute(scope, deps);
+    redeliverRoute(scope, deps);
+    sendTestEventRoute(scope, deps);
+    unlockNodeRoute(scope, deps);
+    certificateRoutes(scope, deps);
   });
   return app;
 }

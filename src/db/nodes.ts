@@ -46,6 +46,12 @@ export async function findUserNode(db: Queryable, userId: string, nodeId: string
   return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId]))[0];
 }
 
+export async function findUserNodeStatus(db: Queryable, userId: string, nodeId: string) {
+  return (
+    await db.query<{ status: NodeStatus }>('SELECT status FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId])
+  )[0]?.status;
+}
+
 export async function findNode(db: Queryable, nodeId: string) {
   return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1', [nodeId]))[0];
 }

@@ -85,3 +85,7 @@ export async function listTokens(db: Queryable, userId: string) {
     [userId],
   );
 }
+
+export async function findUserById(db: Queryable, userId: string) {
+  return (await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [userId]))[0];
+}

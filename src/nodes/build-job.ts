@@ -2,7 +2,11 @@
 // point the job runs again from the top and converges on the same result.
 import type { Database } from '../db/database.ts';
 import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
-import { findNode, lockNode, updateNode, type NodeRow } from '../db/nodes.ts';
+import type { Queryable } from '../db/database.ts';
+import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
+import { settleRolloutNode } from '../db/rollouts.ts';
+import { recordNodeEvent } from '../events/record.ts';
+import { changeNode, type NodeChange } from './transition.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
@@ -22,6 +26,12 @@ export interface BuildJobDeps {
   runtime: NodeRuntime;
   nodeStartTimeoutMs: number;
   log: Logger;
+  /**
+   * Asks for a pass of the release's rollout after one of its nodes settled (see
+   * ReleaseService.requestAdvance): outside the build's transaction, so builds finishing together
+   * never queue on the rollout's row lock.
+   */
+  requestRolloutPass: (version: string) => void;
 }
 
 export const specOf = (node: NodeRow, imageVersion = node.image_version): NodeSpec => ({
@@ -54,43 +64,79 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
       log.info('build succeeded');
     },
     async onGiveUp(p, error) {
-      await deps.db.transaction(async (tx) => {
+      const rolloutVersion = await deps.db.transaction(async (tx) => {
         const node = await lockNode(tx, p.nodeId);
         const build = await finishBuild(tx, p.nodeId, p.buildNumber, 'FAILURE', error.message);
-        if (!node || !build) return;
-        await updateNode(tx, node.id, { status: 'FAILED' });
+        if (!node || !build) return undefined;
+        await changeNode(tx, node, { status: 'FAILED' });
+        const inRollout = changesImage(build) && (await settleUpgrade(tx, node, build, 'failed', error.message));
+        return inRollout ? build.image_version : undefined;
       });
+      if (rolloutVersion) deps.requestRolloutPass(rolloutVersion);
     },
   };
 }
 
+/** Whether a build moves the node to another image version (an upgrade, or a start that applies one). */
+const changesImage = (b: BuildRow) => (b.action === 'upgrade' || b.action === 'start') && b.image_version !== b.previous_image_version;
+
 async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRetry: boolean) {
-  const { runtime, db } = deps;
+  const { runtime } = deps;
+  if (changesImage(build)) return replaceImage(deps, node, build);
   const spec = specOf(node, build.image_version);
   switch (build.action) {
     case 'create':
-    case 'start': {
+    case 'start':
+    case 'upgrade': {
       // A retry starts from a clean process: the last attempt's daemon may be up but wedged.
       if (isRetry) await runtime.stop(node.id);
       await runtime.provision(spec);
       await runtime.start(spec);
       await waitUntilAnswering(deps, spec);
-      await complete(db, build, { status: 'RUNNING', locked: true });
+      await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true });
       return;
     }
     case 'stop': {
       await runtime.stop(node.id);
-      await complete(db, build, { status: 'PAUSED' });
+      await finish(deps, build, 'SUCCESS', { status: 'PAUSED' });
       return;
     }
     case 'destroy': {
       await runtime.destroy(node.id);
-      await complete(db, build, { status: 'DESTROYED', destroyed: true });
+      await finish(deps, build, 'SUCCESS', { status: 'DESTROYED', destroyed: true });
       return;
     }
-    case 'upgrade':
-      throw new Error('upgrade builds are not supported yet');
   }
+}
+
+/**
+ * Moves a node to the build's image version, keeping its storage. If the new version does not
+ * come up healthy the previous one is brought back: the build is a FAILURE with the reason and
+ * the node RUNNING (locked) on its old version; only if that fails too is the node FAILED.
+ */
+async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) {
+  const target = specOf(node, build.image_version);
+  try {
+    await deps.runtime.provision(target);
+    await deps.runtime.replaceImage(target);
+    await waitUntilAnswering(deps, target);
+  } catch (err) {
+    const previous = build.previous_image_version ?? node.image_version;
+    const reason = `version ${build.image_version} did not come up healthy: ${(err as Error).message}`;
+    deps.log.warn({ nodeId: node.id, build: build.build_number, reason }, 'rolling back to the previous version');
+    try {
+      const back = specOf(node, previous);
+      await deps.runtime.replaceImage(back);
+      await waitUntilAnswering(deps, back);
+    } catch (rollbackErr) {
+      const error = `${reason}; rolling back to ${previous} failed too: ${(rollbackErr as Error).message}`;
+      await finish(deps, build, 'FAILURE', { status: 'FAILED' }, error);
+      return;
+    }
+    await finish(deps, build, 'FAILURE', { status: 'RUNNING', locked: true, image_version: previous }, `${reason}; rolled back to ${previous}`);
+    return;
+  }
+  await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true, image_version: build.image_version });
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
@@ -104,11 +150,28 @@ async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
   }
 }
 
-/** Marks the build SUCCESS and applies its outcome to the node, atomically. */
-async function complete(db: Database, build: BuildRow, patch: Parameters<typeof updateNode>[2]) {
-  await db.transaction(async (tx) => {
-    await lockNode(tx, build.node_id);
-    const finished = await finishBuild(tx, build.node_id, build.build_number, 'SUCCESS');
-    if (finished) await updateNode(tx, build.node_id, patch);
+/** Closes the build and applies its outcome to the node, atomically, with the events it causes. */
+async function finish(deps: BuildJobDeps, build: BuildRow, outcome: 'SUCCESS' | 'FAILURE', change: NodeChange, error?: string) {
+  let inRollout = false;
+  await deps.db.transaction(async (tx) => {
+    const node = await lockNode(tx, build.node_id);
+    const finished = await finishBuild(tx, build.node_id, build.build_number, outcome, error);
+    if (!node || !finished) return; // finished by an earlier attempt that crashed before its job was marked done
+    const after = await changeNode(tx, node, change);
+    if (changesImage(build)) {
+      inRollout = await settleUpgrade(tx, after, build, outcome === 'SUCCESS' ? 'succeeded' : 'failed', error);
+    }
   });
+  if (inRollout) deps.requestRolloutPass(build.image_version);
+}
+
+/** Reports an image change to the user and to the release's rollout; returns whether the node was in one. */
+async function settleUpgrade(tx: Queryable, node: NodeRow, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string) {
+  const versions = { fromVersion: build.previous_image_version, toVersion: build.image_version };
+  if (outcome === 'succeeded') {
+    await recordNodeEvent(tx, node, 'NODE_UPGRADE_COMPLETED', versions);
+  } else {
+    await recordNodeEvent(tx, node, 'NODE_UPGRADE_FAILED', { ...versions, reason: error, status: node.status, runningVersion: node.image_version });
+  }
+  return settleRolloutNode(tx, build.image_version, node.id, outcome, error);
 }

@@ -40,3 +40,11 @@ export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions
 }
 
 export type ApiNode = ReturnType<typeof presentNode>;
+
+/** The answer to POST /api/nodes (SPEC endpoint 2); stored as is for idempotent retries. */
+export function presentCreatedNode(n: NodeRow) {
+  return {
+    data: { nodeId: n.id, name: n.name, network: n.network, status: 'STARTING' as const },
+    message: `Node ${n.name} is being created`,
+  };
+}

@@ -3,7 +3,10 @@
 // comes back locked); a daemon that should not run is stopped. Nodes with a build in progress
 // are left to their build.
 import type { Database } from '../db/database.ts';
-import { listNodesToReconcile, updateNode, type NodeRow } from '../db/nodes.ts';
+import { listNodesToReconcile, lockNode, purgeDestroyedNodes, type NodeRow } from '../db/nodes.ts';
+import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
+import type { ReleaseService } from '../releases/service.ts';
+import { changeNode } from './transition.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { specOf } from './build-job.ts';
@@ -11,9 +14,13 @@ import { specOf } from './build-job.ts';
 export interface ReconcilerOptions {
   db: Database;
   runtime: NodeRuntime;
+  releases: ReleaseService;
   intervalMs: number;
+  destroyedRetentionHours: number;
   log: Logger;
 }
+
+const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
 
 const RESTART_BACKOFF_MAX_MS = 5 * 60_000;
 const HEALTHY_AFTER_MS = 60_000;
@@ -24,6 +31,7 @@ export class Reconciler {
   private again = false;
   /** Crash-looping daemons are restarted with growing delays, not in a tight loop. */
   private readonly restarts = new Map<string, { count: number; at: number; notBefore: number }>();
+  private lastHousekeeping = 0;
 
   constructor(private readonly opts: ReconcilerOptions) {
     opts.runtime.onUnexpectedExit((nodeId, detail) => {
@@ -69,6 +77,14 @@ export class Reconciler {
         this.opts.log.error({ nodeId: node.id, err }, 'reconciling a node failed');
       }
     }
+    // Rollouts continue here after a restart, and pick up nodes whose own build held them back.
+    await this.opts.releases.advanceAll();
+    if (Date.now() - this.lastHousekeeping > HOUSEKEEPING_EVERY_MS) {
+      this.lastHousekeeping = Date.now();
+      const purged = await purgeDestroyedNodes(this.opts.db, this.opts.destroyedRetentionHours);
+      if (purged > 0) this.opts.log.info({ purged }, 'deleted the records of nodes destroyed long ago');
+      await purgeExpiredIdempotencyKeys(this.opts.db);
+    }
   }
 
   private async reconcileNode(node: NodeRow) {
@@ -79,7 +95,11 @@ export class Reconciler {
       if (backoff && Date.now() < backoff.notBefore) return;
       this.opts.log.info({ nodeId: node.id, was: actual.state }, 'starting a node daemon that should be running');
       await this.opts.runtime.start(specOf(node));
-      await updateNode(this.opts.db, node.id, { locked: true });
+      // Every daemon start begins locked (RLN semantics).
+      await this.opts.db.transaction(async (tx) => {
+        const current = await lockNode(tx, node.id);
+        if (current) await changeNode(tx, current, { locked: true });
+      });
       const count = (backoff?.count ?? 0) + 1;
       const now = Date.now();
       this.restarts.set(node.id, { count, at: now, notBefore: now + Math.min(RESTART_BACKOFF_MAX_MS, 1000 * 2 ** count) });

@@ -2,10 +2,14 @@
 // build and carried out by a durable job enqueued in the same transaction as the state change.
 import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import { buildsByNode, findBuildInProgress, insertBuild, type BuildAction } from '../db/builds.ts';
-import { insertJob } from '../db/jobs.ts';
+import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
+import { findUserById } from '../db/users.ts';
+import { recordNodeEvent } from '../events/record.ts';
+import { upgradesAutomatically } from '../releases/plans.ts';
+import { beginUpgrade, enqueueBuild } from './enqueue-build.ts';
 import {
   findUserNode,
+  findUserNodeStatus,
   insertNode,
   listUserNodes,
   lockNode,
@@ -14,19 +18,35 @@ import {
   type Network,
   type NodeRow,
   type NodeSettings,
+  type NodeStatus,
 } from '../db/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import { allocatePortPair } from '../runtime/ports.ts';
 import { changeNode } from './transition.ts';
-import { presentNode, type ApiNode } from './present.ts';
-import { BUILD_JOB, buildJobKey, type BuildJobPayload } from './build-job.ts';
+import { presentCreatedNode, presentNode, type ApiNode } from './present.ts';
+import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
+import type { IdempotencyKey } from '../api/idempotency-key.ts';
 
 export interface CreateNodeInput {
   name: string;
   network: Network;
   settings?: NodeSettings;
+}
+
+const WAIT_POLL_MS = 250;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface CreatedNode {
+  body: ReturnType<typeof presentCreatedNode>;
+  /** True when an idempotent retry got the first request's answer. */
+  replayed: boolean;
+}
+
+export interface NodeActionResult {
+  nodeId: string;
+  status: NodeRow['status'];
 }
 
 export interface NodeServiceDeps {
@@ -55,14 +75,41 @@ export class NodeService {
     return this.present(this.deps.db, node);
   }
 
+  /**
+   * The node once it has `status` (or is DESTROYED, which no status follows), or as it is when
+   * `timeoutMs` passed or `signal` aborted. Polls a cheap status query rather than holding anything.
+   */
+  async waitForStatus(userId: string, nodeId: string, status: NodeStatus, timeoutMs: number, signal?: AbortSignal): Promise<ApiNode> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const current = await findUserNodeStatus(this.deps.db, userId, nodeId);
+      if (!current) throw nodeNotFound(nodeId);
+      const done = current === status || current === 'DESTROYED' || Date.now() >= deadline || signal?.aborted;
+      if (done) return this.getNode(userId, nodeId);
+      await sleep(Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now())));
+    }
+  }
+
   async latestImageVersion(): Promise<string> {
     const release = await latestRelease(this.deps.db);
     if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
     return release.version;
   }
 
-  async createNode(userId: string, input: CreateNodeInput): Promise<NodeRow> {
-    const node = await this.deps.db.transaction(async (tx) => {
+  /**
+   * Creates a node and its create build. With an idempotency key, a retry of the same request
+   * gets the first answer and creates nothing; the key is claimed in the same transaction, so a
+   * failed creation leaves no key behind.
+   */
+  async createNode(userId: string, input: CreateNodeInput, idempotency?: IdempotencyKey): Promise<CreatedNode> {
+    const answer = await this.deps.db.transaction(async (tx) => {
+      if (idempotency) {
+        const stored = await claimIdempotencyKey(tx, userId, idempotency.key, idempotency.requestHash);
+        if (stored && stored.request_hash !== idempotency.requestHash) {
+          throw new AppError('idempotency_conflict', 'this Idempotency-Key was already used with a different request body');
+        }
+        if (stored) return { body: stored.response_body as CreatedNode['body'], replayed: true };
+      }
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
       const ports = await allocatePortPair(this.deps.config.nodePortRange, await usedPorts(tx));
@@ -77,11 +124,67 @@ export class NodeService {
         rest_port: ports[0],
         peer_port: ports[1],
       });
-      await this.startBuild(tx, node, 'create', release.version);
-      return node;
+      await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
+      await enqueueBuild(tx, node, 'create', release.version);
+      const body = presentCreatedNode(node);
+      if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, 200, body);
+      return { body, replayed: false };
+    });
+    if (!answer.replayed) this.deps.wakeWorkers();
+    return answer;
+  }
+
+  /**
+   * Starts a PAUSED or FAILED node: STARTING, then RUNNING and locked. A node of a plan that
+   * upgrades automatically comes up on the latest image version (the upgrade it missed while
+   * paused), with the same rollback as an upgrade.
+   */
+  async startNode(userId: string, nodeId: string): Promise<NodeActionResult> {
+    const result = await this.deps.db.transaction(async (tx) => {
+      const node = await this.lockForBuild(tx, userId, nodeId);
+      if (node.status === 'RUNNING') throw new AppError('already_running', `node ${nodeId} is already running`, { status: node.status });
+      const user = await findUserById(tx, userId);
+      const latest = await latestRelease(tx);
+      const version = user && latest && upgradesAutomatically(user.plan) ? latest.version : node.image_version;
+      const after = await changeNode(tx, node, { status: 'STARTING', desired_state: 'running', locked: true });
+      await enqueueBuild(tx, after, 'start', version);
+      return { nodeId, status: after.status };
     });
     this.deps.wakeWorkers();
-    return node;
+    return result;
+  }
+
+  /** Stops a RUNNING (or FAILED) node's daemon, keeping its storage: PAUSED once the build completes. */
+  async stopNode(userId: string, nodeId: string): Promise<NodeActionResult> {
+    const result = await this.deps.db.transaction(async (tx) => {
+      const node = await this.lockForBuild(tx, userId, nodeId);
+      if (node.status === 'PAUSED') throw new AppError('already_stopped', `node ${nodeId} is already stopped`, { status: node.status });
+      const after = await changeNode(tx, node, { desired_state: 'stopped' });
+      await enqueueBuild(tx, after, 'stop', node.image_version);
+      return { nodeId, status: after.status };
+    });
+    this.deps.wakeWorkers();
+    return result;
+  }
+
+  /** Moves a RUNNING (or FAILED) node to the latest image version; see replaceImage in build-job.ts. */
+  async upgradeNode(userId: string, nodeId: string): Promise<{ nodeId: string; fromVersion: string; toVersion: string }> {
+    const result = await this.deps.db.transaction(async (tx) => {
+      const node = await this.lockForBuild(tx, userId, nodeId);
+      const latest = await latestRelease(tx);
+      if (!latest || latest.version === node.image_version) {
+        throw new AppError('nothing_to_upgrade', `node ${nodeId} already runs the latest image version ${node.image_version}`, {
+          version: node.image_version,
+        });
+      }
+      if (node.status === 'PAUSED') {
+        throw new AppError('node_not_running', `node ${nodeId} is PAUSED; start it, then upgrade it`, { status: node.status });
+      }
+      await beginUpgrade(tx, node, latest.version);
+      return { nodeId, fromVersion: node.image_version, toVersion: latest.version };
+    });
+    this.deps.wakeWorkers();
+    return result;
   }
 
   async destroyNode(userId: string, nodeId: string): Promise<void> {
@@ -89,11 +192,11 @@ export class NodeService {
       const node = await lockUserNode(tx, userId, nodeId);
       if (!node) throw nodeNotFound(nodeId);
       if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {
-        throw new AppError('invalid_state', `node ${nodeId} is already ${node.status}`, { status: node.status });
+        throw new AppError('node_destroyed', `node ${nodeId} is already ${node.status}`, { status: node.status });
       }
       await this.ensureNoBuildInProgress(tx, node);
       await changeNode(tx, node, { status: 'DESTROYING', desired_state: 'destroyed' });
-      await this.startBuild(tx, node, 'destroy', node.image_version);
+      await enqueueBuild(tx, node, 'destroy', node.image_version);
     });
     this.deps.wakeWorkers();
   }
@@ -109,12 +212,48 @@ export class NodeService {
     });
   }
 
+  /**
+   * Changes the node's settings. `webhookUrl` must already be checked (webhooks/target-url.ts);
+   * null removes it, undefined leaves it as it is.
+   */
+  async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null }): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const node = await lockUserNode(tx, userId, nodeId);
+      if (!node) throw nodeNotFound(nodeId);
+      if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {
+        throw new AppError('node_destroyed', `node ${nodeId} is ${node.status}`, { status: node.status });
+      }
+      if (change.webhookUrl === undefined) return;
+      const { webhookUrl: _previous, ...rest } = node.settings;
+      await changeNode(tx, node, { settings: change.webhookUrl === null ? rest : { ...rest, webhookUrl: change.webhookUrl } });
+    });
+  }
+
+  /** The daemon accepted /lock: locked until the next unlock. Called by the node gateway. */
+  async markLocked(nodeId: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const node = await lockNode(tx, nodeId);
+      if (node && !node.locked) await changeNode(tx, node, { locked: true });
+    });
+  }
+
   /** The daemon accepted /init: its wallet exists. Called by the node gateway. */
   async markInitialized(nodeId: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const node = await lockNode(tx, nodeId);
       if (node && !node.initialized) await changeNode(tx, node, { initialized: true });
     });
+  }
+
+  /** The caller's node, row-locked, in a state where a new build may begin. */
+  private async lockForBuild(tx: Queryable, userId: string, nodeId: string): Promise<NodeRow> {
+    const node = await lockUserNode(tx, userId, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {
+      throw new AppError('node_destroyed', `node ${nodeId} is ${node.status}`, { status: node.status });
+    }
+    await this.ensureNoBuildInProgress(tx, node);
+    return node;
   }
 
   private async ensureNoBuildInProgress(tx: Queryable, node: NodeRow) {
@@ -126,24 +265,6 @@ export class NodeService {
         { buildNumber: build.build_number, action: build.action },
       );
     }
-  }
-
-  /** Records a build and enqueues the job that carries it out, in the caller's transaction. */
-  private async startBuild(tx: Queryable, node: NodeRow, action: BuildAction, imageVersion: string) {
-    const build = await insertBuild(tx, {
-      nodeId: node.id,
-      action,
-      imageVersion,
-      previousImageVersion: node.image_version,
-    });
-    const payload: BuildJobPayload = { v: 1, nodeId: node.id, buildNumber: build.build_number };
-    await insertJob(tx, {
-      kind: BUILD_JOB.kind,
-      payload,
-      singletonKey: buildJobKey(payload),
-      maxAttempts: BUILD_JOB.maxAttempts,
-    });
-    return build;
   }
 
   private async present(db: Queryable, node: NodeRow) {

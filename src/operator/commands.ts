@@ -3,11 +3,16 @@
 // same functions either way.
 import type { AccountService } from '../accounts/service.ts';
 import type { ReleaseService } from '../releases/service.ts';
+import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
+import type { CertificateService } from '../pki/client-certificates.ts';
+import { parseDurationMs } from '../webhooks/retry-policy.ts';
 import { AppError } from '../errors.ts';
 
 export interface OperatorContext {
   accounts: AccountService;
   releases: ReleaseService;
+  webhookKeys: WebhookKeyring;
+  certificates: CertificateService;
   /** Wakes the workers of the process that ran the command (no-op in a CLI process). */
   wakeWorkers: () => void;
 }
@@ -25,6 +30,13 @@ const option = (a: OperatorArgs, name: string) => {
   return v;
 };
 
+const wholeNumber = (a: OperatorArgs, name: string, min: number) => {
+  const v = option(a, name);
+  if (v === undefined) return undefined;
+  if (!/^\d{1,6}$/.test(v) || Number(v) < min) throw new AppError('invalid_request', `--${name} must be a whole number of at least ${min}`);
+  return Number(v);
+};
+
 export const operatorCommands: Record<string, (ctx: OperatorContext, a: OperatorArgs) => Promise<object>> = {
   'user create': (ctx, a) =>
     ctx.accounts.createUser({ email: required(a, 0, '<email>'), plan: option(a, 'plan'), password: option(a, 'password') }),
@@ -37,9 +49,27 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'token revoke': (ctx, a) => ctx.accounts.revokeToken(required(a, 0, '<token-id>')),
   'token list': async (ctx, a) => ({ tokens: await ctx.accounts.listTokens(required(a, 0, '<email>')) }),
   'release publish': async (ctx, a) => {
-    const result = await ctx.releases.publish(required(a, 0, '<version>'));
+    const result = await ctx.releases.publish(required(a, 0, '<version>'), {
+      concurrency: wholeNumber(a, 'concurrency', 1),
+      failureBudget: wholeNumber(a, 'failure-budget', 0),
+    });
+    ctx.wakeWorkers();
+    return result;
+  },
+  'release status': (ctx, a) => ctx.releases.status(required(a, 0, '<version>')),
+  'release resume': async (ctx, a) => {
+    const result = await ctx.releases.resume(required(a, 0, '<version>'), wholeNumber(a, 'failure-budget', 0));
     ctx.wakeWorkers();
     return result;
   },
   'release list': async (ctx) => ({ releases: await ctx.releases.list() }),
+  // Works on the keyring file itself; a running service picks the new key up within a second.
+  'webhook-key rotate': async (ctx, a) => {
+    const overlap = option(a, 'overlap');
+    const overlapMs = overlap === undefined ? undefined : parseDurationMs(overlap);
+    if (overlap !== undefined && overlapMs === undefined) throw new AppError('invalid_request', '--overlap must be a duration like 24h, 30m or 0');
+    return ctx.webhookKeys.rotate(overlapMs);
+  },
+  'cert list': async (ctx, a) => ({ certificates: await ctx.certificates.listForOperator(required(a, 0, '<node-id>')) }),
+  'cert revoke': (ctx, a) => ctx.certificates.revokeForOperator(required(a, 0, '<serial>')),
 };

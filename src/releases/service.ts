@@ -1,28 +1,151 @@
-// The image release catalog. Publishing a version makes it the latest: new nodes get it, and
-// existing nodes see an upgrade available.
+// The image release catalog and its rollouts. Publishing a version makes it the latest: new nodes
+// get it, nodes of Scale and Wallet users are upgraded by a rolling rollout, and the others see
+// an upgrade available.
 import type { Database } from '../db/database.ts';
 import { insertRelease, latestRelease, listReleases } from '../db/releases.ts';
+import {
+  countRolloutNodes,
+  enrolRolloutNodes,
+  findRollout,
+  insertRollout,
+  listRunningRollouts,
+  lockRollout,
+  recordUpgradeAvailableEvents,
+  updateRollout,
+} from '../db/rollouts.ts';
 import { AppError } from '../errors.ts';
+import { advanceRollout } from './rollout.ts';
 
 // Image versions are RLN commit ids or release tags: keep them safe to put in paths and commands.
 export const VERSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-export class ReleaseService {
-  constructor(private readonly db: Database) {}
+export interface RolloutDefaults {
+  concurrency: number;
+  failureBudget: number;
+}
 
-  async publish(version: string) {
+export interface PublishOptions {
+  concurrency?: number;
+  failureBudget?: number;
+}
+
+export class ReleaseService {
+  private readonly passes = new Map<string, { again: boolean }>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly rolloutDefaults: RolloutDefaults,
+    /** Wakes this process's job workers after upgrades were enqueued. */
+    private readonly wakeWorkers: () => void = () => {},
+  ) {}
+
+  /** Records the version, enrols the nodes that upgrade automatically and starts the first upgrades, atomically. */
+  async publish(version: string, opts: PublishOptions = {}) {
     if (!VERSION_PATTERN.test(version)) {
       throw new AppError('invalid_request', 'a version is 1-64 characters of letters, digits, ".", "_" or "-", starting with a letter or digit');
     }
-    const row = await insertRelease(this.db, version);
-    if (!row) throw new AppError('release_exists', `version ${version} was already published`);
-    return { version: row.version, releasedAt: row.released_at.toISOString(), latest: true };
+    const result = await this.db.transaction(async (tx) => {
+      const row = await insertRelease(tx, version);
+      if (!row) throw new AppError('release_exists', `version ${version} was already published`);
+      const rollout = await insertRollout(
+        tx,
+        version,
+        opts.concurrency ?? this.rolloutDefaults.concurrency,
+        opts.failureBudget ?? this.rolloutDefaults.failureBudget,
+      );
+      const enrolled = await enrolRolloutNodes(tx, version);
+      const notified = await recordUpgradeAvailableEvents(tx, version);
+      const started = await advanceRollout(tx, version);
+      return {
+        version: row.version,
+        releasedAt: row.released_at.toISOString(),
+        latest: true,
+        rollout: { concurrency: rollout.concurrency, failureBudget: rollout.failure_budget, nodes: enrolled, started },
+        upgradeAvailableTo: notified,
+      };
+    });
+    this.wakeWorkers();
+    return result;
   }
 
   async list() {
     const rows = await listReleases(this.db);
     const latest = rows.at(-1)?.version;
     return rows.map((r) => ({ version: r.version, releasedAt: r.released_at.toISOString(), latest: r.version === latest }));
+  }
+
+  /** A rollout's progress: its state and how many of its nodes are in each state. */
+  async status(version: string) {
+    const rollout = await findRollout(this.db, version);
+    if (!rollout) throw new AppError('release_not_found', `no rollout for version ${version}; see rln-cloud release list`);
+    const nodes = await countRolloutNodes(this.db, version);
+    const total = Object.values(nodes).reduce((a, b) => a + b, 0);
+    return {
+      version,
+      state: rollout.state,
+      pausedReason: rollout.paused_reason,
+      concurrency: rollout.concurrency,
+      failureBudget: rollout.failure_budget,
+      total,
+      nodes,
+      startedAt: rollout.created_at.toISOString(),
+      updatedAt: rollout.updated_at.toISOString(),
+    };
+  }
+
+  /**
+   * Resumes a paused rollout. Its failure budget grows by `extraFailures` (default: the configured
+   * budget) beyond the failures so far, or it would pause again at once.
+   */
+  async resume(version: string, extraFailures = this.rolloutDefaults.failureBudget) {
+    await this.db.transaction(async (tx) => {
+      const rollout = await lockRollout(tx, version);
+      if (!rollout) throw new AppError('release_not_found', `no rollout for version ${version}`);
+      if (rollout.state !== 'paused') throw new AppError('invalid_state', `the rollout of ${version} is ${rollout.state}, not paused`);
+      const { failed } = await countRolloutNodes(tx, version);
+      await updateRollout(tx, version, { state: 'running', failure_budget: failed + extraFailures });
+      await advanceRollout(tx, version);
+    });
+    this.wakeWorkers();
+    return this.status(version);
+  }
+
+  /**
+   * Runs a pass of `version`'s rollout soon, outside the caller's transaction. Requests that come
+   * while a pass runs are folded into one more pass, so a burst of finished upgrades costs a few
+   * transactions, not one each. If this process dies first, the reconcile loop's advanceAll runs it.
+   */
+  requestAdvance(version: string) {
+    const pass = this.passes.get(version);
+    if (pass) {
+      pass.again = true;
+      return;
+    }
+    const state = { again: false };
+    this.passes.set(version, state);
+    void (async () => {
+      try {
+        do {
+          state.again = false;
+          const started = await this.db.transaction((tx) => advanceRollout(tx, version));
+          if (started > 0) this.wakeWorkers();
+        } while (state.again);
+      } catch {
+        // The reconcile loop's periodic advanceAll retries; nothing is lost.
+      } finally {
+        this.passes.delete(version);
+      }
+    })();
+  }
+
+  /** One pass over every running rollout; how a rollout continues after a restart. Returns upgrades started. */
+  async advanceAll(): Promise<number> {
+    let started = 0;
+    for (const rollout of await listRunningRollouts(this.db)) {
+      started += await this.db.transaction((tx) => advanceRollout(tx, rollout.version));
+    }
+    if (started > 0) this.wakeWorkers();
+    return started;
   }
 
   /** Seeds the catalog with its first version on the very first start. */

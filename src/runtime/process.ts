@@ -3,7 +3,7 @@
 // stops them too; a daemon left behind by a crashed service is found through its pid file at the
 // next start and stopped, and the reconcile loop starts it again under supervision.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,9 @@ import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { isProcessAlive } from '../process-alive.ts';
+import { RotatingLog, type LogRotation } from '../logs/rotating-log.ts';
+import { readLogRange, type LogRange } from '../logs/read-range.ts';
+import { CURRENT_LOG } from '../logs/log-files.ts';
 
 const DEVNODE_LAUNCHER = fileURLToPath(new URL('../../bin/devnode.mjs', import.meta.url));
 const STOP_GRACE_MS = 10_000;
@@ -32,6 +35,8 @@ export interface ProcessRuntimeOptions {
   /** Command template for the daemon; unset runs devnode. */
   rlnCommand: string | undefined;
   log: Logger;
+  /** Size and count bounds of each node's log files (LOG_FILE_MAX_BYTES, LOG_FILES_KEPT). */
+  logRotation?: LogRotation;
 }
 
 export class ProcessRuntime implements NodeRuntime {
@@ -47,7 +52,8 @@ export class ProcessRuntime implements NodeRuntime {
   private dir = (nodeId: string) => join(this.nodesDir, nodeId);
   private storageDir = (nodeId: string) => join(this.dir(nodeId), 'storage');
   private pidPath = (nodeId: string) => join(this.dir(nodeId), 'daemon.pid');
-  logPath = (nodeId: string) => join(this.dir(nodeId), 'daemon.log');
+  /** The current log file; rotated ones sit beside it (see logs/log-files.ts). */
+  logPath = (nodeId: string) => join(this.dir(nodeId), CURRENT_LOG);
 
   /** Stops daemons that a previous, crashed instance of the service left running. */
   async stopOrphans(): Promise<number> {
@@ -79,16 +85,15 @@ export class ProcessRuntime implements NodeRuntime {
       storageDir: this.storageDir(spec.nodeId),
       spec,
     });
-    const logFd = openSync(this.logPath(spec.nodeId), 'a');
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, {
-        stdio: ['ignore', logFd, logFd],
-        env: { ...process.env, DEVNODE_VERSION: spec.imageVersion },
-      });
-    } finally {
-      closeSync(logFd);
-    }
+    // Output goes through the service (pipes, not a file descriptor) so it can be timestamped and
+    // rotated; a daemon orphaned by a crash of the service loses its output until it is restarted.
+    const child: ChildProcess = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DEVNODE_VERSION: spec.imageVersion },
+    });
+    const daemonLog = new RotatingLog(this.dir(spec.nodeId), this.opts.logRotation);
+    daemonLog.follow(child.stdout!, 'stdout');
+    daemonLog.follow(child.stderr!, 'stderr');
     const daemon: Daemon = {
       child,
       imageVersion: spec.imageVersion,
@@ -151,6 +156,10 @@ export class ProcessRuntime implements NodeRuntime {
 
   endpoint(spec: NodeSpec): NodeEndpoint {
     return { host: '127.0.0.1', port: spec.restPort };
+  }
+
+  readLogs(nodeId: string, range: LogRange) {
+    return readLogRange(this.dir(nodeId), range);
   }
 
   async tailLog(nodeId: string, maxBytes = 2048) {

@@ -1,6 +1,7 @@
 // What runs the node daemons. One interface covers a node's whole lifecycle; an implementation is
 // chosen once at start-up (`process` on one machine; Kubernetes past it).
 import type { Network } from '../db/nodes.ts';
+import type { LogRange } from '../logs/read-range.ts';
 
 export interface NodeSpec {
   nodeId: string;
@@ -39,6 +40,11 @@ export interface NodeRuntime {
   endpoint(spec: NodeSpec): NodeEndpoint;
   /** The last lines the daemon wrote, for error messages and diagnostics. */
   tailLog(nodeId: string, maxBytes?: number): Promise<string>;
+  /**
+   * The daemon's collected output received in [range.from, range.to), oldest first, as lines
+   * `<ISO time received> <stream> <line>`; streamed, never loaded whole (log exports read 100s of MB).
+   */
+  readLogs(nodeId: string, range: LogRange): AsyncIterable<Buffer>;
   /** Called with a node id whenever a daemon exits without being asked to. */
   onUnexpectedExit(listener: (nodeId: string, detail: string) => void): void;
   /** Releases the runtime's own resources; the process runtime stops the daemons it started. */

@@ -156,7 +156,7 @@ describe(`node API on ${databaseLabel()}`, () => {
     it('answers 409 when destroying a node that is already destroyed', async () => {
       const r = await t.call('/api/nodes', { method: 'DELETE', token: alice.token, body: { destroyNodeId: nodeId } });
       expect(r.status).toBe(409);
-      expect(r.json.error.code).toBe('invalid_state');
+      expect(r.json.error.code).toBe('node_destroyed');
     });
   });
 

@@ -5,29 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-
-const api = async (svc: ServiceProcess, token: string, path: string, init: { method?: string; body?: unknown } = {}) => {
-  const res = await fetch(`${svc.base}${path}`, {
-    method: init.method ?? 'GET',
-    headers: { authorization: `Bearer ${token}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
-    body: init.body ? JSON.stringify(init.body) : undefined,
-  });
-  return { status: res.status, json: (await res.json()) as any };
-};
-
-async function waitForStatus(svc: ServiceProcess, token: string, nodeId: string, status: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last: any;
-  while (Date.now() < deadline) {
-    try {
-      last = (await api(svc, token, `/api/nodes/${nodeId}`)).json.data;
-      if (last?.status === status) return last;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`node did not reach ${status}; last ${JSON.stringify(last)}`);
-}
+import { callService as api, serviceEnv, startServiceProcess, waitForServiceNode as waitForStatus, type ServiceProcess } from '../helpers/service-process.ts';
 
 describe('the service started with npm start', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-e2e-'));

@@ -4,6 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort, randomNodePortRange } from './ports.ts';
+import { isProcessAlive } from '../../src/process-alive.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -60,9 +61,17 @@ export async function startServiceProcess(env: NodeJS.ProcessEnv, timeoutMs = 60
     serverPid: () => JSON.parse(readFileSync(`${env.DATA_DIR}/rln-cloud.lock`, 'utf8')).pid,
     cli: (args) => runCli(env, args),
     async stop(signal = 'SIGTERM') {
+      let server: number | undefined;
+      try {
+        server = JSON.parse(readFileSync(`${env.DATA_DIR}/rln-cloud.lock`, 'utf8')).pid;
+      } catch {}
       killGroup(child, signal);
       await waitForExit(child, 15_000);
       killGroup(child, 'SIGKILL');
+      // npm may exit before the server it started: wait for the server itself to let go of its
+      // ports and DATA_DIR, as an operator restarting it would.
+      const deadline = Date.now() + 15_000;
+      while (server && isProcessAlive(server) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     },
   };
 }
@@ -83,4 +92,35 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') {
 async function waitForExit(child: ChildProcess, timeoutMs: number) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, timeoutMs))]);
+}
+
+/** Calls the service's management API with a bearer token. */
+export async function callService(svc: ServiceProcess, token: string, path: string, init: { method?: string; body?: unknown } = {}) {
+  const res = await fetch(`${svc.base}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { authorization: `Bearer ${token}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+/** Polls a node until `accept` says yes (by default: it has `status`), tolerating a service that is restarting. */
+export async function waitForServiceNode(
+  svc: ServiceProcess,
+  token: string,
+  nodeId: string,
+  status: string,
+  timeoutMs = 60_000,
+  accept: (node: any) => boolean = (node) => node?.status === status,
+) {
+  const deadline = Date.now() + timeoutMs;
+  let last: any;
+  while (Date.now() < deadline) {
+    try {
+      last = (await callService(svc, token, `/api/nodes/${nodeId}`)).json.data;
+      if (accept(last)) return last;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`node ${nodeId} did not reach ${status}; last ${JSON.stringify(last)}`);
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, NAME_PATTERN, Settings } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { idempotencyKeyOf } from '../idempotency-key.ts';
 
 const CreateNodeBody = Type.Object(
   {
@@ -25,25 +26,31 @@ const CreateNodeResponse = Type.Object({
   message: Type.String(),
 });
 
-export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
+export function createNodeRoute(app: FastifyInstance, { nodes, webhooks }: ApiDeps) {
   app.post<{ Body: CreateNodeBody }>(
     '/api/nodes',
     {
       schema: {
         summary: 'Create a node',
-        description: 'The node starts in STARTING; a create build brings it to RUNNING (locked, not initialised).',
+        description:
+          'The node starts in STARTING; a create build brings it to RUNNING (locked, not initialised). ' +
+          'With an `Idempotency-Key` header (1-255 printable characters), a retry with the same key and body within 24 hours ' +
+          'gets the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_conflict`. ' +
+          '`settings.webhookUrl` follows the rules of POST /api/nodes/{id}/settings.',
         tags: ['nodes'],
         body: CreateNodeBody,
         response: { 200: CreateNodeResponse, ...errorResponses },
       },
     },
-    async (request) => {
-      const { name, network, settings } = request.body;
-      const node = await nodes.createNode(userOf(request).id, { name, network, settings });
-      return {
-        data: { nodeId: node.id, name: node.name, network: node.network, status: 'STARTING' as const },
-        message: `Node ${node.name} is being created`,
-      };
+    async (request, reply) => {
+      const { name, network } = request.body;
+      // The webhook URL is checked (scheme, credentials, target addresses) before anything is stored.
+      const webhookUrl = await webhooks.checkWebhookUrl(request.body.settings?.webhookUrl);
+      const settings = webhookUrl ? { webhookUrl } : {};
+      const idempotency = idempotencyKeyOf(request, request.body);
+      const { body, replayed } = await nodes.createNode(userOf(request).id, { name, network, settings }, idempotency);
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return body;
     },
   );
 }

@@ -1,0 +1,123 @@
+// Signed webhook deliveries per second to a loopback receiver (fan-out, claim, sign, POST, record,
+// all through the real dispatcher and database), beside the same POSTs sent without the database,
+// and the cost of one Ed25519 signature.
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openPglite, openPostgres } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createLogger } from '../src/logger.ts';
+import { recordNodeEvent } from '../src/events/record.ts';
+import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+import { WebhookSender } from '../src/webhooks/send-webhook.ts';
+import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';
+import { createTestDatabase } from '../test/helpers/database.ts';
+
+export interface WebhookFigures {
+  deliveriesPerSecond: number;
+  baselinePostsPerSecond: number;
+  events: number;
+  nodes: number;
+}
+
+const CONCURRENCY = 32;
+
+async function startCountingReceiver() {
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    count: () => count,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 4000, nodes = 100): Promise<WebhookFigures> {
+  if (database === 'PostgreSQL') process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
+  else delete process.env.TEST_DATABASE_URL;
+  const target = await createTestDatabase();
+  const db = target.url ? await openPostgres(target.url, 20) : await openPglite(undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'rln-bench-webhooks-'));
+  const receiver = await startCountingReceiver();
+  try {
+    await migrate(db);
+    await db.query(`INSERT INTO image_versions (version) VALUES ('bench')`);
+    await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'bench@example.com', 'starter')`);
+    const nodeRows: Array<{ id: string; user_id: string }> = [];
+    for (let i = 0; i < nodes; i++) {
+      const id = i.toString(16).padStart(32, '0');
+      await db.query(
+        `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
+         VALUES ($1, 'u', $2, 'regtest', 'RUNNING', 'running', 'bench', $3, $4, $5)`,
+        [id, `n${i}`, JSON.stringify({ webhookUrl: receiver.url }), 20000 + 2 * i, 20001 + 2 * i],
+      );
+      nodeRows.push({ id, user_id: 'u' });
+    }
+    for (let i = 0; i < events; i += 200) {
+      await db.transaction(async (tx) => {
+        for (let j = i; j < Math.min(events, i + 200); j++) await recordNodeEvent(tx, nodeRows[j % nodes]!, 'TEST', { n: j });
+      });
+    }
+    const keyring = new WebhookKeyring(join(dir, 'keys.json'), 0);
+    keyring.ensure();
+
+    // Baseline: the same number of POSTs, same concurrency and client, without the database.
+    const baselineSender = new WebhookSender({ timeoutMs: 15_000, allowPrivateTargets: true });
+    let next = 0;
+    const b0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next++ < events) await baselineSender.send(receiver.url, { 'webhook-id': 'evt_x' }, '{"eventType":"TEST"}');
+      }),
+    );
+    const baselinePostsPerSecond = events / ((performance.now() - b0) / 1000);
+    baselineSender.close();
+
+    const before = receiver.count();
+    const dispatcher = new WebhookDispatcher({
+      db,
+      sender: new WebhookSender({ timeoutMs: 15_000, allowPrivateTargets: true }),
+      keyring,
+      retryScheduleMs: [0],
+      timeoutMs: 15_000,
+      concurrency: CONCURRENCY,
+      pollIntervalMs: 50,
+      log: createLogger('silent'),
+    });
+    const t0 = performance.now();
+    dispatcher.start();
+    while (receiver.count() - before < events) await new Promise((r) => setTimeout(r, 5));
+    const deliveriesPerSecond = events / ((performance.now() - t0) / 1000);
+    await dispatcher.stop();
+    return { deliveriesPerSecond, baselinePostsPerSecond, events, nodes };
+  } finally {
+    await receiver.close();
+    await db.close();
+    await target.drop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function benchSignature(iterations = 20_000) {
+  const dir = mkdtempSync(join(tmpdir(), 'rln-bench-sign-'));
+  try {
+    const keyring = new WebhookKeyring(join(dir, 'keys.json'), 0);
+    keyring.ensure();
+    const body = JSON.stringify({ eventType: 'NODE_STATUS_UPDATED', eventTimestamp: new Date().toISOString(), nodeId: 'a'.repeat(32), details: { nodeId: 'a'.repeat(32), status: 'RUNNING' } });
+    for (let i = 0; i < 1000; i++) keyring.signatureHeader('evt_warm', i, body);
+    const t0 = performance.now();
+    for (let i = 0; i < iterations; i++) keyring.signatureHeader('evt_1', i, body);
+    const ms = performance.now() - t0;
+    return { microseconds: (ms * 1000) / iterations, perSecond: iterations / (ms / 1000) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

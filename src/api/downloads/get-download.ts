@@ -1,0 +1,29 @@
+// GET /downloads/<key>?expires=&signature=: serves an object of the local blob store to whoever
+// holds a URL the service signed (no bearer token: the URL is the credential, like S3's presigned
+// URLs). Registered only with BLOB_STORE=local; with s3 the URLs point at S3 itself.
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../errors.ts';
+import type { LocalBlobStore } from '../../blobs/local-blob-store.ts';
+import { DOWNLOADS_PATH } from '../../blobs/signed-url.ts';
+
+export function getDownloadRoute(app: FastifyInstance, store: LocalBlobStore) {
+  app.get<{ Params: { '*': string }; Querystring: Record<string, unknown> }>(
+    `${DOWNLOADS_PATH}*`,
+    { schema: { hide: true } },
+    async (request, reply) => {
+      const key = request.params['*'];
+      const blob = await store.openSigned(key, request.query);
+      // One answer for every bad URL (tampered, expired, signed for another object, made up), so
+      // a caller learns nothing about which objects exist.
+      if (blob === 'forbidden') throw new AppError('forbidden', 'this download link is invalid or has expired');
+      if (blob === 'missing') throw new AppError('not_found', 'this download is no longer available');
+      const filename = key.replaceAll('/', '-');
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('content-length', blob.bytes)
+        .header('content-disposition', `attachment; filename="${filename}"`)
+        .header('cache-control', 'private, no-store')
+        .send(blob.stream);
+    },
+  );
+}

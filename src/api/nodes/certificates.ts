@@ -1,0 +1,98 @@
+// Client certificates of a node for the mutual-TLS gateway: POST /api/nodes/{id}/generate-cert
+// issues one (the private key is in this answer only), GET /api/nodes/{id}/certs lists them,
+// DELETE /api/nodes/{id}/certs/{serial} revokes one (refused from the next request on).
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { userOf } from '../bearer-auth.ts';
+import { errorResponses, NodeIdParams } from '../schemas.ts';
+import type { ApiDeps } from '../deps.ts';
+
+const IssuedCertificate = Type.Object({
+  certificate: Type.String({ description: 'The client certificate (PEM), bound to the user and the node.' }),
+  certificateChain: Type.String({ description: "The service's CA certificate (PEM): the chain above the certificate, and what clients verify the gateway's server certificate with." }),
+  privateKey: Type.String({ description: 'The private key (PKCS#8 PEM). Shown only here: the service never stores it.' }),
+  publicKey: Type.String({ description: 'The public key (SPKI PEM).' }),
+});
+
+const GenerateCertBody = Type.Object(
+  {
+    validitySeconds: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'How long the certificate is valid; default and maximum CLIENT_CERT_DAYS (30 days).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type GenerateCertBody = Static<typeof GenerateCertBody>;
+
+export const Certificate = Type.Object({
+  serial: Type.String({ description: 'Serial number, lowercase hexadecimal.' }),
+  nodeId: Type.String(),
+  fingerprint: Type.String({ description: 'SHA-256 of the DER certificate, lowercase hexadecimal.' }),
+  status: Type.Union([Type.Literal('valid'), Type.Literal('expired'), Type.Literal('revoked')]),
+  createdAt: Type.String({ format: 'date-time' }),
+  notBefore: Type.String({ format: 'date-time' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+
+const SerialParams = Type.Object({
+  id: NodeIdParams.properties.id,
+  serial: Type.String({ maxLength: 128, description: 'The serial number in hexadecimal (colons and upper case accepted).' }),
+});
+type SerialParams = Static<typeof SerialParams>;
+
+export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDeps) {
+  app.post<{ Params: NodeIdParams; Body: GenerateCertBody }>(
+    '/api/nodes/:id/generate-cert',
+    {
+      schema: {
+        summary: 'Issue a client certificate for the mutual-TLS gateway',
+        description:
+          'A new key pair and a certificate from the service CA, bound to the caller and the node. The private key is returned ' +
+          'once and never stored. 409 `node_destroyed` for a destroyed node.',
+        tags: ['certificates'],
+        params: NodeIdParams,
+        body: GenerateCertBody,
+        response: { 200: IssuedCertificate, ...errorResponses },
+      },
+      // The body is optional: no body at all means "the defaults".
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return certificates.issue(userOf(request).id, request.params.id, request.body.validitySeconds);
+    },
+  );
+
+  app.get<{ Params: NodeIdParams }>(
+    '/api/nodes/:id/certs',
+    {
+      schema: {
+        summary: "List a node's client certificates",
+        tags: ['certificates'],
+        params: NodeIdParams,
+        response: { 200: Type.Object({ certificates: Type.Array(Certificate) }), ...errorResponses },
+      },
+    },
+    async (request) => ({ certificates: await certificates.list(userOf(request).id, request.params.id) }),
+  );
+
+  app.delete<{ Params: SerialParams }>(
+    '/api/nodes/:id/certs/:serial',
+    {
+      schema: {
+        summary: 'Revoke a client certificate',
+        description: 'The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time.',
+        tags: ['certificates'],
+        params: SerialParams,
+        response: { 200: Type.Object({ message: Type.String(), data: Certificate }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const data = await certificates.revoke(userOf(request).id, request.params.id, request.params.serial);
+      return { message: `Certificate ${data.serial} is revoked`, data };
+    },
+  );
+}

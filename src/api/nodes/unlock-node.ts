@@ -1,0 +1,55 @@
+// POST /api/nodes/{id}/unlock with {password, announce_alias?, announce_addresses?}: the same
+// unlock as the node gateway's, for the management API (and the web UI's Unlock button). The
+// node's refusal becomes a management error: wrong_password, node_state_conflict, ...
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { userOf } from '../bearer-auth.ts';
+import { AppError } from '../../errors.ts';
+import { errorResponses, MessageBody, NodeIdParams, ErrorBody } from '../schemas.ts';
+import type { ApiDeps } from '../deps.ts';
+import { parseUnlockInput } from '../../gateway/unlock-body.ts';
+
+const UnlockBody = Type.Object(
+  {
+    password: Type.String({ minLength: 1, maxLength: 1024, description: "The node's wallet password (never stored or logged)." }),
+    announce_alias: Type.Optional(Type.String({ maxLength: 256 })),
+    announce_addresses: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 16 })),
+  },
+  { additionalProperties: false },
+);
+type UnlockBody = Static<typeof UnlockBody>;
+
+export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
+  // Its own scope for its own JSON parser: the default parser's error text quotes the body, and
+  // this body holds a password.
+  void app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(body as string));
+      } catch {
+        done(new AppError('invalid_json', 'the body is not valid JSON; send {"password": "..."}'), undefined);
+      }
+    });
+    scope.post<{ Params: NodeIdParams; Body: UnlockBody }>(
+      '/api/nodes/:id/unlock',
+      {
+        schema: {
+          summary: 'Unlock a node',
+          description:
+            'Unlocks a RUNNING, locked node with its password; the service adds the chain-sync, indexer and proxy settings ' +
+            'of the network. 403 `wrong_password`; 409 `node_not_running`, `node_state_conflict` (already unlocked, not ' +
+            'initialized); 502 `node_unreachable`, `node_error`; 504 `node_timeout`.',
+          tags: ['nodes'],
+          params: NodeIdParams,
+          body: UnlockBody,
+          response: { 200: MessageBody, ...errorResponses, 403: Type.Ref(ErrorBody), 502: Type.Ref(ErrorBody), 504: Type.Ref(ErrorBody) },
+        },
+      },
+      async (request) => {
+        await unlocker.unlockUserNode(userOf(request).id, request.params.id, parseUnlockInput(request.body));
+        return { message: `Node ${request.params.id} is unlocked` };
+      },
+    );
+  });
+}

@@ -1,0 +1,47 @@
+// POST /api/tokens: a new API token for the caller; the secret is in this response and nowhere else.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { userOf } from '../bearer-auth.ts';
+import { errorResponses, NAME_PATTERN } from '../schemas.ts';
+import type { ApiDeps } from '../deps.ts';
+
+const CreateTokenBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN, description: 'A label, e.g. where the token is used.' }),
+    expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+  },
+  { additionalProperties: false },
+);
+type CreateTokenBody = Static<typeof CreateTokenBody>;
+
+const CreateTokenResponse = Type.Object({
+  data: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    token: Type.String({ description: 'The secret: shown only in this response.' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  }),
+  message: Type.String(),
+});
+
+export function createTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
+  app.post<{ Body: CreateTokenBody }>(
+    '/api/tokens',
+    {
+      schema: {
+        summary: 'Create an API token',
+        tags: ['tokens'],
+        body: CreateTokenBody,
+        response: { 200: CreateTokenResponse, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const t = await accounts.createToken(userOf(request).email, request.body.name, request.body.expiresInDays);
+      return {
+        data: { id: t.id, name: t.name, token: t.token, createdAt: t.createdAt, expiresAt: t.expiresAt },
+        message: 'Copy the token now: it is not shown again',
+      };
+    },
+  );
+}

@@ -1,0 +1,60 @@
+// Schemas of the webhook routes and of the events themselves (documented in the OpenAPI document).
+import { Type } from '@sinclair/typebox';
+import { NODE_EVENT_TYPES } from '../../events/record.ts';
+
+export const WEBHOOK_EVENTS_DESCRIPTION =
+  'Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node\'s `settings.webhookUrl`, ' +
+  'signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), ' +
+  '`webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, ' +
+  'verified with the key from GET /api/webhook-public-key. During a key rotation the header carries two signatures separated by a space; ' +
+  'accept the request when one verifies. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, ' +
+  'NODE_UPGRADE_AVAILABLE (a release the node\'s plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, ' +
+  'LOG_EXPORT_READY, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried ' +
+  '(by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; ' +
+  '410 stops deliveries and removes the URL. Redirects are not followed. A node\'s events are delivered one at a time, in order; ' +
+  'delivery is at least once, so deduplicate on webhook-id.';
+
+export const WebhookEvent = Type.Object(
+  {
+    eventType: Type.Union(NODE_EVENT_TYPES.map((t) => Type.Literal(t))),
+    eventTimestamp: Type.String({ format: 'date-time', description: 'When the change happened.' }),
+    nodeId: Type.String(),
+    details: Type.Object(
+      { nodeId: Type.String(), status: Type.Optional(Type.String()) },
+      { additionalProperties: true, description: 'Always nodeId; NODE_STATUS_UPDATED adds status and previousStatus; other types add their own fields.' },
+    ),
+  },
+  { $id: 'WebhookEvent', description: WEBHOOK_EVENTS_DESCRIPTION },
+);
+
+export const WebhookAttempt = Type.Object({
+  attempt: Type.Integer({ minimum: 1 }),
+  url: Type.String(),
+  startedAt: Type.String({ format: 'date-time' }),
+  durationMs: Type.Integer(),
+  statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status answered, or null when there was no answer.' }),
+  remoteAddress: Type.Union([Type.String(), Type.Null()], { description: 'The address connected to.' }),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'Why there was no answer (refused target, connection error, timeout).' }),
+});
+
+export const WebhookDelivery = Type.Object(
+  {
+    deliveryId: Type.String(),
+    eventId: Type.String({ description: 'The webhook-id header.' }),
+    eventType: Type.String(),
+    event: Type.Ref(WebhookEvent),
+    url: Type.String({ description: 'The webhook URL when the delivery was created; each attempt shows where it went.' }),
+    state: Type.Union(['pending', 'delivering', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s)), {
+      description:
+        'pending: waiting for its turn (a node\'s events go in order) or its next attempt; delivering: an attempt is under way; ' +
+        'succeeded; failed: every attempt failed, or the receiver answered 410; cancelled: the node has no webhook URL any more.',
+    }),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    redeliveryOf: Type.Union([Type.String(), Type.Null()], { description: 'The delivery this one redelivers.' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    attempts: Type.Array(WebhookAttempt),
+  },
+  { $id: 'WebhookDelivery' },
+);

@@ -1,0 +1,29 @@
+// Where finished export archives are kept and how users download them. One interface, chosen once
+// at start-up from BLOB_STORE: `local` (files under DATA_DIR, served by this service through
+// signed expiring URLs) or `s3` (a bucket, downloaded straight from S3 through presigned URLs).
+
+export interface PresignedUrl {
+  url: string;
+  expiresAt: Date;
+}
+
+export interface BlobStore {
+  readonly kind: 'local' | 's3';
+  /** Stores the file at `sourcePath` under `key`; the source file may be moved away. */
+  putFile(key: string, sourcePath: string, contentType: string): Promise<void>;
+  /** A URL anyone holding it can GET the object with until it expires; `filename` names the download. */
+  presignGet(key: string, opts: { expiresInSeconds: number; filename: string }): Promise<PresignedUrl>;
+  /** Deletes every object whose key starts with `prefix`; returns how many. */
+  deletePrefix(prefix: string): Promise<number>;
+  /** Deletes objects last written before `cutoff` (retention, and objects whose record is gone). */
+  deleteOlderThan(cutoff: Date): Promise<number>;
+}
+
+// Keys are made by the service, but the local store turns them into paths and URLs: allow only
+// plain segments so no key can climb out of its directory or need URL escaping.
+const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$/;
+export const isValidBlobKey = (key: string) => KEY.test(key) && !key.split('/').some((s) => s.includes('..'));
+
+export function assertValidBlobKey(key: string) {
+  if (!isValidBlobKey(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);
+}

@@ -1,0 +1,26 @@
+// Chooses the blob store once at start-up from the configuration.
+import type { Config } from '../config.ts';
+import type { BlobStore } from './blob-store.ts';
+import type { BlobStoreConfig } from './config.ts';
+import { LocalBlobStore } from './local-blob-store.ts';
+
+export function createBlobStore(config: Pick<Config, 'blobStore' | 'dataDir' | 'publicUrl'>): BlobStore {
+  if (config.blobStore.kind === 'local') return new LocalBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl });
+  return lazyS3BlobStore(config.blobStore);
+}
+
+/**
+ * The S3 store, with the AWS SDK loaded on first use rather than at start-up: the SDK is large,
+ * start-up time is measured, and a service that never exports never needs it.
+ */
+function lazyS3BlobStore(config: Extract<BlobStoreConfig, { kind: 's3' }>): BlobStore {
+  let store: Promise<BlobStore> | undefined;
+  const get = () => (store ??= import('./s3-blob-store.ts').then(({ S3BlobStore }) => new S3BlobStore(config)));
+  return {
+    kind: 's3',
+    putFile: async (...args) => (await get()).putFile(...args),
+    presignGet: async (...args) => (await get()).presignGet(...args),
+    deletePrefix: async (...args) => (await get()).deletePrefix(...args),
+    deleteOlderThan: async (...args) => (await get()).deleteOlderThan(...args),
+  };
+}

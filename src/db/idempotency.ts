@@ -1,0 +1,45 @@
+// Idempotency keys of POST /api/nodes: the first answer to a key, kept for a day.
+import type { Queryable } from './database.ts';
+
+export const IDEMPOTENCY_KEY_TTL_HOURS = 24;
+
+export interface StoredAnswer {
+  request_hash: string;
+  response_status: number;
+  response_body: unknown;
+}
+
+/**
+ * Claims a key for this transaction's request. Returns undefined when the key is new (the caller
+ * goes on and calls saveIdempotentAnswer), else the answer stored for it. A concurrent request with
+ * the same key waits here on PostgreSQL until the first one commits or rolls back.
+ */
+export async function claimIdempotencyKey(db: Queryable, userId: string, key: string, requestHash: string) {
+  await db.query(
+    `DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND created_at < now() - make_interval(hours => $3)`,
+    [userId, key, IDEMPOTENCY_KEY_TTL_HOURS],
+  );
+  const claimed = await db.query(
+    `INSERT INTO idempotency_keys (user_id, key, request_hash, response_status, response_body)
+     VALUES ($1, $2, $3, 0, 'null') ON CONFLICT (user_id, key) DO NOTHING RETURNING key`,
+    [userId, key, requestHash],
+  );
+  if (claimed.length > 0) return undefined;
+  return (
+    await db.query<StoredAnswer>(
+      'SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2',
+      [userId, key],
+    )
+  )[0];
+}
+
+export async function saveIdempotentAnswer(db: Queryable, userId: string, key: string, status: number, body: unknown) {
+  await db.query(
+    'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE user_id = $1 AND key = $2',
+    [userId, key, status, JSON.stringify(body)],
+  );
+}
+
+export async function purgeExpiredIdempotencyKeys(db: Queryable) {
+  await db.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [IDEMPOTENCY_KEY_TTL_HOURS]);
+}

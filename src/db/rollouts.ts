@@ -1,0 +1,151 @@
+// Release rollouts: one per published version, with one row per node it is to upgrade.
+import type { Queryable } from './database.ts';
+import type { NodeRow } from './nodes.ts';
+import { AUTO_UPGRADE_PLANS } from '../releases/plans.ts';
+
+export type RolloutState = 'running' | 'paused' | 'completed';
+export type RolloutNodeState = 'pending' | 'upgrading' | 'deferred' | 'succeeded' | 'failed' | 'skipped';
+export const ROLLOUT_NODE_STATES: RolloutNodeState[] = ['pending', 'upgrading', 'deferred', 'succeeded', 'failed', 'skipped'];
+
+export interface RolloutRow {
+  version: string;
+  state: RolloutState;
+  concurrency: number;
+  failure_budget: number;
+  paused_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function insertRollout(db: Queryable, version: string, concurrency: number, failureBudget: number) {
+  return (
+    await db.query<RolloutRow>(
+      `INSERT INTO rollouts (version, state, concurrency, failure_budget) VALUES ($1, 'running', $2, $3) RETURNING *`,
+      [version, concurrency, failureBudget],
+    )
+  )[0]!;
+}
+
+/**
+ * Enrols every live node of an automatically upgrading plan that is not on `version` yet: PAUSED
+ * nodes are deferred to their next start, the others wait for a slot. Returns how many.
+ */
+export async function enrolRolloutNodes(db: Queryable, version: string) {
+  const rows = await db.query<{ node_id: string }>(
+    `INSERT INTO rollout_nodes (version, node_id, state)
+     SELECT $1, n.id, CASE WHEN n.status = 'PAUSED' THEN 'deferred' ELSE 'pending' END
+     FROM nodes n JOIN users u ON u.id = n.user_id
+     WHERE u.plan = ANY($2) AND n.status NOT IN ('DESTROYING', 'DESTROYED') AND n.image_version <> $1
+     RETURNING node_id`,
+    [version, AUTO_UPGRADE_PLANS],
+  );
+  return rows.length;
+}
+
+/** One NODE_UPGRADE_AVAILABLE event per live node of the other plans, in one statement. */
+export async function recordUpgradeAvailableEvents(db: Queryable, version: string) {
+  const rows = await db.query(
+    `INSERT INTO node_events (event_id, node_id, user_id, event_type, payload)
+     SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), n.id, n.user_id, 'NODE_UPGRADE_AVAILABLE',
+            jsonb_build_object(
+              'eventType', 'NODE_UPGRADE_AVAILABLE',
+              'eventTimestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'nodeId', n.id,
+              'details', jsonb_build_object('nodeId', n.id, 'version', $1::text, 'currentVersion', n.image_version))
+     FROM nodes n JOIN users u ON u.id = n.user_id
+     WHERE NOT (u.plan = ANY($2)) AND n.status NOT IN ('DESTROYING', 'DESTROYED') AND n.image_version <> $1
+     RETURNING id`,
+    [version, AUTO_UPGRADE_PLANS],
+  );
+  return rows.length;
+}
+
+export async function lockRollout(db: Queryable, version: string) {
+  return (await db.query<RolloutRow>('SELECT * FROM rollouts WHERE version = $1 FOR UPDATE', [version]))[0];
+}
+
+export async function findRollout(db: Queryable, version: string) {
+  return (await db.query<RolloutRow>('SELECT * FROM rollouts WHERE version = $1', [version]))[0];
+}
+
+export async function listRunningRollouts(db: Queryable) {
+  return db.query<RolloutRow>(`SELECT * FROM rollouts WHERE state = 'running' ORDER BY created_at`);
+}
+
+export async function updateRollout(db: Queryable, version: string, patch: Partial<Pick<RolloutRow, 'state' | 'paused_reason' | 'failure_budget'>>) {
+  await db.query(
+    `UPDATE rollouts SET state = coalesce($2, state), paused_reason = $3,
+       failure_budget = coalesce($4, failure_budget), updated_at = now() WHERE version = $1`,
+    [version, patch.state ?? null, patch.paused_reason ?? null, patch.failure_budget ?? null],
+  );
+}
+
+export async function countRolloutNodes(db: Queryable, version: string): Promise<Record<RolloutNodeState, number>> {
+  const counts = Object.fromEntries(ROLLOUT_NODE_STATES.map((s) => [s, 0])) as Record<RolloutNodeState, number>;
+  const rows = await db.query<{ state: RolloutNodeState; n: number }>(
+    'SELECT state, count(*)::int AS n FROM rollout_nodes WHERE version = $1 GROUP BY state',
+    [version],
+  );
+  for (const r of rows) counts[r.state] = Number(r.n);
+  return counts;
+}
+
+/**
+ * Pending nodes that can take an upgrade now, locked for this transaction. Nodes another
+ * transaction holds, or with a build in progress, are passed over and stay pending for a later pass.
+ */
+export async function lockUpgradeCandidates(db: Queryable, version: string, limit: number) {
+  return db.query<NodeRow>(
+    `SELECT n.* FROM rollout_nodes rn JOIN nodes n ON n.id = rn.node_id
+     WHERE rn.version = $1 AND rn.state = 'pending'
+       AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
+     ORDER BY n.created_at, n.id LIMIT $2
+     FOR UPDATE OF n SKIP LOCKED`,
+    [version, limit],
+  );
+}
+
+export async function setRolloutNode(
+  db: Queryable,
+  version: string,
+  nodeId: string,
+  state: RolloutNodeState,
+  extra: { buildNumber?: number; error?: string } = {},
+) {
+  await db.query(
+    `UPDATE rollout_nodes SET state = $3, build_number = coalesce($4, build_number), error = $5, updated_at = now()
+     WHERE version = $1 AND node_id = $2`,
+    [version, nodeId, state, extra.buildNumber ?? null, extra.error ?? null],
+  );
+}
+
+/**
+ * Records how a node's move to `version` ended, whoever started it (the rollout, the user's own
+ * upgrade, or a start that applied a deferred upgrade). Returns whether the node was in a rollout.
+ */
+export async function settleRolloutNode(db: Queryable, version: string, nodeId: string, outcome: 'succeeded' | 'failed', error?: string) {
+  const rows = await db.query(
+    `UPDATE rollout_nodes SET state = $3, error = $4, updated_at = now()
+     WHERE version = $1 AND node_id = $2 AND state IN ('pending', 'upgrading', 'deferred') RETURNING node_id`,
+    [version, nodeId, outcome, error ?? null],
+  );
+  return rows.length > 0;
+}
+
+/** Pending nodes of a rollout that a newer release overtook: nothing left to do for this one. */
+export async function skipPendingRolloutNodes(db: Queryable, version: string, reason: string) {
+  await db.query(
+    `UPDATE rollout_nodes SET state = 'skipped', error = $2, updated_at = now() WHERE version = $1 AND state IN ('pending', 'deferred')`,
+    [version, reason],
+  );
+}
+
+export async function deferredRolloutVersion(db: Queryable, nodeId: string) {
+  return (
+    await db.query<{ version: string }>(
+      `SELECT rn.version FROM rollout_nodes rn JOIN image_versions v ON v.version = rn.version
+       WHERE rn.node_id = $1 AND rn.state = 'deferred' ORDER BY v.seq DESC LIMIT 1`,
+      [nodeId],
+    )
+  )[0]?.version;
+}

@@ -1,0 +1,72 @@
+// Web UI sessions and failed sign-in counters.
+import type { Queryable } from './database.ts';
+import type { UserRow } from './users.ts';
+
+export interface SessionUserRow extends UserRow {
+  csrf_token: string;
+  last_seen_at: Date;
+  expires_at: Date;
+}
+
+export async function insertSession(db: Queryable, s: { idHash: string; userId: string; csrfToken: string; expiresAt: Date }) {
+  await db.query('INSERT INTO web_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)', [
+    s.idHash,
+    s.userId,
+    s.csrfToken,
+    s.expiresAt,
+  ]);
+}
+
+/** The user of a live (not expired) session, with the session's CSRF token. */
+export async function findSessionUser(db: Queryable, idHash: string) {
+  return (
+    await db.query<SessionUserRow>(
+      `SELECT u.*, s.csrf_token, s.last_seen_at, s.expires_at FROM web_sessions s JOIN users u ON u.id = s.user_id
+       WHERE s.id_hash = $1 AND s.expires_at > now()`,
+      [idHash],
+    )
+  )[0];
+}
+
+/** Slides the idle expiry forward, never past the absolute limit fixed at creation. */
+export async function touchSession(db: Queryable, idHash: string, expiresAt: Date, absoluteSeconds: number) {
+  await db.query(
+    'UPDATE web_sessions SET last_seen_at = now(), expires_at = least($2, created_at + make_interval(secs => $3)) WHERE id_hash = $1',
+    [idHash, expiresAt, absoluteSeconds],
+  );
+}
+
+export async function deleteSession(db: Queryable, idHash: string) {
+  await db.query('DELETE FROM web_sessions WHERE id_hash = $1', [idHash]);
+}
+
+export async function deleteExpiredSessions(db: Queryable) {
+  await db.query('DELETE FROM web_sessions WHERE expires_at <= now()');
+}
+
+/** The failures counted for `key` in the window that is still open, 0 when none. */
+export async function countSignInFailures(db: Queryable, key: string, windowSeconds: number) {
+  const row = (
+    await db.query<{ failures: number; retry_after: number }>(
+      `SELECT failures, ceil(extract(epoch FROM (window_started_at + make_interval(secs => $2) - now())))::int AS retry_after
+       FROM sign_in_failures WHERE key = $1 AND window_started_at > now() - make_interval(secs => $2)`,
+      [key, windowSeconds],
+    )
+  )[0];
+  return row ? { failures: row.failures, retryAfterSeconds: Math.max(1, row.retry_after) } : { failures: 0, retryAfterSeconds: 0 };
+}
+
+/** Counts one failure; a window that has ended starts over. */
+export async function recordSignInFailure(db: Queryable, key: string, windowSeconds: number) {
+  await db.query(
+    `INSERT INTO sign_in_failures (key, failures, window_started_at) VALUES ($1, 1, now())
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN sign_in_failures.window_started_at > now() - make_interval(secs => $2) THEN sign_in_failures.failures + 1 ELSE 1 END,
+       window_started_at = CASE WHEN sign_in_failures.window_started_at > now() - make_interval(secs => $2) THEN sign_in_failures.window_started_at ELSE now() END`,
+    [key, windowSeconds],
+  );
+}
+
+export async function clearSignInFailures(db: Queryable, key: string) {
+  await db.query('DELETE FROM sign_in_failures WHERE key = $1', [key]);
+}

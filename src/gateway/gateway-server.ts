@@ -1,0 +1,142 @@
+// The two node access listeners: the bearer gateway (plain HTTP on NODE_API_PORT, the API token
+// as credential) and the mutual-TLS gateway (HTTPS on MTLS_PORT, a client certificate from the
+// service's CA as credential). They differ only in how a request proves who may use which node.
+// Raw node:http rather than fastify: every request is a pass-through, and the per-request cost
+// of a framework is what a proxy in front of a node must not add.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { AuthenticatedUser } from '../accounts/service.ts';
+import type { NodeRow } from '../db/nodes.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { ClientFacts } from './forward-headers.ts';
+import { sendGatewayError } from './gateway-reply.ts';
+import type { NodeAccess, PeerCertificate } from './node-access.ts';
+import { parseGatewayPath } from './route-path.ts';
+import { serveNodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
+
+export interface GatewayServerDeps extends NodeRequestDeps {
+  access: NodeAccess;
+  /** A request's headers and body must arrive within this (slow clients are cut off with 408). */
+  clientTimeoutMs: number;
+  log: Logger;
+}
+
+// Errors after which the connection is closed: an unread body, or a certificate that must not
+// go on being used on a kept-alive connection.
+const CLOSE_AFTER = new Set(['payload_too_large', 'certificate_revoked', 'certificate_expired', 'certificate_unknown']);
+
+function timeouts(clientTimeoutMs: number) {
+  return {
+    requestTimeout: clientTimeoutMs,
+    headersTimeout: Math.min(clientTimeoutMs, 10_000),
+    // How often node:http looks for requests past those timeouts (its default is 30 s).
+    connectionsCheckingInterval: Math.min(1_000, clientTimeoutMs),
+  };
+}
+
+/**
+ * How a gateway decides who the caller is (before anything about the path is said, so strangers
+ * learn nothing), then which node that caller may reach.
+ */
+interface Guard<Caller> {
+  identify(req: IncomingMessage): Promise<Caller>;
+  /** `fresh`: no remembered lookup (see node-access.ts). */
+  nodeFor(caller: Caller, userId: string, nodeId: string, fresh: boolean): Promise<NodeRow>;
+}
+
+// The status document and the calls whose success the control plane records read the node afresh.
+const RECORDED = new Set(['unlock', 'init', 'lock']);
+
+function handler<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard: Guard<C>) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = randomUUID();
+    serve(deps, proto, guard, req, res, requestId).catch((err) => {
+      if (!(err instanceof AppError)) deps.log.error({ err, requestId, method: req.method }, 'gateway request failed');
+      const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
+      const headers: Record<string, string> = close ? { connection: 'close' } : {};
+      if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
+      sendGatewayError(res, requestId, err, headers);
+    });
+  };
+}
+
+async function serve<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard: Guard<C>, req: IncomingMessage, res: ServerResponse, requestId: string) {
+  const caller = await guard.identify(req);
+  const path = parseGatewayPath(req.url ?? '', proto === 'http' ? '' : '/nodes');
+  if (!path.ok) throw new AppError(path.code, path.message);
+  const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
+  const node = await guard.nodeFor(caller, path.userId, path.nodeId, fresh);
+  await serveNodeRequest(deps, req, res, {
+    requestId,
+    node,
+    route: path.route,
+    search: path.search,
+    client: { address: req.socket.remoteAddress ?? '', proto },
+  });
+}
+
+/** Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`. */
+export function createBearerGateway(deps: GatewayServerDeps): http.Server {
+  const guard: Guard<AuthenticatedUser> = {
+    identify: (req) => deps.access.authenticate(req.headers.authorization),
+    nodeFor: (user, userId, nodeId, fresh) => deps.access.ownedNode(user, userId, nodeId, fresh),
+  };
+  return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, handler(deps, 'http', guard));
+}
+
+export interface MtlsMaterial {
+  /** The server certificate (with its chain) and key clients see. */
+  certificatePem: string;
+  privateKeyPem: string;
+  /** The CA whose client certificates are accepted; nothing else is. */
+  clientCaPem: string;
+}
+
+// What the TLS layer proved about a connection's client, read once per connection.
+const peers = new WeakMap<TLSSocket, PeerCertificate>();
+
+function peerOf(socket: TLSSocket): PeerCertificate | undefined {
+  let peer = peers.get(socket);
+  if (!peer) {
+    const cert = socket.getPeerCertificate();
+    if (!socket.authorized || !cert?.serialNumber) return undefined;
+    peer = { serial: cert.serialNumber.toLowerCase(), fingerprint: cert.fingerprint256.replaceAll(':', '').toLowerCase() };
+    peers.set(socket, peer);
+  }
+  return peer;
+}
+
+/**
+ * Mutual-TLS gateway: `/nodes/<user_id>/<node_id>/<route>`. The handshake itself refuses a client
+ * without a certificate, with one from another CA, or an expired one; the certificate's record
+ * then decides, on every request, whether it is still good and for which node.
+ */
+export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMaterial): https.Server {
+  const guard: Guard<PeerCertificate> = {
+    async identify(req) {
+      const peer = peerOf(req.socket as TLSSocket);
+      if (!peer) throw new AppError('certificate_unknown', 'present a client certificate issued by the service');
+      return peer;
+    },
+    nodeFor: (peer, userId, nodeId, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
+  };
+  const server = https.createServer(
+    {
+      key: material.privateKeyPem,
+      cert: material.certificatePem,
+      ca: [material.clientCaPem],
+      requestCert: true,
+      rejectUnauthorized: true,
+      minVersion: 'TLSv1.2',
+      ...timeouts(deps.clientTimeoutMs),
+    },
+    handler(deps, 'https', guard),
+  );
+  // Refused handshakes are the client's problem and expected (scanners, wrong certificates).
+  server.on('tlsClientError', (err) => deps.log.debug({ err: err.message }, 'TLS handshake refused'));
+  return server;
+}

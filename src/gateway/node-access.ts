@@ -1,0 +1,139 @@
+// Who may reach which node through the gateways. With a token: the token's owner, for their own
+// nodes, where another user's node and a missing one are indistinguishable (404). With a client
+// certificate: the node and user the certificate was issued for, as long as its record is not
+// revoked or expired.
+//
+// Every lookup is a database query, and one query costs more than the whole rest of a forwarded
+// request (~0.6 ms on PGlite), so positive lookups (token -> user, user + node -> node row,
+// serial -> certificate record) are reused for at most ACCESS_CACHE_MS (1 s). What keeps that safe:
+// - a revocation in this process (API, web UI, and the operator CLI, which with PGlite runs in
+//   this process too) drops the entry at once, so it takes effect on the very next request, also
+//   on a kept-alive connection; a revocation written to a shared PostgreSQL by another process
+//   takes effect within ACCESS_CACHE_MS;
+// - a certificate's expiry and binding are checked against the remembered record on every request;
+// - a remembered node row is used only while the runtime still runs that node's daemon here, so a
+//   stopped, upgrading or destroyed node is read afresh (409/404 at once, and a freed port that a
+//   new node took over is never reached through an old row);
+// - failures are never remembered (a new token, node or certificate works at once), and the node
+//   status document and the calls the control plane records (unlock, init, lock) always read afresh.
+import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
+import { findCertificateWithNode, type PresentedCertificate } from '../db/certificates.ts';
+import type { Database } from '../db/database.ts';
+import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { AppError, nodeNotFound } from '../errors.ts';
+
+/** What the TLS layer proved about the client: a certificate our CA signed, in date at handshake. */
+export interface PeerCertificate {
+  serial: string;
+  fingerprint: string;
+}
+
+/** The longest a positive lookup is reused (see above). */
+export const ACCESS_CACHE_MS = 1_000;
+const CACHE_MAX_ENTRIES = 10_000;
+
+/** Positive lookups, each kept for at most `ttlMs` from when it was read. */
+class ShortCache<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+  constructor(private readonly ttlMs: number) {}
+
+  get(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (hit.until > performance.now()) return hit.value;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: V) {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= CACHE_MAX_ENTRIES) {
+      const now = performance.now();
+      for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
+      if (this.entries.size >= CACHE_MAX_ENTRIES) this.entries.clear();
+    }
+    this.entries.set(key, { value, until: performance.now() + this.ttlMs });
+  }
+
+  deleteWhere(test: (key: string, value: V) => boolean) {
+    for (const [k, e] of this.entries) if (test(k, e.value)) this.entries.delete(k);
+  }
+}
+
+export interface NodeAccessDeps {
+  db: Database;
+  accounts: AccountService;
+  /** Whether this process runs the node's daemon now; without it, node rows are never reused. */
+  runsNode?: (nodeId: string) => Promise<boolean>;
+  /** ACCESS_CACHE_MS unless set; 0 turns reuse off. */
+  cacheMs?: number;
+}
+
+export class NodeAccess {
+  private readonly users: ShortCache<AuthenticatedUser>;
+  private readonly nodes: ShortCache<NodeRow>;
+  private readonly certificates: ShortCache<PresentedCertificate>;
+
+  constructor(private readonly deps: NodeAccessDeps) {
+    const ttl = deps.cacheMs ?? ACCESS_CACHE_MS;
+    this.users = new ShortCache(ttl);
+    this.nodes = new ShortCache(deps.runsNode ? ttl : 0);
+    this.certificates = new ShortCache(deps.runsNode ? ttl : 0);
+    deps.accounts.onTokenRevoked((tokenId) => this.forgetToken(tokenId));
+  }
+
+  /** Called the moment a token is revoked in this process. */
+  forgetToken(tokenId: string) {
+    this.users.deleteWhere((_k, user) => user.tokenId === tokenId);
+  }
+
+  /** Called the moment a certificate is revoked in this process. */
+  forgetCertificate(serial: string) {
+    this.certificates.deleteWhere((k) => k === serial);
+  }
+
+  async authenticate(authorization: string | undefined): Promise<AuthenticatedUser> {
+    const remembered = authorization ? this.users.get(authorization) : undefined;
+    if (remembered) return remembered;
+    const token = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+    const user = token ? await this.deps.accounts.authenticate(token) : undefined;
+    if (!user) {
+      throw new AppError('unauthorized', token ? 'the API token is invalid, expired or revoked' : 'send an API token: Authorization: Bearer <token>');
+    }
+    this.users.set(authorization!, user);
+    return user;
+  }
+
+  /** `fresh`: read the node row even if one was read less than ACCESS_CACHE_MS ago. */
+  async ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): Promise<NodeRow> {
+    if (userId !== user.id) throw nodeNotFound(nodeId);
+    const key = `${userId}/${nodeId}`;
+    const remembered = fresh ? undefined : this.nodes.get(key);
+    if (remembered && (await this.stillRuns(remembered))) return remembered;
+    const node = await findUserNode(this.deps.db, userId, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    this.nodes.set(key, node);
+    return node;
+  }
+
+  async certifiedNode(peer: PeerCertificate, userId: string, nodeId: string, fresh = false): Promise<NodeRow> {
+    const remembered = fresh ? undefined : this.certificates.get(peer.serial);
+    const found = remembered && (await this.stillRuns(remembered.node)) ? remembered : await findCertificateWithNode(this.deps.db, peer.serial);
+    // An unknown serial or another fingerprint: signed by our CA but not a certificate we recorded
+    // (a database restored from before it, or a CA key used elsewhere). Never trusted.
+    if (!found || found.cert.fingerprint !== peer.fingerprint) {
+      throw new AppError('certificate_unknown', 'this client certificate is not one the service issued');
+    }
+    if (found.cert.revoked_at) throw new AppError('certificate_revoked', `certificate ${peer.serial} was revoked`);
+    if (found.cert.not_after.getTime() <= Date.now()) throw new AppError('certificate_expired', `certificate ${peer.serial} has expired`);
+    if (found !== remembered) this.certificates.set(peer.serial, found);
+    if (found.cert.user_id !== userId || found.node.id !== nodeId) {
+      throw new AppError('certificate_not_for_node', 'this client certificate was issued for another node; use that node\'s path or a certificate for this one');
+    }
+    return found.node;
+  }
+
+  private async stillRuns(node: NodeRow): Promise<boolean> {
+    return node.status === 'RUNNING' && this.deps.runsNode !== undefined && (await this.deps.runsNode(node.id));
+  }
+}

@@ -1,0 +1,191 @@
+// How the gateways talk to nodes: one keep-alive connection pool for all nodes (per host and
+// port), bodies streamed both ways under size limits, and a timeout on a node that goes silent.
+// A node that refuses or drops the connection answers 502; one that stays silent past the
+// timeout, 504. Once the node's answer has begun, a failure can only cut the client's connection.
+import http from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '../errors.ts';
+import type { NodeEndpoint } from '../runtime/types.ts';
+import { headersToClient, headersToNode, type ClientFacts } from './forward-headers.ts';
+import { sendGatewayError } from './gateway-reply.ts';
+
+export interface NodeConnectorOptions {
+  timeoutMs: number;
+  maxRequestBytes: number;
+  maxResponseBytes: number;
+}
+
+export interface NodeAnswer {
+  status: number;
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+// Idle pooled connections are closed before a node's own keep-alive timeout could close them
+// under a request (node:http servers close after 5 s); RLN's server keeps them longer.
+const FREE_SOCKET_TIMEOUT_MS = 4_000;
+// Requests safe to send again when a pooled connection turned out to be closed by the node.
+const RETRYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+class NodeTimeout extends Error {}
+
+const nodeFailure = (err: unknown, endpoint: NodeEndpoint) =>
+  err instanceof NodeTimeout
+    ? new AppError('node_timeout', 'the node did not answer in time')
+    : new AppError('node_unreachable', `the node is not answering (${(err as NodeJS.ErrnoException).code ?? 'connection failed'})`, {
+        port: endpoint.port,
+      });
+
+export class NodeConnector {
+  private readonly agent = new http.Agent({
+    keepAlive: true,
+    maxSockets: 128,
+    maxFreeSockets: 32,
+    scheduling: 'lifo',
+    timeout: FREE_SOCKET_TIMEOUT_MS,
+  });
+
+  constructor(private readonly opts: NodeConnectorOptions) {}
+
+  /**
+   * Streams `req` to the node at `path` and the node's answer back to `res`, status, headers and
+   * body unchanged. `onAnswer` runs once the node's status is known and before the client sees it
+   * (the gateway records a successful /init there). Resolves when the exchange is over.
+   */
+  forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: NodeEndpoint,
+    path: string,
+    client: ClientFacts,
+    requestId: string,
+    onAnswer?: (status: number) => Promise<void>,
+  ): Promise<void> {
+    const { maxRequestBytes, maxResponseBytes, timeoutMs } = this.opts;
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxRequestBytes) {
+      // The body is never read: close the connection after answering rather than drain it.
+      sendGatewayError(res, requestId, tooLarge(maxRequestBytes), { connection: 'close' });
+      return Promise.resolve();
+    }
+    const hasBody = declared !== undefined ? Number(declared) > 0 : req.headers['transfer-encoding'] !== undefined;
+    const headers = headersToNode(req.rawHeaders, client);
+    headers.push('Host', `${endpoint.host}:${endpoint.port}`);
+
+    return new Promise<void>((resolve) => {
+      let settled = false;
+      const done = () => {
+        if (!settled) {
+          settled = true;
+          resolve();
+        }
+      };
+      res.once('close', done);
+
+      const send = (mayRetry: boolean) => {
+        const upstream = http.request({ host: endpoint.host, port: endpoint.port, method: req.method, path, headers, agent: this.agent });
+        let answered = false;
+        upstream.setTimeout(timeoutMs, () => upstream.destroy(new NodeTimeout()));
+        // The client went away: stop the node's work on its behalf too.
+        res.once('close', () => {
+          if (!res.writableFinished) upstream.destroy();
+        });
+
+        upstream.on('error', (err) => {
+          if (answered) return res.destroy();
+          if (mayRetry && upstream.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return send(false);
+          sendGatewayError(res, requestId, nodeFailure(err, endpoint));
+          done();
+        });
+
+        upstream.on('response', (answer) => {
+          answered = true;
+          const length = Number(answer.headers['content-length'] ?? 0);
+          if (length > maxResponseBytes) {
+            answer.destroy();
+            upstream.destroy();
+            sendGatewayError(res, requestId, new AppError('node_error', `the node's answer is larger than ${maxResponseBytes} bytes`));
+            return done();
+          }
+          const relay = () => {
+            res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headersToClient(answer.rawHeaders));
+            let sent = 0;
+            answer.on('data', (chunk: Buffer) => {
+              sent += chunk.length;
+              if (sent > maxResponseBytes) {
+                answer.destroy();
+                res.destroy();
+              }
+            });
+            answer.on('error', () => res.destroy());
+            answer.on('aborted', () => res.destroy());
+            answer.pipe(res);
+          };
+          if (!onAnswer) return relay();
+          onAnswer(answer.statusCode ?? 0).then(relay, (err) => {
+            answer.destroy();
+            sendGatewayError(res, requestId, err);
+          });
+        });
+
+        if (!hasBody) {
+          upstream.end();
+          return;
+        }
+        let received = 0;
+        req.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > maxRequestBytes) {
+            req.removeAllListeners('data');
+            upstream.destroy();
+            answered = true; // nothing more may be written by the upstream handlers
+            sendGatewayError(res, requestId, tooLarge(maxRequestBytes), { connection: 'close' });
+            done();
+            return;
+          }
+          if (!upstream.write(chunk)) {
+            req.pause();
+            upstream.once('drain', () => req.resume());
+          }
+        });
+        req.on('end', () => upstream.end());
+        req.on('error', () => upstream.destroy());
+      };
+      send(!hasBody && RETRYABLE.has(req.method ?? ''));
+    });
+  }
+
+  /** One buffered exchange with a node (the unlock the gateway composes itself). */
+  call(endpoint: NodeEndpoint, method: string, path: string, body: Buffer, extraHeaders: Record<string, string>): Promise<NodeAnswer> {
+    return new Promise<NodeAnswer>((resolve, reject) => {
+      const upstream = http.request({
+        host: endpoint.host,
+        port: endpoint.port,
+        method,
+        path,
+        agent: this.agent,
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...extraHeaders },
+      });
+      upstream.setTimeout(this.opts.timeoutMs, () => upstream.destroy(new NodeTimeout()));
+      upstream.on('error', (err) => reject(nodeFailure(err, endpoint)));
+      upstream.on('response', (answer) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        answer.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > this.opts.maxResponseBytes) upstream.destroy(new Error('response too large'));
+          else chunks.push(chunk);
+        });
+        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, rawHeaders: answer.rawHeaders, body: Buffer.concat(chunks) }));
+        answer.on('error', (err) => reject(nodeFailure(err, endpoint)));
+      });
+      upstream.end(body);
+    });
+  }
+
+  close() {
+    this.agent.destroy();
+  }
+}
+
+const tooLarge = (limit: number) => new AppError('payload_too_large', `the request body is larger than ${limit} bytes (GATEWAY_MAX_REQUEST_BYTES)`);

@@ -1,0 +1,84 @@
+// Unlocking a node: the user's password (and announce settings) completed with the network's
+// chain-sync, indexer and proxy settings, sent to the node, and on success the node is recorded
+// as unlocked. Used by both gateways (which pass the node's answer through) and by the management
+// API's POST /api/nodes/{id}/unlock (which turns a refusal into one of its error codes).
+import type { NodeAccessConfig } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { AppError, nodeNotFound } from '../errors.ts';
+import type { NodeService } from '../nodes/service.ts';
+import type { Logger } from '../logger.ts';
+import type { NodeEndpoint } from '../runtime/types.ts';
+import type { NodeAnswer, NodeConnector } from './node-connector.ts';
+import { buildUnlockBody, unlockFormatFor, type UnlockInput } from './unlock-body.ts';
+
+export interface NodeUnlockerDeps {
+  db: Database;
+  config: NodeAccessConfig;
+  connector: NodeConnector;
+  nodes: Pick<NodeService, 'markUnlocked'>;
+  endpointOf: (node: NodeRow) => NodeEndpoint;
+  log: Logger;
+}
+
+export const isSuccess = (status: number) => status >= 200 && status < 300;
+
+export function requireRunning(node: NodeRow) {
+  if (node.status !== 'RUNNING') {
+    throw new AppError('node_not_running', `node ${node.id} is ${node.status}, not RUNNING`, { status: node.status });
+  }
+}
+
+export class NodeUnlocker {
+  constructor(private readonly deps: NodeUnlockerDeps) {}
+
+  /** Sends the completed unlock to a RUNNING node; answers the node's own answer. */
+  async unlock(node: NodeRow, input: UnlockInput, extraHeaders: Record<string, string> = {}): Promise<NodeAnswer> {
+    const { config } = this.deps;
+    const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config));
+    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/unlock', Buffer.from(JSON.stringify(body)), extraHeaders);
+    if (isSuccess(answer.status)) await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
+    return answer;
+  }
+
+  /** The management API's unlock: the node's refusal becomes a management error. */
+  async unlockUserNode(userId: string, nodeId: string, input: UnlockInput): Promise<void> {
+    const node = await findUserNode(this.deps.db, userId, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    requireRunning(node);
+    const answer = await this.unlock(node, input);
+    if (!isSuccess(answer.status)) throw unlockRefusal(answer);
+  }
+}
+
+/**
+ * The node already did it: failing to record it must not lose the node's answer (the mnemonic
+ * of /init is shown once), so the failure is logged and the next unlock or probe catches up.
+ */
+export async function recordSafely(log: Logger, nodeId: string, what: string, record: () => Promise<void>) {
+  try {
+    await record();
+  } catch (err) {
+    log.error({ err, nodeId }, `could not record that the node was ${what}`);
+  }
+}
+
+/** RLN answers `{"error": "<text>", "code": <status>, "name": "<Name>"}`; its text is kept. */
+export function unlockRefusal(answer: NodeAnswer): AppError {
+  let parsed: { error?: unknown; name?: unknown } = {};
+  try {
+    parsed = JSON.parse(answer.body.toString('utf8'));
+  } catch {}
+  const text = typeof parsed.error === 'string' ? parsed.error.slice(0, 500) : `status ${answer.status}`;
+  const details = { nodeStatus: answer.status, ...(typeof parsed.name === 'string' ? { nodeError: parsed.name } : {}) };
+  switch (answer.status) {
+    case 401:
+      return new AppError('wrong_password', `the node refused the password: ${text}`, details);
+    case 403:
+      return new AppError('node_state_conflict', `the node cannot be unlocked now: ${text}`, details);
+    case 400:
+      return new AppError('invalid_request', `the node refused the unlock: ${text}`, details);
+    default:
+      return new AppError('node_error', `the node failed to unlock: ${text}`, details);
+  }
+}

@@ -1,0 +1,68 @@
+// Reads a gateway request target: `<prefix>/<user_id>/<node_id>/<route>?<query>`. The route is
+// checked segment by segment on the raw bytes the client sent, never after a normalisation that
+// could resolve `..` (raw or percent-encoded) into another user's or node's path, and it is
+// forwarded in one canonical form, so what the gateway classifies ("is this /unlock?") is exactly
+// what the node receives.
+
+export type GatewayPath =
+  | { ok: true; userId: string; nodeId: string; /** '' for the node itself, else e.g. 'nodeinfo' */ route: string; search: string }
+  | { ok: false; code: 'not_found' | 'invalid_path'; message: string };
+
+const ID = /^[0-9a-f]{32}$/;
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+const invalid = (message: string): GatewayPath => ({ ok: false, code: 'invalid_path', message });
+
+/**
+ * RFC 3986 normalisation of one segment: escapes of unreserved characters are decoded, other
+ * escapes upper-cased. Answers undefined for a segment that could leave the route: `.` or `..`
+ * in any spelling, an encoded `/` or `\`, NUL and control characters, malformed escapes.
+ */
+export function canonicalSegment(raw: string): string | undefined {
+  if (raw.includes('\\')) return undefined;
+  let out = '';
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i]!;
+    if (ch !== '%') {
+      if (ch.charCodeAt(0) < 0x21 || ch.charCodeAt(0) === 0x7f) return undefined;
+      out += ch;
+      continue;
+    }
+    const hex = raw.slice(i + 1, i + 3);
+    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return undefined;
+    const code = parseInt(hex, 16);
+    const decoded = String.fromCharCode(code);
+    if (code < 0x20 || code === 0x7f || decoded === '/' || decoded === '\\') return undefined;
+    out += UNRESERVED.test(decoded) ? decoded : `%${hex.toUpperCase()}`;
+    i += 2;
+  }
+  if (out === '.' || out === '..') return undefined;
+  return out;
+}
+
+export function parseGatewayPath(target: string, prefix: '' | '/nodes'): GatewayPath {
+  // Origin form only: absolute-form ("GET http://elsewhere/...") and "*" have no place here.
+  if (!target.startsWith('/')) return invalid('the request target must be a path');
+  const q = target.indexOf('?');
+  const rawPath = q === -1 ? target : target.slice(0, q);
+  const search = q === -1 ? '' : target.slice(q);
+  if (rawPath.includes('#')) return invalid('the path must not contain "#"');
+  const shape = `expected ${prefix}/<user_id>/<node_id>/<route>`;
+  if (!rawPath.startsWith(`${prefix}/`)) return { ok: false, code: 'not_found', message: shape };
+  const segments = rawPath.slice(prefix.length + 1).split('/');
+  const [userId, nodeId, ...routeSegments] = segments;
+  if (!userId || !nodeId || !ID.test(userId) || !ID.test(nodeId)) return { ok: false, code: 'not_found', message: shape };
+  const canonical: string[] = [];
+  for (let i = 0; i < routeSegments.length; i++) {
+    const segment = routeSegments[i]!;
+    // An empty segment is allowed only as the trailing slash, e.g. `<node_id>/` (invoke_url itself).
+    if (segment === '' && i === routeSegments.length - 1) {
+      if (i > 0) canonical.push('');
+      continue;
+    }
+    const clean = segment === '' ? undefined : canonicalSegment(segment);
+    if (clean === undefined) return invalid(`the route segment "${segment.slice(0, 64)}" is not allowed (no "." or "..", encoded "/" or "\\", empty segments or control characters)`);
+    canonical.push(clean);
+  }
+  return { ok: true, userId, nodeId, route: canonical.join('/'), search };
+}

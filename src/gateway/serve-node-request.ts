@@ -1,0 +1,96 @@
+// What both gateways do once they know the caller may use the node: the node's status document,
+// the unlock the gateway completes itself, /init (recorded on success), and everything else
+// forwarded as it came. The node must be RUNNING for anything but the status document.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NodeRow } from '../db/nodes.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { NodeService } from '../nodes/service.ts';
+import type { NodeEndpoint } from '../runtime/types.ts';
+import type { ClientFacts } from './forward-headers.ts';
+import { sendJson } from './gateway-reply.ts';
+import { headersToClient } from './forward-headers.ts';
+import type { NodeConnector } from './node-connector.ts';
+import { isSuccess, recordSafely, requireRunning, type NodeUnlocker } from './node-unlocker.ts';
+import { parseUnlockInput } from './unlock-body.ts';
+
+export interface NodeRequestDeps {
+  connector: NodeConnector;
+  unlocker: NodeUnlocker;
+  nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
+  endpointOf: (node: NodeRow) => NodeEndpoint;
+  log: Logger;
+}
+
+export interface NodeRequest {
+  requestId: string;
+  node: NodeRow;
+  route: string;
+  search: string;
+  client: ClientFacts;
+}
+
+// An unlock body is a password and a few announce fields.
+const UNLOCK_BODY_LIMIT = 64 * 1024;
+
+export async function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
+  const method = req.method ?? 'GET';
+  if (r.route === '') {
+    if (method !== 'GET' && method !== 'HEAD') {
+      throw new AppError('method_not_allowed', `${method} is not allowed on a node itself; GET it, or call a route under it`);
+    }
+    return sendJson(res, 200, statusDocument(r.node), { 'x-request-id': r.requestId });
+  }
+  requireRunning(r.node);
+  if (method === 'POST' && r.route === 'unlock') return unlock(deps, req, res, r);
+  // What the control plane records when the node accepted a call that changes its state.
+  const record =
+    method !== 'POST' ? undefined
+    : r.route === 'init' ? { what: 'initialized', call: () => deps.nodes.markInitialized(r.node.id) }
+    : r.route === 'lock' ? { what: 'locked', call: () => deps.nodes.markLocked(r.node.id) }
+    : undefined;
+  const onAnswer = record
+    ? async (status: number) => {
+        if (isSuccess(status)) await recordSafely(deps.log, r.node.id, record.what, record.call);
+      }
+    : undefined;
+  await deps.connector.forward(req, res, deps.endpointOf(r.node), `/${r.route}${r.search}`, r.client, r.requestId, onAnswer);
+}
+
+/** GET {gateway}/<user_id>/<node_id>: what the control plane knows, without asking the node. */
+export function statusDocument(node: NodeRow) {
+  return {
+    nodeId: node.id,
+    name: node.name,
+    network: node.network,
+    status: node.status,
+    locked: node.locked,
+    initialized: node.initialized,
+    rln_commit_id: node.image_version,
+  };
+}
+
+async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
+  const input = parseUnlockInput(await readSmallBody(req, UNLOCK_BODY_LIMIT));
+  const answer = await deps.unlocker.unlock(r.node, input, { 'x-forwarded-for': r.client.address, 'x-forwarded-proto': r.client.proto });
+  res.writeHead(answer.status, headersToClient(answer.rawHeaders));
+  res.end(answer.body);
+}
+
+function readSmallBody(req: IncomingMessage, limit: number): Promise<string> {
+  const tooLarge = () => new AppError('payload_too_large', `the unlock body is larger than ${limit} bytes`);
+  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,95 @@
+// Composition of node access: the certificate authority, the connection pool to the nodes, the
+// unlock, and the two gateway listeners. Started by app.ts; stop() closes both listeners and
+// every pooled connection.
+import http from 'node:http';
+import type { AccountService } from '../accounts/service.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import type { NodeService } from '../nodes/service.ts';
+import { specOf } from '../nodes/build-job.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
+import { loadOrCreateCertificateAuthority, serverTlsMaterial } from '../pki/ca-store.ts';
+import type { CertificateAuthority } from '../pki/certificate-authority.ts';
+import type { CertificateService } from '../pki/client-certificates.ts';
+import { createBearerGateway, createMtlsGateway, type GatewayServerDeps } from './gateway-server.ts';
+import { NodeAccess } from './node-access.ts';
+import { NodeConnector } from './node-connector.ts';
+import { NodeUnlocker } from './node-unlocker.ts';
+
+export interface NodeAccessDeps {
+  config: Config;
+  db: Database;
+  accounts: AccountService;
+  nodes: NodeService;
+  certificates: CertificateService;
+  runtime: Pick<NodeRuntime, 'endpoint' | 'status'>;
+  log: Logger;
+}
+
+export interface RunningNodeAccess {
+  ca: CertificateAuthority;
+  unlocker: NodeUnlocker;
+  stop(): Promise<void>;
+}
+
+export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNodeAccess> {
+  const { config, db, log } = deps;
+  const settings = config.nodeAccess;
+  const ca = await loadOrCreateCertificateAuthority(config, log);
+  deps.certificates.useAuthority(ca);
+  const tls = await serverTlsMaterial(config, ca);
+
+  const connector = new NodeConnector({
+    timeoutMs: settings.nodeTimeoutMs,
+    maxRequestBytes: settings.maxRequestBytes,
+    maxResponseBytes: settings.maxResponseBytes,
+  });
+  const endpointOf: GatewayServerDeps['endpointOf'] = (node) => deps.runtime.endpoint(specOf(node));
+  const unlocker = new NodeUnlocker({ db, config: settings, connector, nodes: deps.nodes, endpointOf, log });
+  const access = new NodeAccess({
+    db,
+    accounts: deps.accounts,
+    runsNode: async (nodeId) => (await deps.runtime.status(nodeId)).state === 'running',
+  });
+  deps.certificates.onRevoked((serial) => access.forgetCertificate(serial));
+  const serverDeps: GatewayServerDeps = {
+    access,
+    connector,
+    unlocker,
+    nodes: deps.nodes,
+    endpointOf,
+    clientTimeoutMs: settings.clientTimeoutMs,
+    log,
+  };
+  const bearer = createBearerGateway(serverDeps);
+  const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });
+  const started: http.Server[] = [];
+  const stop = async () => {
+    for (const server of started) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    connector.close();
+  };
+  try {
+    await listen(bearer, config.host, config.nodeApiPort);
+    started.push(bearer);
+    await listen(mtls, config.host, config.mtlsPort);
+    started.push(mtls);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { ca, unlocker, stop };
+}
+
+function listen(server: http.Server, host: string, port: number) {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.ts';
+import { buildUnlockBody, parseUnlockInput, unlockFormatFor } from './unlock-body.ts';
+
+const chain = loadConfig({}).nodeAccess.chain.regtest;
+
+describe('parseUnlockInput', () => {
+  it('accepts the password and the optional announce fields', () => {
+    expect(parseUnlockInput('{"password":"pw-123456"}')).toEqual({ password: 'pw-123456' });
+    expect(parseUnlockInput({ password: 'p', announce_alias: 'a', announce_addresses: ['h:1'] })).toEqual({ password: 'p', announce_alias: 'a', announce_addresses: ['h:1'] });
+  });
+
+  it('names every problem and never echoes the password', () => {
+    const secret = 'hunter2-very-secret';
+    const cases: Array<[unknown, RegExp]> = [
+      [`{"password": "${secret}`, /not valid JSON/],
+      [`{"password": ${secret}}`, /not valid JSON/],
+      [[secret], /must be an object/],
+      [{}, /password is required/],
+      [{ password: 5 }, /password must be a string/],
+      [{ password: '' }, /must not be empty/],
+      [{ password: secret, bitcoind_rpc_host: 'evil' }, /unknown field "bitcoind_rpc_host"/],
+      [{ password: secret, announce_addresses: 'h:1' }, /announce_addresses/],
+      [{ password: secret, announce_alias: 7 }, /announce_alias/],
+    ];
+    for (const [body, message] of cases) {
+      let err: any;
+      try {
+        parseUnlockInput(body);
+      } catch (e) {
+        err = e;
+      }
+      expect(err?.message, JSON.stringify(body)).toMatch(message);
+      expect(JSON.stringify({ m: err.message, d: err.details })).not.toContain(secret);
+    }
+  });
+});
+
+describe('buildUnlockBody', () => {
+  it('current form: ldk_chain_sync with bitcoind (BlockSync) or the indexer (TransactionSync)', () => {
+    expect(buildUnlockBody({ password: 'p' }, chain, 'current')).toEqual({
+      password: 'p',
+      ldk_chain_sync: {
+        mode: 'BlockSync',
+        config: { bitcoind_rpc_username: 'user', bitcoind_rpc_password: 'password', bitcoind_rpc_host: '127.0.0.1', bitcoind_rpc_port: 18443 },
+      },
+      indexer_url: 'tcp://127.0.0.1:50001',
+      announce_addresses: [],
+    });
+    expect(buildUnlockBody({ password: 'p', announce_alias: 'x' }, { ...chain, chainSync: 'indexer' }, 'current')).toMatchObject({
+      ldk_chain_sync: { mode: 'TransactionSync', config: { indexer_url: 'tcp://127.0.0.1:50001' } },
+      announce_alias: 'x',
+    });
+  });
+
+  it('flat form for older versions', () => {
+    expect(buildUnlockBody({ password: 'p', announce_addresses: ['h:9735'] }, chain, 'flat')).toEqual({
+      password: 'p',
+      bitcoind_rpc_username: 'user',
+      bitcoind_rpc_password: 'password',
+      bitcoind_rpc_host: '127.0.0.1',
+      bitcoind_rpc_port: 18443,
+      indexer_url: 'tcp://127.0.0.1:50001',
+      proxy_endpoint: 'rpc://127.0.0.1:3000/json-rpc',
+      announce_addresses: ['h:9735'],
+    });
+  });
+
+  it('chooses the form per image version', () => {
+    const cfg = { unlockBodyFormat: 'current' as const, unlockFlatVersions: ['abc123'] };
+    expect(unlockFormatFor('abc123', cfg)).toBe('flat');
+    expect(unlockFormatFor('def456', cfg)).toBe('current');
+  });
+
+  it('reads per-network settings from the environment', () => {
+    const c = loadConfig({ TESTNET_CHAIN_SYNC: 'indexer', TESTNET_INDEXER_URL: 'ssl://indexer.example:50002', UNLOCK_BODY_FORMAT: 'flat', UNLOCK_FLAT_VERSIONS: 'a, b' }).nodeAccess;
+    expect(c.chain.testnet).toMatchObject({ chainSync: 'indexer', indexerUrl: 'ssl://indexer.example:50002', bitcoindRpcPort: 18332 });
+    expect(c.unlockBodyFormat).toBe('flat');
+    expect(c.unlockFlatVersions).toEqual(['a', 'b']);
+    expect(() => loadConfig({ REGTEST_CHAIN_SYNC: 'esplora' })).toThrow(/REGTEST_CHAIN_SYNC/);
+    expect(() => loadConfig({ CA_CERT_FILE: '/x' })).toThrow(/CA_CERT_FILE and CA_KEY_FILE must be set together/);
+  });
+});

@@ -1,0 +1,101 @@
+// The unlock a user sends is `{password, announce_alias?, announce_addresses?}`; the node needs
+// its chain-sync, indexer and proxy settings too, which are the operator's business and come from
+// configuration. This builds the body in the form the node's RLN version takes. The password is
+// carried, never logged, and never part of an error message (not even inside a JSON parse error,
+// whose text quotes the input).
+import type { ChainSettings } from '../config.ts';
+import { AppError } from '../errors.ts';
+
+export interface UnlockInput {
+  password: string;
+  announce_alias?: string;
+  announce_addresses?: string[];
+}
+
+const FIELDS = new Set(['password', 'announce_alias', 'announce_addresses']);
+// Generous bounds that still keep a body small: RLN itself checks the exact rules.
+const MAX_PASSWORD = 1024;
+const MAX_ALIAS = 256;
+const MAX_ADDRESSES = 16;
+const MAX_ADDRESS = 256;
+
+/** Checks a user's unlock body; every problem is named, no value is ever echoed. */
+export function parseUnlockInput(raw: string | unknown): UnlockInput {
+  let body: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      throw new AppError('invalid_json', 'the body is not valid JSON; send {"password": "..."}');
+    }
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError('invalid_request', 'body must be an object: {"password": "...", "announce_alias"?, "announce_addresses"?}');
+  }
+  const b = body as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const key of Object.keys(b)) {
+    if (!FIELDS.has(key)) problems.push(`body has an unknown field "${key.slice(0, 64)}" (chain-sync, indexer and proxy settings come from the service)`);
+  }
+  if (b.password === undefined) problems.push('password is required');
+  else if (typeof b.password !== 'string') problems.push('password must be a string');
+  else if (b.password.length === 0) problems.push('password must not be empty');
+  else if (b.password.length > MAX_PASSWORD) problems.push(`password must be at most ${MAX_PASSWORD} characters`);
+  if (b.announce_alias !== undefined && (typeof b.announce_alias !== 'string' || b.announce_alias.length > MAX_ALIAS)) {
+    problems.push(`announce_alias must be a string of at most ${MAX_ALIAS} characters`);
+  }
+  if (
+    b.announce_addresses !== undefined &&
+    (!Array.isArray(b.announce_addresses) ||
+      b.announce_addresses.length > MAX_ADDRESSES ||
+      !b.announce_addresses.every((a) => typeof a === 'string' && a.length > 0 && a.length <= MAX_ADDRESS))
+  ) {
+    problems.push(`announce_addresses must be a list of at most ${MAX_ADDRESSES} "host:port" strings`);
+  }
+  if (problems.length > 0) throw new AppError('invalid_request', problems.join('; '), { problems });
+  return {
+    password: b.password as string,
+    ...(b.announce_alias !== undefined ? { announce_alias: b.announce_alias as string } : {}),
+    ...(b.announce_addresses !== undefined ? { announce_addresses: b.announce_addresses as string[] } : {}),
+  };
+}
+
+export type UnlockBodyFormat = 'current' | 'flat';
+
+/** The body RLN's /unlock takes: the current form (ldk_chain_sync) or the older flat form. */
+export function buildUnlockBody(input: UnlockInput, chain: ChainSettings, format: UnlockBodyFormat): Record<string, unknown> {
+  const announce = {
+    announce_addresses: input.announce_addresses ?? [],
+    ...(input.announce_alias !== undefined ? { announce_alias: input.announce_alias } : {}),
+  };
+  if (format === 'flat') {
+    return {
+      password: input.password,
+      bitcoind_rpc_username: chain.bitcoindRpcUsername,
+      bitcoind_rpc_password: chain.bitcoindRpcPassword,
+      bitcoind_rpc_host: chain.bitcoindRpcHost,
+      bitcoind_rpc_port: chain.bitcoindRpcPort,
+      indexer_url: chain.indexerUrl,
+      proxy_endpoint: chain.proxyEndpoint,
+      ...announce,
+    };
+  }
+  const ldk_chain_sync =
+    chain.chainSync === 'indexer'
+      ? { mode: 'TransactionSync', config: { indexer_url: chain.indexerUrl } }
+      : {
+          mode: 'BlockSync',
+          config: {
+            bitcoind_rpc_username: chain.bitcoindRpcUsername,
+            bitcoind_rpc_password: chain.bitcoindRpcPassword,
+            bitcoind_rpc_host: chain.bitcoindRpcHost,
+            bitcoind_rpc_port: chain.bitcoindRpcPort,
+          },
+        };
+  return { password: input.password, ldk_chain_sync, indexer_url: chain.indexerUrl, ...announce };
+}
+
+/** Which form a node takes: older image versions listed by the operator take the flat one. */
+export function unlockFormatFor(imageVersion: string, cfg: { unlockBodyFormat: UnlockBodyFormat; unlockFlatVersions: string[] }): UnlockBodyFormat {
+  return cfg.unlockFlatVersions.includes(imageVersion) ? 'flat' : cfg.unlockBodyFormat;
+}

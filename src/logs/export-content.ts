@@ -1,0 +1,42 @@
+// What an export archive holds, as one text stream: a header naming the node and the range, the
+// node's whole build history (what the control plane did to it, when, and why it failed), then
+// its daemon output in the range. Builds are few and explain the log, so they are never cut by
+// the range.
+import type { BuildRow } from '../db/builds.ts';
+import type { NodeRow } from '../db/nodes.ts';
+import type { LogRange } from './read-range.ts';
+
+export interface ExportHeader {
+  taskId: string;
+  node: Pick<NodeRow, 'id' | 'name' | 'network' | 'status' | 'image_version'>;
+  builds: BuildRow[];
+  range: LogRange;
+  exportedAt: Date;
+}
+
+const oneLine = (s: string) => s.replace(/[\r\n]+/g, ' ');
+
+export function formatExportHeader(h: ExportHeader): string {
+  const lines = [
+    '# RLN Cloud log export',
+    `# node ${h.node.id} ${JSON.stringify(oneLine(h.node.name))} (${h.node.network}), image ${h.node.image_version}, status ${h.node.status}`,
+    `# task ${h.taskId}, exported ${h.exportedAt.toISOString()}`,
+    `# daemon output from ${h.range.from?.toISOString() ?? 'the oldest kept line'} to ${h.range.to?.toISOString() ?? 'the export'}`,
+    `# build history (${h.builds.length}, oldest first):`,
+    ...h.builds.map(formatBuild),
+    '# daemon output (<time received> <stream> <line>):',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function formatBuild(b: BuildRow): string {
+  const version = b.previous_image_version && b.previous_image_version !== b.image_version ? `${b.previous_image_version} -> ${b.image_version}` : b.image_version;
+  const finished = b.finished_at ? `finished ${b.finished_at.toISOString()}` : 'not finished';
+  const error = b.error ? `, error: ${oneLine(b.error)}` : '';
+  return `# build #${b.build_number} ${b.action} ${version} ${b.status} started ${b.started_at.toISOString()} ${finished}${error}`;
+}
+
+export async function* exportContent(header: ExportHeader, daemonOutput: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield Buffer.from(formatExportHeader(header));
+  yield* daemonOutput;
+}

@@ -1,0 +1,156 @@
+// The service's own certificate authority: an ECDSA key and a self-signed CA certificate that
+// sign the client certificates of the mutual-TLS gateway (bound to one user and one node) and,
+// unless the operator gives one, the gateway's server certificate.
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import { EC_P256, subtle, x509 } from './x509.ts';
+import { importEcPrivateKey, privateKeyPem, publicKeyPem, type EcCurve } from './pem.ts';
+
+/** Issued certificates start this long in the past, so a client whose clock lags still accepts them. */
+const CLOCK_SKEW_MS = 60_000;
+
+export interface IssuedCertificate {
+  certificatePem: string;
+  privateKeyPem: string;
+  publicKeyPem: string;
+  /** Lowercase hex, as recorded and looked up. */
+  serial: string;
+  /** SHA-256 of the DER certificate, lowercase hex. */
+  fingerprint: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/** 128 random bits, positive and without a leading zero byte so every tool prints it the same way. */
+export function newSerial(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0]! & 0x7f) | 0x10;
+  return bytes.toString('hex');
+}
+
+export const fingerprintOf = (der: Buffer | ArrayBuffer) => createHash('sha256').update(Buffer.from(der as ArrayBuffer)).digest('hex');
+
+/** The URI a client certificate names its binding with; the database record stays authoritative. */
+export const clientCertificateUri = (userId: string, nodeId: string) => `urn:rln-cloud:user:${userId}:node:${nodeId}`;
+
+export class CertificateAuthority {
+  private constructor(
+    readonly certificatePem: string,
+    private readonly cert: x509.X509Certificate,
+    private readonly signingKey: CryptoKey,
+    private readonly curve: EcCurve,
+  ) {}
+
+  /** A new CA: ECDSA P-256, valid for `years`. Returns the PEM files to keep, and the CA. */
+  static async create(commonName: string, years = 10): Promise<{ ca: CertificateAuthority; certificatePem: string; privateKeyPem: string }> {
+    const keys = (await subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as CryptoKeyPair;
+    const notBefore = new Date(Date.now() - CLOCK_SKEW_MS);
+    const notAfter = new Date(notBefore.getTime() + years * 365 * 86_400_000);
+    const cert = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: newSerial(),
+      name: [{ CN: [commonName] }, { O: ['RLN Cloud'] }],
+      notBefore,
+      notAfter,
+      signingAlgorithm: EC_P256,
+      keys,
+      extensions: [
+        // pathLen 0: this CA signs end-entity certificates only, never another CA.
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      ],
+    });
+    const certificatePem = cert.toString('pem');
+    const keyPem = await privateKeyPem(keys.privateKey);
+    return { ca: await CertificateAuthority.fromPem(certificatePem, keyPem), certificatePem, privateKeyPem: keyPem };
+  }
+
+  /** Loads a CA from PEM text and checks that it can serve: a CA certificate, its key, in date. */
+  static async fromPem(certificatePem: string, keyPem: string): Promise<CertificateAuthority> {
+    let nodeCert: X509Certificate;
+    try {
+      nodeCert = new X509Certificate(certificatePem);
+    } catch (err) {
+      throw new Error(`the CA certificate is not a PEM X.509 certificate (${(err as Error).message})`);
+    }
+    let imported;
+    try {
+      imported = await importEcPrivateKey(keyPem);
+    } catch (err) {
+      throw new Error(`the CA key cannot be used: ${(err as Error).message}`);
+    }
+    if (!nodeCert.ca) throw new Error('the CA certificate is not a CA certificate (basicConstraints cA is not set)');
+    if (!nodeCert.checkPrivateKey(imported.keyObject)) throw new Error('the CA key does not belong to the CA certificate');
+    if (Date.parse(nodeCert.validTo) <= Date.now()) throw new Error(`the CA certificate expired on ${nodeCert.validTo}`);
+    const cert = new x509.X509Certificate(certificatePem);
+    return new CertificateAuthority(cert.toString('pem'), cert, imported.key, imported.curve);
+  }
+
+  get notAfter(): Date {
+    return this.cert.notAfter;
+  }
+
+  /** A client certificate for the mutual-TLS gateway, bound to one user and one node. */
+  async issueClientCertificate(input: { userId: string; nodeId: string; validitySeconds: number }): Promise<IssuedCertificate> {
+    const notBefore = new Date(Date.now() - CLOCK_SKEW_MS);
+    const notAfter = new Date(Math.min(Date.now() + input.validitySeconds * 1000, this.cert.notAfter.getTime()));
+    return this.issue({
+      subject: [{ CN: [input.nodeId] }, { OU: [input.userId] }, { O: ['RLN Cloud'] }],
+      notBefore,
+      notAfter,
+      usage: x509.ExtendedKeyUsage.clientAuth,
+      altNames: [{ type: 'url', value: clientCertificateUri(input.userId, input.nodeId) }],
+    });
+  }
+
+  /** The mutual-TLS gateway's own certificate, for the host names and addresses clients use. */
+  async issueServerCertificate(hosts: string[], days: number): Promise<IssuedCertificate> {
+    const unique = [...new Set(hosts.map((h) => h.replace(/^\[|\]$/g, '')))];
+    return this.issue({
+      subject: [{ CN: [unique[0] ?? 'localhost'] }, { O: ['RLN Cloud'] }],
+      notBefore: new Date(Date.now() - CLOCK_SKEW_MS),
+      notAfter: new Date(Math.min(Date.now() + days * 86_400_000, this.cert.notAfter.getTime())),
+      usage: x509.ExtendedKeyUsage.serverAuth,
+      altNames: unique.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
+    });
+  }
+
+  private async issue(spec: {
+    subject: x509.JsonName;
+    notBefore: Date;
+    notAfter: Date;
+    usage: x509.ExtendedKeyUsage;
+    altNames: x509.JsonGeneralNames;
+  }): Promise<IssuedCertificate> {
+    // Leaf keys are P-256 whatever the CA's curve: what matters to clients is their own key size.
+    const keys = (await subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as CryptoKeyPair;
+    const serial = newSerial();
+    const cert = await x509.X509CertificateGenerator.create({
+      serialNumber: serial,
+      subject: spec.subject,
+      issuer: this.cert.subject,
+      notBefore: spec.notBefore,
+      notAfter: spec.notAfter,
+      signingAlgorithm: { name: 'ECDSA', hash: this.curve === 'P-384' ? 'SHA-384' : 'SHA-256' },
+      publicKey: keys.publicKey,
+      signingKey: this.signingKey,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([spec.usage], false),
+        new x509.SubjectAlternativeNameExtension(spec.altNames, false),
+        await x509.AuthorityKeyIdentifierExtension.create(this.cert, false),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      ],
+    });
+    return {
+      certificatePem: cert.toString('pem'),
+      privateKeyPem: await privateKeyPem(keys.privateKey),
+      publicKeyPem: await publicKeyPem(keys.publicKey),
+      serial,
+      fingerprint: fingerprintOf(cert.rawData),
+      notBefore: cert.notBefore,
+      notAfter: cert.notAfter,
+    };
+  }
+}

@@ -1,0 +1,268 @@
+// The node page: status that follows running builds, the upgrade and locked notices with their
+// Upgrade and Unlock buttons, details, build history, lifecycle actions, webhook and log export.
+import { api, connectUrl, nodesListUrl } from '../api.js';
+import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge, table, time, copyable } from '../dom.js';
+import { nodeNotFound } from './not-found.js';
+
+const BUSY = new Set(['STARTING', 'IN_PROGRESS', 'DESTROYING']);
+const isBusy = (n) => BUSY.has(n.status) || n.builds.some((b) => !b.buildComplete);
+
+export async function nodePage(main, { nodeId, setTitle }) {
+  if (!/^[0-9a-f]{32}$/.test(nodeId)) return nodeNotFound(main, nodeId, setTitle);
+  let node;
+  let latest;
+  try {
+    node = (await api(`/api/nodes/${nodeId}`)).data;
+  } catch (err) {
+    if (err.status === 404) return nodeNotFound(main, nodeId, setTitle);
+    throw err;
+  }
+  setTitle(node.name);
+
+  const title = h('h1', {}, node.name);
+  const badges = h('div', { class: 'badges', 'aria-live': 'polite', dataset: { testid: 'node-status' } });
+  const out = h('div', { class: 'flash' });
+  const notices = h('div', { class: 'notices', dataset: { testid: 'notices' } });
+  const details = h('dl', { class: 'details' });
+  const builds = h('div', { class: 'table-wrap' });
+
+  const act = (label, { cls = 'btn-secondary', run, confirm }) => {
+    const button = h('button', { type: 'button', class: `btn ${cls}` }, label);
+    button.addEventListener('click', async () => {
+      if (confirm && !(await dialog(confirm))) return;
+      await runAction(button, out, run);
+      await refresh();
+    });
+    return button;
+  };
+  const startBtn = act('Start', { run: () => api(`/api/nodes/${nodeId}/start`, { method: 'POST' }) });
+  const stopBtn = act('Stop', {
+    run: () => api(`/api/nodes/${nodeId}/stop`, { method: 'POST' }),
+    confirm: { title: `Stop ${node.name}?`, body: 'The daemon stops and its storage is kept. Starting it again leaves it locked until you unlock it.', confirmLabel: 'Stop node' },
+  });
+  const destroyBtn = act('Destroy', {
+    cls: 'btn-danger-outline',
+    run: () => api('/api/nodes', { method: 'DELETE', body: { destroyNodeId: nodeId } }),
+    confirm: {
+      title: `Destroy ${node.name}?`,
+      body: 'The node is stopped and its storage, wallet included, is deleted. This cannot be undone.',
+      confirmLabel: 'Destroy node',
+      danger: true,
+    },
+  });
+  const connectLink = h('a', { class: 'btn btn-primary', href: connectUrl(nodeId) }, 'Connect');
+
+  const upgradeBtn = act('Upgrade', {
+    cls: 'btn-primary',
+    run: () => api(`/api/nodes/${nodeId}/upgrade`, { method: 'POST' }),
+    confirm: {
+      title: 'Upgrade this node?',
+      body: 'The node restarts on the latest version, which takes a few minutes. It is locked afterwards: unlock it with its password.',
+      confirmLabel: 'Upgrade',
+    },
+  });
+  const unlockBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Unlock');
+  unlockBtn.addEventListener('click', async () => {
+    const done = await dialog({
+      title: 'Unlock node',
+      body: 'Enter the password the node was initialised with. It is sent to the node and never stored.',
+      confirmLabel: 'Unlock',
+      fields: [{ name: 'password', label: 'Node password', type: 'password', autocomplete: 'current-password' }],
+      onConfirm: ({ password }) => api(`/api/nodes/${nodeId}/unlock`, { method: 'POST', body: { password } }),
+    });
+    if (done) {
+      fill(out, notice('ok', 'The node is unlocked.'));
+      await refresh();
+    }
+  });
+
+  const renderNotices = () => {
+    const items = [];
+    const alive = node.status !== 'DESTROYED' && node.status !== 'DESTROYING';
+    if (node.status === 'IN_PROGRESS') {
+      const b = node.builds.at(-1);
+      items.push(notice('info', h('strong', {}, 'Upgrade in progress. '), `The node is moving to version ${b?.imageVersion ?? 'the latest'}; this page updates by itself.`));
+    } else if (alive && latest && node.rln_commit_id !== latest) {
+      items.push(
+        h(
+          'div',
+          { class: 'notice notice-info notice-action', role: 'status', dataset: { testid: 'upgrade-notice' } },
+          h('div', {}, h('strong', {}, 'An upgrade is available. '), 'This node runs ', h('code', {}, node.rln_commit_id), '; the latest version is ', h('code', {}, latest), '.'),
+          upgradeBtn,
+        ),
+      );
+    }
+    if (node.status === 'RUNNING' && node.locked && node.initialized) {
+      items.push(
+        h(
+          'div',
+          { class: 'notice notice-warn notice-action', role: 'status', dataset: { testid: 'locked-notice' } },
+          h('div', {}, h('strong', {}, 'This node is locked. '), 'Every start and upgrade locks it. Unlock it with its password to use it.'),
+          unlockBtn,
+        ),
+      );
+    }
+    if (node.status === 'RUNNING' && !node.initialized) {
+      items.push(
+        notice('info', h('strong', {}, 'The wallet is not initialised yet. '), 'Initialise it once through the node API: ', h('code', {}, `POST ${node.invoke_url}init`), ' with a password.'),
+      );
+    }
+    const last = node.builds.at(-1);
+    if (last?.buildStatus === 'FAILURE') {
+      items.push(notice('error', h('strong', {}, `The last ${last.action} failed. `), last.error ?? 'See the build history.'));
+    }
+    if (node.status === 'DESTROYED') items.push(notice('info', 'This node was destroyed; its storage is deleted and the record is kept for reference.'));
+    fill(notices, items);
+  };
+
+  const renderDetails = () => {
+    const row = (label, value) => [h('dt', {}, label), h('dd', {}, value)];
+    fill(
+      details,
+      row('Node id', h('code', {}, node.nodeId)),
+      row('Network', h('span', { class: 'pill' }, node.network)),
+      row('Version', h('code', { dataset: { testid: 'node-version' } }, node.rln_commit_id)),
+      row('Invoke URL', copyable(node.invoke_url)),
+      row('Peer address', copyable(`${node.peerDNS}:${node.peerPort}`)),
+      row('Wallet', node.initialized ? 'Initialised' : 'Not initialised'),
+      row('Created', time(node.createdAt)),
+      row('Updated', time(node.updatedAt)),
+    );
+  };
+
+  const renderBuilds = () => {
+    fill(
+      builds,
+      table(
+        'builds',
+        ['#', 'Action', 'Status', 'Version', 'Started', 'Finished'],
+        [...node.builds].reverse().map((b) => ({
+          cells: [
+            b.buildNumber,
+            b.action,
+            [statusBadge(b.buildStatus), b.error ? h('div', { class: 'small muted' }, b.error) : null],
+            h('code', {}, b.imageVersion),
+            time(b.timestamp),
+            b.finishedAt ? time(b.finishedAt) : 'running…',
+          ],
+        })),
+      ),
+    );
+  };
+
+  const render = () => {
+    fill(title, node.name);
+    fill(badges, statusBadge(node.status), node.status === 'DESTROYED' ? null : lockBadge(node.locked), h('span', { class: 'pill' }, node.network));
+    const busy = isBusy(node);
+    const gone = node.status === 'DESTROYED' || node.status === 'DESTROYING';
+    startBtn.hidden = !(node.status === 'PAUSED' || node.status === 'FAILED');
+    stopBtn.hidden = gone || node.status === 'PAUSED';
+    destroyBtn.hidden = gone;
+    for (const b of [startBtn, stopBtn, destroyBtn, upgradeBtn]) b.disabled = busy;
+    connectLink.hidden = gone;
+    renderNotices();
+    renderDetails();
+    renderBuilds();
+  };
+
+  let timer;
+  const refresh = async () => {
+    clearTimeout(timer);
+    try {
+      const [n, l] = await Promise.all([api(`/api/nodes/${nodeId}`), api('/api/nodes/latest-rln-image').catch(() => ({ data: latest }))]);
+      node = n.data;
+      latest = l.data;
+      render();
+    } catch (err) {
+      if (err.status === 404) return nodeNotFound(main, nodeId, setTitle);
+      if (err.status === 401) return;
+      fill(out, errorNotice(err));
+    }
+    // While a build runs, follow it closely; otherwise look now and then for outside changes
+    // (an automatic upgrade, a new release).
+    timer = setTimeout(refresh, isBusy(node) ? 1000 : 4000);
+  };
+
+  fill(
+    main,
+    h('nav', { class: 'breadcrumb', 'aria-label': 'Breadcrumb' }, h('a', { href: nodesListUrl() }, 'Nodes'), ' / ', h('span', {}, node.name)),
+    h('div', { class: 'page-head row' }, h('div', {}, title, badges), h('div', { class: 'toolbar' }, connectLink, startBtn, stopBtn, destroyBtn)),
+    out,
+    notices,
+    h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Details')), h('div', { class: 'card-body' }, details)),
+    h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Build history')), h('div', { class: 'card-body' }, builds)),
+    h('div', { class: 'two-col' }, webhookCard(nodeId, node), logsCard(nodeId)),
+  );
+  await refresh();
+}
+
+function webhookCard(nodeId, node) {
+  const out = h('div', { class: 'form-out' });
+  const input = h('input', { id: 'webhook-url', type: 'url', placeholder: 'https://example.com/hooks/rln', autocomplete: 'off' });
+  input.value = node.settings?.webhookUrl ?? '';
+  const save = h('button', { type: 'submit', class: 'btn btn-secondary' }, 'Save');
+  const form = h(
+    'form',
+    { class: 'stack', novalidate: true },
+    h('label', { class: 'field', for: 'webhook-url' }, h('span', {}, 'Webhook URL'), input),
+    h('p', { class: 'small muted' }, 'Signed status events are sent here. Leave empty to send none.'),
+    h('div', { class: 'actions' }, save),
+    out,
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const url = input.value.trim();
+    runAction(save, out, async () => {
+      const r = await api(`/api/nodes/${nodeId}/settings`, { method: 'POST', body: { settings: { webhookUrl: url } } });
+      return { message: r.message ?? 'Saved' };
+    });
+  });
+  return h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Webhook')), h('div', { class: 'card-body' }, form));
+}
+
+function logsCard(nodeId) {
+  const out = h('div', { class: 'form-out', dataset: { testid: 'log-export' } });
+  const button = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Export logs');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    fill(out, h('p', { class: 'muted' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ' Preparing the export…'));
+    try {
+      const { taskId } = await api(`/api/nodes/${nodeId}/logs`, { method: 'POST' });
+      const deadline = Date.now() + 5 * 60_000;
+      for (;;) {
+        const r = await api(`/api/nodes/${nodeId}/logs?taskId=${encodeURIComponent(taskId)}`);
+        if (r.status === 'FAILED') throw Object.assign(new Error(r.error?.message ?? 'the export failed'), { code: r.error?.code, title: 'The export failed.' });
+        const urls = Array.isArray(r.data) ? r.data : [];
+        if (urls.length > 0) {
+          fill(
+            out,
+            notice('ok', 'The export is ready.', r.expiresAt ? [' The links expire ', time(r.expiresAt), '.'] : ' The links expire after a while.'),
+            h('ul', { class: 'links' }, urls.map((u, i) => h('li', {}, h('a', { href: u, download: '', rel: 'noreferrer' }, fileName(u, i))))),
+          );
+          break;
+        }
+        if (Date.now() > deadline) throw new Error('the export is taking long; try again later');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    } catch (err) {
+      fill(out, errorNotice(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    'section',
+    { class: 'card' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Logs')),
+    h('div', { class: 'card-body stack' }, h('p', { class: 'small muted' }, "Export the daemon's logs as files to download."), h('div', { class: 'actions' }, button), out),
+  );
+}
+
+function fileName(url, i) {
+  try {
+    const last = new URL(url, location.href).pathname.split('/').filter(Boolean).at(-1);
+    return last ? decodeURIComponent(last) : `log file ${i + 1}`;
+  } catch {
+    return `log file ${i + 1}`;
+  }
+}

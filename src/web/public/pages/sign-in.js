@@ -1,0 +1,54 @@
+// Sign-in with email and password.
+import { signIn, nodesListUrl, currentUser } from '../api.js';
+import { fill, h, notice } from '../dom.js';
+
+/** Only a path on this site: a `next` pointing elsewhere would make this an open redirect. */
+function nextPath() {
+  const next = new URLSearchParams(location.search).get('next');
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/sign-in') ? next : nodesListUrl();
+}
+
+export async function signInPage(main, { setTitle }) {
+  setTitle('Sign in');
+  if (currentUser) return location.replace(nextPath());
+  const error = h('div', { class: 'form-error' });
+  const email = h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'username', required: true, autofocus: true });
+  const password = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Sign in');
+  const form = h(
+    'form',
+    { class: 'stack', novalidate: false },
+    h('label', { class: 'field', for: 'email' }, h('span', {}, 'Email'), email),
+    h('label', { class: 'field', for: 'password' }, h('span', {}, 'Password'), password),
+    error,
+    submit,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    submit.disabled = true;
+    submit.textContent = 'Signing in…';
+    fill(error);
+    try {
+      await signIn(email.value, password.value);
+      location.assign(nextPath());
+    } catch (err) {
+      fill(error, notice('error', err.status === 401 ? 'The email or the password is wrong.' : err.message));
+      password.value = '';
+      password.focus();
+      submit.disabled = false;
+      submit.textContent = 'Sign in';
+    }
+  });
+  fill(
+    main,
+    h(
+      'section',
+      { class: 'card narrow signin' },
+      h('h1', {}, 'Sign in to RLN Cloud'),
+      h('p', { class: 'muted' }, 'Manage your hosted RGB Lightning Nodes.'),
+      form,
+      h('p', { class: 'muted small' }, 'No password yet? An operator sets one with ', h('code', {}, 'rln-cloud user set-password'), '.'),
+    ),
+  );
+  email.focus();
+}

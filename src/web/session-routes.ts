@@ -1,0 +1,87 @@
+// The web UI's session: GET /api/session (who is signed in, and the CSRF token), POST /api/session
+// (sign in with email and password) and DELETE /api/session (sign out). These routes sit outside
+// the bearer scope: they are how a browser gets its credential in the first place.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
+import { errorResponses } from '../api/schemas.ts';
+import { CSRF_HEADER, type WebSessions } from './sessions.ts';
+
+const SignInBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+type SignInBody = Static<typeof SignInBody>;
+
+const SessionResponse = Type.Object({
+  user: Type.Object({ id: Type.String(), email: Type.String(), plan: Type.String() }),
+  csrfToken: Type.String({ description: `Send it back in the ${CSRF_HEADER} header on every POST, PUT, PATCH and DELETE.` }),
+});
+
+const tags = ['session (web UI)'];
+
+export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSessions; allowedOrigins: string[] }) {
+  const { sessions } = opts;
+
+  // A sign-in from another site's page would sign the browser into the attacker's account (login
+  // CSRF); browsers send Origin on every cross-site POST, so refuse foreign ones. The page's own
+  // origin is the public URL's, or whatever host name the browser used to reach this listener.
+  const requireOwnOrigin = (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    if (origin === undefined || opts.allowedOrigins.includes(origin)) return;
+    let host: string | undefined;
+    try {
+      host = new URL(origin).host;
+    } catch {}
+    if (host === undefined || host !== request.headers.host) {
+      throw new AppError('forbidden', `requests from ${origin} are not accepted`);
+    }
+  };
+
+  app.get(
+    '/api/session',
+    { schema: { summary: 'The signed-in web user and the CSRF token', tags, security: [], response: { 200: SessionResponse, 401: errorResponses[401] } } },
+    async (request, reply) => {
+      const user = await sessions.userOf(request);
+      if (!user) throw new AppError('unauthorized', 'not signed in');
+      reply.header('cache-control', 'no-store');
+      return { user: { id: user.id, email: user.email, plan: user.plan }, csrfToken: user.csrfToken };
+    },
+  );
+
+  app.post<{ Body: SignInBody }>(
+    '/api/session',
+    {
+      schema: {
+        summary: 'Sign in with email and password',
+        description: 'Sets an HttpOnly session cookie. Failed attempts are limited per email and per client address (429).',
+        tags,
+        security: [],
+        body: SignInBody,
+        response: { 200: SessionResponse, 400: errorResponses[400], 401: errorResponses[401] },
+      },
+    },
+    async (request, reply) => {
+      requireOwnOrigin(request);
+      const { sessionId, csrfToken, user } = await sessions.signIn(request.body.email, request.body.password, request.ip);
+      sessions.setCookie(reply, sessionId);
+      reply.header('cache-control', 'no-store');
+      return { user, csrfToken };
+    },
+  );
+
+  app.delete(
+    '/api/session',
+    { schema: { summary: 'Sign out', tags, security: [], response: { 200: Type.Object({ message: Type.String() }), 401: errorResponses[401] } } },
+    async (request, reply) => {
+      requireOwnOrigin(request);
+      // Checks the CSRF token like any change; a session that already ended is simply cleared.
+      if (await sessions.authenticate(request)) await sessions.signOut(request);
+      sessions.clearCookie(reply);
+      return { message: 'signed out' };
+    },
+  );
+}

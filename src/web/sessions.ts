@@ -1,0 +1,159 @@
+// Web UI sessions: sign-in with email and password, a session cookie, a CSRF token per session,
+// sign-out, and a limit on failed sign-ins. Sessions live in the database (only a hash of the id),
+// so every replica accepts every session.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthenticatedUser } from '../accounts/service.ts';
+import type { Database } from '../db/database.ts';
+import { findUserByEmail } from '../db/users.ts';
+import {
+  clearSignInFailures,
+  countSignInFailures,
+  deleteExpiredSessions,
+  deleteSession,
+  findSessionUser,
+  insertSession,
+  recordSignInFailure,
+  touchSession,
+} from '../db/web-sessions.ts';
+import { AppError } from '../errors.ts';
+import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+
+export const CSRF_HEADER = 'x-csrf-token';
+// An idle browser is signed out after a day; none stays signed in past a week.
+const IDLE_MS = 24 * 3_600_000;
+const ABSOLUTE_MS = 7 * 24 * 3_600_000;
+// Sliding the expiry on every request would turn each read into a write; a minute is precise enough.
+const TOUCH_EVERY_MS = 60_000;
+// Failed sign-ins: per email (guessing one account's password) and per client address (trying
+// many accounts), counted in fixed windows.
+const FAILURE_WINDOW_S = 15 * 60;
+const MAX_FAILURES_PER_EMAIL = 5;
+const MAX_FAILURES_PER_ADDRESS = 30;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface SessionUser extends AuthenticatedUser {
+  csrfToken: string;
+}
+
+export interface WebSessionOptions {
+  db: Database;
+  /** Under https the cookie is Secure and carries the __Host- prefix (no Domain, Path=/). */
+  secure: boolean;
+}
+
+const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const raw of (header ?? '').split(';')) {
+    const part = raw.trim();
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
+  }
+  return cookies;
+}
+
+export class WebSessions {
+  readonly cookieName: string;
+  // Verified against when the email is unknown, so a wrong email takes as long as a wrong password.
+  private readonly dummyHash = hashPassword(randomBytes(16).toString('hex'));
+
+  constructor(private readonly opts: WebSessionOptions) {
+    this.cookieName = opts.secure ? '__Host-rlnc_session' : 'rlnc_session';
+  }
+
+  /** Checks the password and opens a session; throws unauthorized or rate_limited. */
+  async signIn(emailRaw: string, password: string, clientAddress: string) {
+    const email = emailRaw.trim().toLowerCase();
+    const keys = [`email:${email}`, `ip:${clientAddress}`];
+    const limits = [MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS];
+    for (const [i, key] of keys.entries()) {
+      const { failures, retryAfterSeconds } = await countSignInFailures(this.opts.db, key, FAILURE_WINDOW_S);
+      if (failures >= limits[i]!) {
+        throw new AppError('rate_limited', `too many failed sign-ins; try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s)`, {
+          retryAfterSeconds,
+        });
+      }
+    }
+    const user = await findUserByEmail(this.opts.db, email);
+    const ok = user?.password_hash
+      ? await verifyPassword(password, user.password_hash)
+      : (await verifyPassword(password, await this.dummyHash), false);
+    if (!user || !ok) {
+      for (const key of keys) await recordSignInFailure(this.opts.db, key, FAILURE_WINDOW_S);
+      throw new AppError('unauthorized', 'the email or the password is wrong');
+    }
+    await clearSignInFailures(this.opts.db, keys[0]!);
+    // Sign-ins are rare: a good moment to forget sessions that ended.
+    await deleteExpiredSessions(this.opts.db);
+    const sessionId = randomBytes(32).toString('base64url');
+    const csrfToken = randomBytes(32).toString('base64url');
+    await insertSession(this.opts.db, { idHash: hashId(sessionId), userId: user.id, csrfToken, expiresAt: new Date(Date.now() + IDLE_MS) });
+    return { sessionId, csrfToken, user: { id: user.id, email: user.email, plan: user.plan } };
+  }
+
+  sessionIdOf(request: FastifyRequest): string | undefined {
+    const value = parseCookies(request.headers.cookie).get(this.cookieName);
+    return value && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
+  }
+
+  hasSessionCookie(request: FastifyRequest): boolean {
+    return parseCookies(request.headers.cookie).has(this.cookieName);
+  }
+
+  /** The user of the request's session, or undefined when there is none or it ended. */
+  async userOf(request: FastifyRequest): Promise<SessionUser | undefined> {
+    const id = this.sessionIdOf(request);
+    if (!id) return undefined;
+    const row = await findSessionUser(this.opts.db, hashId(id));
+    if (!row) return undefined;
+    if (Date.now() - row.last_seen_at.getTime() > TOUCH_EVERY_MS) {
+      await touchSession(this.opts.db, hashId(id), new Date(Date.now() + IDLE_MS), ABSOLUTE_MS / 1000);
+    }
+    return { id: row.id, email: row.email, plan: row.plan, tokenId: '', csrfToken: row.csrf_token };
+  }
+
+  /**
+   * Authenticates an API request by its session cookie. State-changing methods must also carry
+   * the session's CSRF token in the X-CSRF-Token header: a cross-site page can make the browser
+   * send the cookie, but it cannot read the token.
+   */
+  async authenticate(request: FastifyRequest): Promise<AuthenticatedUser | undefined> {
+    const user = await this.userOf(request);
+    if (!user) return undefined;
+    if (!SAFE_METHODS.has(request.method)) {
+      const sent = request.headers[CSRF_HEADER];
+      if (typeof sent !== 'string' || !sameSecret(sent, user.csrfToken)) {
+        throw new AppError('forbidden', `this request needs your session's CSRF token in the ${CSRF_HEADER} header; reload the page`);
+      }
+    }
+    const { csrfToken: _, ...authenticated } = user;
+    return authenticated;
+  }
+
+  async signOut(request: FastifyRequest): Promise<void> {
+    const id = this.sessionIdOf(request);
+    if (id) await deleteSession(this.opts.db, hashId(id));
+  }
+
+  setCookie(reply: FastifyReply, sessionId: string) {
+    reply.header('set-cookie', this.cookie(sessionId, ABSOLUTE_MS / 1000));
+  }
+
+  clearCookie(reply: FastifyReply) {
+    reply.header('set-cookie', this.cookie('', 0));
+  }
+
+  private cookie(value: string, maxAgeSeconds: number) {
+    return `${this.cookieName}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${this.opts.secure ? '; Secure' : ''}`;
+  }
+}

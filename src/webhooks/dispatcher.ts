@@ -1,0 +1,151 @@
+// The delivery worker: feeds new node events into deliveries, claims due deliveries (the oldest
+// unfinished one of each node, so a node's events arrive in order), signs and sends them, and
+// records each attempt. Everything it needs to resume is in the database: a crash at any point
+// leaves a delivery pending or leased, and it is sent (again) after the restart. Receivers must
+// therefore expect the same webhook-id more than once (at-least-once, as Standard Webhooks says).
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database.ts';
+import { cancelDelivery, claimDeliveries, fanOutNodeEvents, settleDelivery, type ClaimedDelivery, type Settlement } from '../db/webhook-deliveries.ts';
+import type { Logger } from '../logger.ts';
+import { serializeEnvelope } from './envelope.ts';
+import { nextStep } from './retry-policy.ts';
+import type { WebhookSender } from './send-webhook.ts';
+import type { WebhookKeyring } from './signing-keys.ts';
+
+export interface WebhookDispatcherOptions {
+  db: Database;
+  sender: WebhookSender;
+  keyring: WebhookKeyring;
+  /** Delay before attempt 1, 2, ...; its length is the number of attempts. */
+  retryScheduleMs: number[];
+  timeoutMs: number;
+  /** Deliveries in flight at once (to different nodes). */
+  concurrency: number;
+  pollIntervalMs: number;
+  log: Logger;
+}
+
+const FAN_OUT_BATCH = 500;
+
+export class WebhookDispatcher {
+  private stopped = true;
+  private wakeRequested = false;
+  // Fan-out is needed only when events were written (or another replica may have written some:
+  // every poll), not each time a delivery finishes.
+  private fanOutRequested = true;
+  private wakeUp: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  // Longer than any attempt can take (the timeout bounds it, plus the write of its outcome), so a
+  // live worker never loses its lease; short enough that a crashed replica's delivery resumes soon.
+  private readonly leaseMs: number;
+
+  constructor(private readonly opts: WebhookDispatcherOptions) {
+    this.leaseMs = opts.timeoutMs * 2 + 5_000;
+  }
+
+  start() {
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  /** Looks for new events and due deliveries now (called when this process wrote events). */
+  wake() {
+    this.fanOutRequested = true;
+    this.nudge();
+  }
+
+  /** Looks for due deliveries now (a slot is free, or a node's next delivery may go). */
+  private nudge() {
+    this.wakeRequested = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops claiming and waits for the attempts under way (each is bounded by the timeout). */
+  async stop() {
+    this.stopped = true;
+    this.nudge();
+    await this.loop;
+    await Promise.allSettled([...this.inFlight]);
+    this.opts.sender.close();
+  }
+
+  private async run() {
+    while (!this.stopped) {
+      this.wakeRequested = false;
+      let busy = false;
+      try {
+        if (this.fanOutRequested) {
+          this.fanOutRequested = false;
+          busy = (await fanOutNodeEvents(this.opts.db, FAN_OUT_BATCH)) === FAN_OUT_BATCH;
+          if (busy) this.fanOutRequested = true;
+        }
+        const free = this.opts.concurrency - this.inFlight.size;
+        if (free > 0) {
+          const claimed = await claimDeliveries(this.opts.db, free, this.leaseMs, randomUUID());
+          for (const d of claimed) this.track(this.deliver(d));
+          if (claimed.length === free) busy = true;
+        }
+      } catch (err) {
+        this.fanOutRequested = true;
+        this.opts.log.error({ err }, 'webhook fan-out or claim failed; retrying at the next poll');
+      }
+      if (this.stopped) break;
+      if (busy || this.wakeRequested) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.fanOutRequested = true;
+          resolve();
+        }, this.opts.pollIntervalMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
+    }
+  }
+
+  private track(p: Promise<void>) {
+    const tracked = p.finally(() => {
+      this.inFlight.delete(tracked);
+      // The node's next delivery may now go, and a slot is free.
+      this.nudge();
+    });
+    this.inFlight.add(tracked);
+  }
+
+  private async deliver(d: ClaimedDelivery) {
+    const log = this.opts.log.child({ delivery: d.deliveryId, node: d.nodeId, attempt: d.attempts });
+    try {
+      if (!d.targetUrl) {
+        await cancelDelivery(this.opts.db, d, 'the node no longer has a webhook URL');
+        return;
+      }
+      const body = serializeEnvelope(d.payload);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        'webhook-id': d.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': this.opts.keyring.signatureHeader(d.eventId, timestamp, body),
+      };
+      const startedAt = new Date();
+      const result = await this.opts.sender.send(d.targetUrl, headers, body);
+      const step = nextStep(result, d.attempts, this.opts.retryScheduleMs);
+      const error = result.error ?? (result.statusCode !== undefined ? `HTTP ${result.statusCode}` : 'no answer');
+      const settlement: Settlement =
+        step.kind === 'succeeded'
+          ? { state: 'succeeded' }
+          : step.kind === 'retry'
+            ? { state: 'pending', retryInMs: step.delayMs, error }
+            : step.kind === 'gone'
+              ? { state: 'gone', error: 'HTTP 410 Gone: deliveries to this URL stopped and the webhook URL was removed' }
+              : { state: 'failed', error: step.reason };
+      await settleDelivery(this.opts.db, d, { url: d.targetUrl, startedAt, ...result }, settlement);
+      if (step.kind !== 'succeeded') log.info({ outcome: step.kind, error }, 'webhook attempt failed');
+    } catch (err) {
+      // The lease runs out and the delivery is attempted again: nothing is lost.
+      log.error({ err }, 'webhook delivery could not be recorded; it will be retried after its lease');
+    }
+  }
+}

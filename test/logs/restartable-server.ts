@@ -1,0 +1,42 @@
+// A test server that can be stopped and started again on the same DATA_DIR and database, the way
+// an operator restarts the service (startTestServer's servers live once).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startServer, type RunningServer } from '../../src/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
+import { freePort, randomNodePortRange } from '../helpers/ports.ts';
+
+export async function startRestartableServer(env: Record<string, string> = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
+  const database = await createTestDatabase();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    API_PORT: String(await freePort()),
+    NODE_API_PORT: String(await freePort()),
+    MTLS_PORT: String(await freePort()),
+    NODE_PORT_RANGE: randomNodePortRange(),
+    BOOTSTRAP_DEV_USER: 'false',
+    JOB_POLL_INTERVAL_MS: '200',
+    DATABASE_URL: database.url,
+    ...env,
+  });
+  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  let server: RunningServer | undefined = await startServer(config, log);
+  return {
+    config,
+    server: () => server!,
+    async restart() {
+      await server?.stop();
+      server = undefined;
+      server = await startServer(config, log);
+    },
+    async stop() {
+      await server?.stop();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
