@@ -92,7 +92,11 @@ export async function benchRollout(database: 'PGlite' | 'PostgreSQL', nodes = 20
     const seconds = (performance.now() - started) / 1000;
     const statements = counter.n;
     const upgraded = Number((await raw.query<{ n: number }>(`SELECT count(*)::int AS n FROM nodes WHERE image_version = 'bench-v2'`))[0]!.n);
-    if (upgraded !== nodes) throw new Error(`only ${upgraded} of ${nodes} nodes were upgraded`);
+    if (upgraded !== nodes) {
+      const status = await releases.status('bench-v2');
+      const errors = await raw.query(`SELECT error, count(*)::int AS n FROM rollout_nodes WHERE version = 'bench-v2' AND error IS NOT NULL GROUP BY error LIMIT 3`);
+      throw new Error(`only ${upgraded} of ${nodes} nodes were upgraded: ${JSON.stringify({ status, errors })}`);
+    }
     await worker.stop();
     worker = undefined;
 

@@ -114,7 +114,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
         buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => services.releases.requestAdvance(v) }),
         logExportJob({ db, runtime, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) }),
       ],
-      concurrency: 4,
+      concurrency: config.jobConcurrency,
       pollIntervalMs: config.jobPollIntervalMs,
       log: log.child({ part: 'jobs' }),
     });

@@ -34,6 +34,8 @@ export interface Config {
   initialImageVersion: string;
   /** How long a node daemon may take to answer after a start before the build fails. */
   nodeStartTimeoutMs: number;
+  /** How many jobs (builds, log exports) one process carries out at once. */
+  jobConcurrency: number;
   /** How often workers look for due jobs when nothing woke them (they are also woken in-process). */
   jobPollIntervalMs: number;
   /** How often the reconcile loop compares desired and actual node state. */
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     nodePortRange,
     initialImageVersion,
     nodeStartTimeoutMs: positiveInt('NODE_START_TIMEOUT_MS', 30_000),
+    jobConcurrency: positiveInt('JOB_CONCURRENCY', 8),
     jobPollIntervalMs: positiveInt('JOB_POLL_INTERVAL_MS', 1_000),
     reconcileIntervalMs: positiveInt('RECONCILE_INTERVAL_MS', 5_000),
     rolloutConcurrency: positiveInt('ROLLOUT_CONCURRENCY', 5),

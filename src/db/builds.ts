@@ -16,18 +16,35 @@ export interface BuildRow {
   finished_at: Date | null;
 }
 
-export async function insertBuild(
-  db: Queryable,
-  b: { nodeId: string; action: BuildAction; imageVersion: string; previousImageVersion?: string | null },
-) {
-  return (
-    await db.query<BuildRow>(
-      `INSERT INTO builds (node_id, build_number, action, status, image_version, previous_image_version)
-       VALUES ($1, (SELECT coalesce(max(build_number), 0) + 1 FROM builds WHERE node_id = $1), $2, 'IN_PROGRESS', $3, $4)
-       RETURNING *`,
-      [b.nodeId, b.action, b.imageVersion, b.previousImageVersion ?? null],
-    )
-  )[0]!;
+export interface NewBuild {
+  nodeId: string;
+  action: BuildAction;
+  imageVersion: string;
+  previousImageVersion?: string | null;
+}
+
+export async function insertBuild(db: Queryable, b: NewBuild) {
+  return (await insertBuilds(db, [b]))[0]!;
+}
+
+/** Numbers and records one new build per node (distinct nodes), in one statement. */
+export async function insertBuilds(db: Queryable, builds: NewBuild[]) {
+  if (builds.length === 0) return [];
+  const rows = await db.query<BuildRow>(
+    `INSERT INTO builds (node_id, build_number, action, status, image_version, previous_image_version)
+     SELECT b.node_id, (SELECT coalesce(max(x.build_number), 0) + 1 FROM builds x WHERE x.node_id = b.node_id),
+            b.action, 'IN_PROGRESS', b.image_version, b.previous_image_version
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS b(node_id, action, image_version, previous_image_version)
+     RETURNING *`,
+    [
+      builds.map((b) => b.nodeId),
+      builds.map((b) => b.action),
+      builds.map((b) => b.imageVersion),
+      builds.map((b) => b.previousImageVersion ?? null),
+    ],
+  );
+  const byNode = new Map(rows.map((r) => [r.node_id, r]));
+  return builds.map((b) => byNode.get(b.nodeId)!);
 }
 
 export async function findBuild(db: Queryable, nodeId: string, buildNumber: number) {

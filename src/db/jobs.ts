@@ -25,14 +25,25 @@ export interface NewJob {
 
 /** Returns the new job, or undefined when a job with the same singleton key is already pending. */
 export async function insertJob(db: Queryable, job: NewJob) {
-  return (
-    await db.query<JobRow>(
-      `INSERT INTO jobs (kind, payload, singleton_key, max_attempts, run_at)
-       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
-       ON CONFLICT (singleton_key) WHERE state IN ('queued', 'running') DO NOTHING RETURNING *`,
-      [job.kind, JSON.stringify(job.payload), job.singletonKey ?? null, job.maxAttempts, (job.delayMs ?? 0) / 1000],
-    )
-  )[0];
+  return (await insertJobs(db, [job]))[0];
+}
+
+/** Several jobs in one statement; a job whose singleton key is already pending is left out of the result. */
+export async function insertJobs(db: Queryable, jobs: NewJob[]) {
+  if (jobs.length === 0) return [];
+  return db.query<JobRow>(
+    `INSERT INTO jobs (kind, payload, singleton_key, max_attempts, run_at)
+     SELECT j.kind, j.payload::jsonb, j.singleton_key, j.max_attempts, now() + make_interval(secs => j.delay_s)
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::float8[]) AS j(kind, payload, singleton_key, max_attempts, delay_s)
+     ON CONFLICT (singleton_key) WHERE state IN ('queued', 'running') DO NOTHING RETURNING *`,
+    [
+      jobs.map((j) => j.kind),
+      jobs.map((j) => JSON.stringify(j.payload)),
+      jobs.map((j) => j.singletonKey ?? null),
+      jobs.map((j) => j.maxAttempts),
+      jobs.map((j) => (j.delayMs ?? 0) / 1000),
+    ],
+  );
 }
 
 export async function claimJob(db: Queryable, kinds: string[], leaseMs: number) {

@@ -105,17 +105,14 @@ export async function lockUpgradeCandidates(db: Queryable, version: string, limi
   );
 }
 
-export async function setRolloutNode(
-  db: Queryable,
-  version: string,
-  nodeId: string,
-  state: RolloutNodeState,
-  extra: { buildNumber?: number; error?: string } = {},
-) {
+/** Moves many nodes of a rollout to one state, each with its own build number (or none). */
+export async function setRolloutNodes(db: Queryable, version: string, state: RolloutNodeState, nodes: Array<{ nodeId: string; buildNumber?: number }>) {
+  if (nodes.length === 0) return;
   await db.query(
-    `UPDATE rollout_nodes SET state = $3, build_number = coalesce($4, build_number), error = $5, updated_at = now()
-     WHERE version = $1 AND node_id = $2`,
-    [version, nodeId, state, extra.buildNumber ?? null, extra.error ?? null],
+    `UPDATE rollout_nodes rn SET state = $2, build_number = coalesce(u.build_number, rn.build_number), error = NULL, updated_at = now()
+     FROM unnest($3::text[], $4::int[]) AS u(node_id, build_number)
+     WHERE rn.version = $1 AND rn.node_id = u.node_id`,
+    [version, state, nodes.map((n) => n.nodeId), nodes.map((n) => n.buildNumber ?? null)],
   );
 }
 

@@ -28,22 +28,46 @@ export interface RecordedEvent {
   envelope: NodeEventEnvelope;
 }
 
+export interface NodeEventInput {
+  node: { id: string; user_id: string };
+  eventType: NodeEventType;
+  details?: Record<string, unknown>;
+}
+
 export async function recordNodeEvent(
   tx: Queryable,
   node: { id: string; user_id: string },
   eventType: NodeEventType,
   details: Record<string, unknown> = {},
 ): Promise<RecordedEvent> {
-  const envelope: NodeEventEnvelope = {
-    eventType,
-    eventTimestamp: new Date().toISOString(),
-    nodeId: node.id,
-    details: { nodeId: node.id, ...details },
-  };
-  const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
-  const [row] = await tx.query<{ id: number }>(
-    `INSERT INTO node_events (event_id, node_id, user_id, event_type, payload) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-    [eventId, node.id, node.user_id, eventType, JSON.stringify(envelope)],
+  return (await recordNodeEvents(tx, [{ node, eventType, details }]))[0]!;
+}
+
+/** Records several events in one statement (a rollout pass starts many upgrades at once). */
+export async function recordNodeEvents(tx: Queryable, events: NodeEventInput[]): Promise<RecordedEvent[]> {
+  if (events.length === 0) return [];
+  const eventTimestamp = new Date().toISOString();
+  const recorded = events.map(({ node, eventType, details }) => ({
+    eventId: `evt_${randomUUID().replaceAll('-', '')}`,
+    node,
+    envelope: { eventType, eventTimestamp, nodeId: node.id, details: { nodeId: node.id, ...details } } as NodeEventEnvelope,
+  }));
+  const rows = await tx.query<{ id: number }>(
+    `INSERT INTO node_events (event_id, node_id, user_id, event_type, payload)
+     SELECT e.event_id, e.node_id, e.user_id, e.event_type, e.payload::jsonb
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+       AS e(event_id, node_id, user_id, event_type, payload, n)
+     ORDER BY e.n
+     RETURNING id`,
+    [
+      recorded.map((r) => r.eventId),
+      recorded.map((r) => r.node.id),
+      recorded.map((r) => r.node.user_id),
+      recorded.map((r) => r.envelope.eventType),
+      recorded.map((r) => JSON.stringify(r.envelope)),
+    ],
   );
-  return { id: Number(row!.id), eventId, envelope };
+  // Identity values follow the insertion order, which ORDER BY e.n fixes.
+  const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  return recorded.map((r, i) => ({ id: ids[i]!, eventId: r.eventId, envelope: r.envelope }));
 }

@@ -5,6 +5,7 @@
 import type { Database } from '../db/database.ts';
 import { listNodesToReconcile, lockNode, purgeDestroyedNodes, type NodeRow } from '../db/nodes.ts';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
+import { purgeFinishedJobs } from '../db/jobs.ts';
 import type { ReleaseService } from '../releases/service.ts';
 import { changeNode } from './transition.ts';
 import type { Logger } from '../logger.ts';
@@ -21,6 +22,8 @@ export interface ReconcilerOptions {
 }
 
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
+// Finished jobs are only of use for diagnosing a recent failure; builds keep the lasting history.
+const FINISHED_JOB_RETENTION_HOURS = 72;
 
 const RESTART_BACKOFF_MAX_MS = 5 * 60_000;
 const HEALTHY_AFTER_MS = 60_000;
@@ -84,6 +87,7 @@ export class Reconciler {
       const purged = await purgeDestroyedNodes(this.opts.db, this.opts.destroyedRetentionHours);
       if (purged > 0) this.opts.log.info({ purged }, 'deleted the records of nodes destroyed long ago');
       await purgeExpiredIdempotencyKeys(this.opts.db);
+      await purgeFinishedJobs(this.opts.db, FINISHED_JOB_RETENTION_HOURS);
     }
   }
 

@@ -10,11 +10,11 @@ import {
   countRolloutNodes,
   lockRollout,
   lockUpgradeCandidates,
-  setRolloutNode,
+  setRolloutNodes,
   skipPendingRolloutNodes,
   updateRollout,
 } from '../db/rollouts.ts';
-import { beginUpgrade } from '../nodes/enqueue-build.ts';
+import { beginUpgrades } from '../nodes/enqueue-build.ts';
 
 /** Returns how many upgrades the pass started (the caller wakes its workers when > 0). */
 export async function advanceRollout(tx: Queryable, version: string): Promise<number> {
@@ -42,18 +42,15 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<nu
   while (free > 0) {
     const batch = await lockUpgradeCandidates(tx, version, free);
     if (batch.length === 0) break;
-    for (const node of batch) {
-      if (node.status === 'DESTROYING' || node.status === 'DESTROYED' || node.image_version === version) {
-        await setRolloutNode(tx, version, node.id, 'skipped');
-      } else if (node.status === 'PAUSED') {
-        await setRolloutNode(tx, version, node.id, 'deferred');
-      } else {
-        const build = await beginUpgrade(tx, node, version);
-        await setRolloutNode(tx, version, node.id, 'upgrading', { buildNumber: build.build_number });
-        started++;
-        free--;
-      }
-    }
+    const done = batch.filter((n) => n.status === 'DESTROYING' || n.status === 'DESTROYED' || n.image_version === version);
+    const paused = batch.filter((n) => n.status === 'PAUSED' && !done.includes(n));
+    const upgrade = batch.filter((n) => !done.includes(n) && !paused.includes(n));
+    await setRolloutNodes(tx, version, 'skipped', done.map((n) => ({ nodeId: n.id })));
+    await setRolloutNodes(tx, version, 'deferred', paused.map((n) => ({ nodeId: n.id })));
+    const builds = await beginUpgrades(tx, upgrade, version);
+    await setRolloutNodes(tx, version, 'upgrading', builds.map((b) => ({ nodeId: b.node_id, buildNumber: b.build_number })));
+    started += builds.length;
+    free -= builds.length;
   }
   if (started === 0 && counts.upgrading === 0) {
     const now = await countRolloutNodes(tx, version);

@@ -38,6 +38,9 @@ export interface WebUiOptions {
   connectPageUrl: string;
   nodeApiUrl: string;
   userNodeUrl: string;
+  /** Signed-in users asking for a page of a node that is not theirs get a 404 (the page says so too). */
+  sessions?: { userOf(request: FastifyRequest): Promise<{ id: string } | undefined> };
+  isUsersNode?: (userId: string, nodeId: string) => Promise<boolean>;
 }
 
 interface Asset {
@@ -99,8 +102,13 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
   app.get('/sign-in', hide, page);
   app.get('/tokens', hide, page);
   if (base) app.get(base, hide, page);
-  app.get(`${base}/:id`, hide, page);
-  app.get(`${base}/:id/connect`, hide, page);
+  const nodePage = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const user = await opts.sessions?.userOf(request);
+    if (user && opts.isUsersNode && !(await opts.isUsersNode(user.id, request.params.id))) reply.status(404);
+    return page(request, reply);
+  };
+  app.get(`${base}/:id`, hide, nodePage);
+  app.get(`${base}/:id/connect`, hide, nodePage);
 
   app.get<{ Params: { '*': string } }>(`${ASSET_PREFIX}*`, hide, async (request, reply) => {
     const asset = assets.get(request.params['*']);

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import { findUserNode } from '../db/nodes.ts';
 import { WebSessions } from './sessions.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
@@ -10,9 +11,12 @@ export interface WebUi extends WebUiOptions {
   sessions: WebSessions;
 }
 
+const NODE_ID = /^[0-9a-f]{32}$/;
+
 export function webUi(db: Database, config: Pick<Config, 'publicUrl' | 'connectPageUrl' | 'nodeApiUrl' | 'userNodeUrl'>): WebUi {
   return {
     sessions: new WebSessions({ db, secure: config.publicUrl.startsWith('https:') }),
+    isUsersNode: async (userId, nodeId) => NODE_ID.test(nodeId) && (await findUserNode(db, userId, nodeId)) !== undefined,
     publicUrl: config.publicUrl,
     connectPageUrl: config.connectPageUrl,
     nodeApiUrl: config.nodeApiUrl,

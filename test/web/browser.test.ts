@@ -256,7 +256,8 @@ describe.skipIf(!hasChromium)(
       const bob = await t.createUser('starter');
       const bobs = await t.call('/api/nodes', { method: 'POST', token: bob.token, body: { name: 'bobs', network: 'regtest' } });
       for (const path of [nodePath(bobs.json.data.nodeId), `${nodePath(bobs.json.data.nodeId)}/connect`, nodePath('f'.repeat(32))]) {
-        await page.goto(url(path));
+        const response = await page.goto(url(path));
+        expect(response?.status(), path).toBe(404);
         await page.getByTestId('node-not-found').waitFor();
         expect(await page.getByText('bobs').count()).toBe(0);
       }
