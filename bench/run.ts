@@ -5,6 +5,7 @@ import { benchStartup } from './startup.ts';
 import { benchSignature, benchWebhooks } from './webhooks.ts';
 import { benchRollout } from './rollout.ts';
 import { benchLogExport } from './log-export.ts';
+import { printGatewaySection } from './gateway.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -12,6 +13,13 @@ const f = (n: number, d = 1) => n.toFixed(d);
 
 console.log(`# rln-cloud benchmarks, ${new Date().toISOString()}`);
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`);
+
+// One section alone: BENCH_ONLY=gateway npm run bench, or npm run bench -- gateway.
+const ONLY = process.env.BENCH_ONLY ?? process.argv[2];
+if (ONLY === 'gateway') {
+  await printGatewaySection(DURATION_MS);
+  process.exit(0);
+}
 
 console.log('## GET /api/nodes, 100 nodes x 5 builds, 8 concurrent callers');
 console.log('| database | path | req/s | p50 ms | p99 ms | HTTP / in-process |');
@@ -74,3 +82,5 @@ for (const database of ['PGlite', 'PostgreSQL'] as const) {
   }
 }
 console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
+
+await printGatewaySection(DURATION_MS);

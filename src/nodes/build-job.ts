@@ -2,10 +2,9 @@
 // point the job runs again from the top and converges on the same result.
 import type { Database } from '../db/database.ts';
 import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
-import type { Queryable } from '../db/database.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
-import { recordNodeEvent } from '../events/record.ts';
+import type { NodeEventInput } from '../events/record.ts';
 import { changeNode, type NodeChange } from './transition.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime, NodeSpec } from '../runtime/types.ts';
@@ -64,15 +63,7 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
       log.info('build succeeded');
     },
     async onGiveUp(p, error) {
-      const rolloutVersion = await deps.db.transaction(async (tx) => {
-        const node = await lockNode(tx, p.nodeId);
-        const build = await finishBuild(tx, p.nodeId, p.buildNumber, 'FAILURE', error.message);
-        if (!node || !build) return undefined;
-        await changeNode(tx, node, { status: 'FAILED' });
-        const inRollout = changesImage(build) && (await settleUpgrade(tx, node, build, 'failed', error.message));
-        return inRollout ? build.image_version : undefined;
-      });
-      if (rolloutVersion) deps.requestRolloutPass(rolloutVersion);
+      await finish(deps, { node_id: p.nodeId, build_number: p.buildNumber }, 'FAILURE', { status: 'FAILED' }, error.message);
     },
   };
 }
@@ -151,27 +142,33 @@ async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
 }
 
 /** Closes the build and applies its outcome to the node, atomically, with the events it causes. */
-async function finish(deps: BuildJobDeps, build: BuildRow, outcome: 'SUCCESS' | 'FAILURE', change: NodeChange, error?: string) {
-  let inRollout = false;
-  await deps.db.transaction(async (tx) => {
-    const node = await lockNode(tx, build.node_id);
-    const finished = await finishBuild(tx, build.node_id, build.build_number, outcome, error);
-    if (!node || !finished) return; // finished by an earlier attempt that crashed before its job was marked done
-    const after = await changeNode(tx, node, change);
-    if (changesImage(build)) {
-      inRollout = await settleUpgrade(tx, after, build, outcome === 'SUCCESS' ? 'succeeded' : 'failed', error);
+async function finish(
+  deps: BuildJobDeps,
+  which: Pick<BuildRow, 'node_id' | 'build_number'>,
+  outcome: 'SUCCESS' | 'FAILURE',
+  change: NodeChange,
+  error?: string,
+) {
+  const rolloutVersion = await deps.db.transaction(async (tx) => {
+    const node = await lockNode(tx, which.node_id);
+    const build = await finishBuild(tx, which.node_id, which.build_number, outcome, error);
+    if (!node || !build) return undefined; // finished by an earlier attempt that crashed before its job was marked done
+    if (!changesImage(build)) {
+      await changeNode(tx, node, change);
+      return undefined;
     }
+    const settled = outcome === 'SUCCESS' ? 'succeeded' : 'failed';
+    await changeNode(tx, node, change, (n) => [upgradeEvent(n, build, settled, error)]);
+    const inRollout = await settleRolloutNode(tx, build.image_version, node.id, settled, error);
+    return inRollout ? build.image_version : undefined;
   });
-  if (inRollout) deps.requestRolloutPass(build.image_version);
+  if (rolloutVersion) deps.requestRolloutPass(rolloutVersion);
 }
 
-/** Reports an image change to the user and to the release's rollout; returns whether the node was in one. */
-async function settleUpgrade(tx: Queryable, node: NodeRow, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string) {
+/** What the user is told about an image change (the rollout learns it through settleRolloutNode). */
+function upgradeEvent(node: NodeRow, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string): NodeEventInput {
   const versions = { fromVersion: build.previous_image_version, toVersion: build.image_version };
-  if (outcome === 'succeeded') {
-    await recordNodeEvent(tx, node, 'NODE_UPGRADE_COMPLETED', versions);
-  } else {
-    await recordNodeEvent(tx, node, 'NODE_UPGRADE_FAILED', { ...versions, reason: error, status: node.status, runningVersion: node.image_version });
-  }
-  return settleRolloutNode(tx, build.image_version, node.id, outcome, error);
+  return outcome === 'succeeded'
+    ? { node, eventType: 'NODE_UPGRADE_COMPLETED', details: versions }
+    : { node, eventType: 'NODE_UPGRADE_FAILED', details: { ...versions, reason: error, status: node.status, runningVersion: node.image_version } };
 }
