@@ -3,7 +3,7 @@ import os from 'node:os';
 import { benchListNodes } from './list-nodes.ts';
 import { benchStartup } from './startup.ts';
 import { benchSignature, benchWebhooks } from './webhooks.ts';
-import { benchRollout } from './rollout.ts';
+import { benchRollout, ROLLOUT_DATABASES, type RolloutDatabase } from './rollout.ts';
 import { benchLogExport } from './log-export.ts';
 import { printGatewaySection } from './gateway.ts';
 
@@ -14,73 +14,84 @@ const f = (n: number, d = 1) => n.toFixed(d);
 console.log(`# rln-cloud benchmarks, ${new Date().toISOString()}`);
 console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}\n`);
 
-// One section alone: BENCH_ONLY=gateway npm run bench, or npm run bench -- gateway.
-const ONLY = process.env.BENCH_ONLY ?? process.argv[2];
-if (ONLY === 'gateway') {
-  await printGatewaySection(DURATION_MS);
-  process.exit(0);
+// Sections run in this order; `npm run bench -- rollout,webhooks` (or BENCH_ONLY=...) runs some alone.
+const sections: Record<string, () => Promise<void>> = {
+  'list-nodes': async () => {
+    console.log('## GET /api/nodes, 100 nodes x 5 builds, 8 concurrent callers');
+    console.log('| database | path | req/s | p50 ms | p99 ms | HTTP / in-process |');
+    console.log('|---|---|---|---|---|---|');
+    for (const database of ['PGlite', 'PostgreSQL'] as const) {
+      try {
+        const r = await benchListNodes(database, DURATION_MS);
+        console.log(`| ${database} | in-process listNodes | ${f(r.inProcess.perSecond)} | ${f(r.inProcess.p50Ms, 2)} | ${f(r.inProcess.p99Ms, 2)} | |`);
+        console.log(`| ${database} | HTTP (${Math.round(r.bodyBytes / 1024)} KiB body) | ${f(r.http.perSecond)} | ${f(r.http.p50Ms, 2)} | ${f(r.http.p99Ms, 2)} | ${f(r.http.perSecond / r.inProcess.perSecond, 2)} |`);
+      } catch (err) {
+        console.log(`| ${database} | skipped: ${(err as Error).message} | | | | |`);
+      }
+    }
+  },
+  rollout: async () => {
+    const ROLLOUT_NODES = Number(process.env.BENCH_ROLLOUT_NODES ?? 2000);
+    console.log(`\n## Release rollout over ${ROLLOUT_NODES} RUNNING nodes of Scale users, in-memory runtime (rollout concurrency 32, 16 build workers)`);
+    console.log('| database | upgrades/s | statements per upgrade | seconds | baseline: single UPDATE per node, /s | upgrades / baseline |');
+    console.log('|---|---|---|---|---|---|');
+    for (const database of Object.keys(ROLLOUT_DATABASES) as RolloutDatabase[]) {
+      try {
+        const r = await benchRollout(database, ROLLOUT_NODES);
+        console.log(`| ${database} | ${f(r.upgradesPerSecond)} | ${f(r.statementsPerUpgrade)} | ${f(r.seconds)} | ${f(r.baselineUpdatesPerSecond)} | ${f(r.upgradesPerSecond / r.baselineUpdatesPerSecond, 2)} |`);
+      } catch (err) {
+        console.log(`| ${database} | skipped: ${(err as Error).message} | | | | |`);
+      }
+    }
+  },
+  startup: async () => {
+    const s = await benchStartup(3);
+    console.log('\n## Start-up to /healthz 200 with an existing DATA_DIR (PGlite, 100 nodes), median of 3');
+    console.log('| what | ms |');
+    console.log('|---|---|');
+    console.log(`| npm start (rln-cloud) | ${f(median(s.npmStart), 0)} (runs: ${s.npmStart.map((x) => f(x, 0)).join(', ')}) |`);
+    console.log(`| baseline: bare node:http server | ${f(median(s.bareNode), 0)} |`);
+    console.log('\n## Resident memory of the idle service (PGlite)');
+    console.log('| what | RSS MiB |');
+    console.log('|---|---|');
+    console.log(`| 100 nodes x 5 builds | ${f(s.rss100, 0)} |`);
+    console.log(`| baseline: empty database | ${f(s.rss0, 0)} |`);
+  },
+  'log-export': async () => {
+    const LOG_EXPORT_MB = Number(process.env.BENCH_LOG_EXPORT_MB ?? 500);
+    const le = await benchLogExport(LOG_EXPORT_MB);
+    console.log(`\n## Log export: ${f(le.inputMb, 0)} MB of one node's logs (${le.files} files), npm start, PGlite, local blob store, gzip level 1`);
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    console.log(`| export, POST to SUCCEEDED | ${f(le.exportMbPerSecond)} MB/s (${f(le.exportSeconds)} s; ${le.parts} part(s), ${f(le.outputMb)} MB gzip) |`);
+    console.log(`| baseline: bare read -> gzip -> write pipeline, same files | ${f(le.baselineMbPerSecond)} MB/s (export / baseline ${f(le.exportMbPerSecond / le.baselineMbPerSecond, 2)}) |`);
+    console.log(`| service RSS: peak growth during the export | ${f(le.rssPeakGrowthMb)} MiB (idle ${f(le.rssBaselineMb, 0)} MiB) |`);
+    console.log(`| collector (RotatingLog.write, incl. generating the lines) | ${f(le.collectMbPerSecond)} MB/s |`);
+  },
+  webhooks: async () => {
+    const sig = benchSignature();
+    console.log('\n## Webhooks: signed deliveries to a loopback receiver (4,000 events over 100 nodes, 32 in flight)');
+    console.log('| database | deliveries/s (fan-out, claim, sign, POST, record) | baseline: the same POSTs without the database | ratio |');
+    console.log('|---|---|---|---|');
+    for (const database of ['PGlite', 'PostgreSQL'] as const) {
+      try {
+        const w = await benchWebhooks(database);
+        console.log(`| ${database} | ${f(w.deliveriesPerSecond)} | ${f(w.baselinePostsPerSecond)} | ${f(w.deliveriesPerSecond / w.baselinePostsPerSecond, 2)} |`);
+      } catch (err) {
+        console.log(`| ${database} | skipped: ${(err as Error).message} | | |`);
+      }
+    }
+    console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
+  },
+  gateway: () => printGatewaySection(DURATION_MS),
+};
+
+const only = (process.env.BENCH_ONLY ?? process.argv[2] ?? '').split(',').filter(Boolean);
+const unknown = only.filter((name) => !sections[name]);
+if (unknown.length > 0) {
+  console.error(`unknown section(s) ${unknown.join(', ')}; choose from ${Object.keys(sections).join(', ')}`);
+  process.exit(2);
 }
-
-console.log('## GET /api/nodes, 100 nodes x 5 builds, 8 concurrent callers');
-console.log('| database | path | req/s | p50 ms | p99 ms | HTTP / in-process |');
-console.log('|---|---|---|---|---|---|');
-for (const database of ['PGlite', 'PostgreSQL'] as const) {
-  try {
-    const r = await benchListNodes(database, DURATION_MS);
-    console.log(`| ${database} | in-process listNodes | ${f(r.inProcess.perSecond)} | ${f(r.inProcess.p50Ms, 2)} | ${f(r.inProcess.p99Ms, 2)} | |`);
-    console.log(`| ${database} | HTTP (${Math.round(r.bodyBytes / 1024)} KiB body) | ${f(r.http.perSecond)} | ${f(r.http.p50Ms, 2)} | ${f(r.http.p99Ms, 2)} | ${f(r.http.perSecond / r.inProcess.perSecond, 2)} |`);
-  } catch (err) {
-    console.log(`| ${database} | skipped: ${(err as Error).message} | | | | |`);
-  }
+for (const [name, run] of Object.entries(sections)) {
+  if (only.length === 0 || only.includes(name)) await run();
 }
-
-const ROLLOUT_NODES = Number(process.env.BENCH_ROLLOUT_NODES ?? 2000);
-console.log(`\n## Release rollout over ${ROLLOUT_NODES} RUNNING nodes of Scale users, in-memory runtime (rollout concurrency 32, 16 build workers)`);
-console.log('| database | upgrades/s | statements per upgrade | seconds | baseline: single UPDATE per node, /s | upgrades / baseline |');
-console.log('|---|---|---|---|---|---|');
-for (const database of ['PGlite', 'PostgreSQL'] as const) {
-  try {
-    const r = await benchRollout(database, ROLLOUT_NODES);
-    console.log(`| ${database} | ${f(r.upgradesPerSecond)} | ${f(r.statementsPerUpgrade)} | ${f(r.seconds)} | ${f(r.baselineUpdatesPerSecond)} | ${f(r.upgradesPerSecond / r.baselineUpdatesPerSecond, 2)} |`);
-  } catch (err) {
-    console.log(`| ${database} | skipped: ${(err as Error).message} | | | | |`);
-  }
-}
-
-const s = await benchStartup(3);
-console.log('\n## Start-up to /healthz 200 with an existing DATA_DIR (PGlite, 100 nodes), median of 3');
-console.log('| what | ms |');
-console.log('|---|---|');
-console.log(`| npm start (rln-cloud) | ${f(median(s.npmStart), 0)} (runs: ${s.npmStart.map((x) => f(x, 0)).join(', ')}) |`);
-console.log(`| baseline: bare node:http server | ${f(median(s.bareNode), 0)} |`);
-console.log('\n## Resident memory of the idle service (PGlite)');
-console.log('| what | RSS MiB |');
-console.log('|---|---|');
-console.log(`| 100 nodes x 5 builds | ${f(s.rss100, 0)} |`);
-console.log(`| baseline: empty database | ${f(s.rss0, 0)} |`);
-
-const LOG_EXPORT_MB = Number(process.env.BENCH_LOG_EXPORT_MB ?? 500);
-const le = await benchLogExport(LOG_EXPORT_MB);
-console.log(`\n## Log export: ${f(le.inputMb, 0)} MB of one node's logs (${le.files} files), npm start, PGlite, local blob store, gzip level 1`);
-console.log('| what | figure |');
-console.log('|---|---|');
-console.log(`| export, POST to SUCCEEDED | ${f(le.exportMbPerSecond)} MB/s (${f(le.exportSeconds)} s; ${le.parts} part(s), ${f(le.outputMb)} MB gzip) |`);
-console.log(`| baseline: bare read -> gzip -> write pipeline, same files | ${f(le.baselineMbPerSecond)} MB/s (export / baseline ${f(le.exportMbPerSecond / le.baselineMbPerSecond, 2)}) |`);
-console.log(`| service RSS: peak growth during the export | ${f(le.rssPeakGrowthMb)} MiB (idle ${f(le.rssBaselineMb, 0)} MiB) |`);
-console.log(`| collector (RotatingLog.write, incl. generating the lines) | ${f(le.collectMbPerSecond)} MB/s |`);
-
-const sig = benchSignature();
-console.log('\n## Webhooks: signed deliveries to a loopback receiver (4,000 events over 100 nodes, 32 in flight)');
-console.log('| database | deliveries/s (fan-out, claim, sign, POST, record) | baseline: the same POSTs without the database | ratio |');
-console.log('|---|---|---|---|');
-for (const database of ['PGlite', 'PostgreSQL'] as const) {
-  try {
-    const w = await benchWebhooks(database);
-    console.log(`| ${database} | ${f(w.deliveriesPerSecond)} | ${f(w.baselinePostsPerSecond)} | ${f(w.deliveriesPerSecond / w.baselinePostsPerSecond, 2)} |`);
-  } catch (err) {
-    console.log(`| ${database} | skipped: ${(err as Error).message} | | |`);
-  }
-}
-console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
-
-await printGatewaySection(DURATION_MS);
