@@ -5,6 +5,7 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { openPglite, openPostgres } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
@@ -119,5 +120,17 @@ export function benchSignature(iterations = 20_000) {
     return { microseconds: (ms * 1000) / iterations, perSecond: iterations / (ms / 1000) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Alone: `node --import tsx bench/webhooks.ts [PGlite|PostgreSQL ...]` (BENCH_WEBHOOK_RUNS=n repeats).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const which = process.argv.slice(2).length ? process.argv.slice(2) : ['PGlite', 'PostgreSQL'];
+  const runs = Number(process.env.BENCH_WEBHOOK_RUNS ?? 1);
+  for (let run = 0; run < runs; run++) {
+    for (const database of which as Array<'PGlite' | 'PostgreSQL'>) {
+      const w = await benchWebhooks(database);
+      console.log(`${database}: ${w.deliveriesPerSecond.toFixed(1)} deliveries/s, baseline ${w.baselinePostsPerSecond.toFixed(1)} POSTs/s, ratio ${(w.deliveriesPerSecond / w.baselinePostsPerSecond).toFixed(2)}`);
+    }
   }
 }

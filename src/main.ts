@@ -1,21 +1,13 @@
 // The rln-cloud command line: `serve` runs the service; the other commands are for operators and
 // work whether or not a server is running (see operator/admin-channel.ts).
+// Only what `serve` needs before the database starts opening is imported statically; the
+// operator commands and the service itself are loaded when needed.
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { AppError } from './errors.ts';
-import { openDatabase, openServerDatabase } from './db/open.ts';
-import { migrate } from './db/migrate.ts';
-import { acquireDataDirLock } from './db/data-dir-lock.ts';
-import { AccountService } from './accounts/service.ts';
-import { ReleaseService } from './releases/service.ts';
-import { WebhookKeyring } from './webhooks/signing-keys.ts';
-import { CertificateService } from './pki/client-certificates.ts';
-import { operatorCommands, type OperatorArgs } from './operator/commands.ts';
-import { callAdminChannel, findAdminChannel } from './operator/admin-channel.ts';
-import { printHuman } from './cli-output.ts';
-import { watchRollout, type RolloutStatus } from './operator/rollout-progress.ts';
+import { openServerDatabase } from './db/open.ts';
 
 const USAGE = `usage: rln-cloud <command> [options] [--json]
 
@@ -70,10 +62,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return group || values.help ? 0 : 2;
   }
-  const out = (result: object) => (json ? console.log(JSON.stringify(result)) : printHuman(result));
   try {
     const config = loadConfig();
     if (group === 'serve') return await serve(config, json);
+    const { operatorCommands, printHuman, runOperator, watchRollout } = await import('./operator/run-operator.ts');
+    const out = (result: object) => (json ? console.log(JSON.stringify(result)) : printHuman(result));
     if (group === 'migrate') {
       out(await runOperator(config, 'migrate', { positional: [], options }));
       return 0;
@@ -82,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     if (!operatorCommands[command]) throw new AppError('invalid_request', `unknown command "${command}"; see rln-cloud --help`);
     const args = { positional: rest, options };
     if (command === 'release status' && !json && process.stdout.isTTY) {
-      await watchRollout(() => runOperator(config, command, args) as Promise<RolloutStatus>);
+      await watchRollout(() => runOperator(config, command, args) as ReturnType<typeof watchRollout>);
       return 0;
     }
     out(await runOperator(config, command, args));
@@ -93,47 +86,6 @@ async function main(argv: string[]): Promise<number> {
     if (json) console.log(JSON.stringify({ error: { code, message } }));
     else console.error(`error: ${message}`);
     return 1;
-  }
-}
-
-/**
- * Runs an operator command where the database is: through the running server's admin channel
- * when a server holds the embedded database, otherwise by opening the database here.
- */
-async function runOperator(config: Config, command: string, args: OperatorArgs): Promise<object> {
-  if (!config.databaseUrl) {
-    for (;;) {
-      const lock = acquireDataDirLock(config.dataDir, 'cli');
-      if (lock.acquired) {
-        try {
-          return await runDirect(config, command, args);
-        } finally {
-          lock.release();
-        }
-      }
-      if (lock.holder.role === 'server') {
-        if (command === 'migrate') return { migrated: [], note: 'the running server applied migrations at start' };
-        return callAdminChannel(await findAdminChannel(config.dataDir, lock.holder.pid), command, args);
-      }
-      await new Promise((r) => setTimeout(r, 200)); // another CLI command holds it for a moment
-    }
-  }
-  return runDirect(config, command, args);
-}
-
-async function runDirect(config: Config, command: string, args: OperatorArgs): Promise<object> {
-  const db = await openDatabase(config);
-  try {
-    const migrated = await migrate(db);
-    if (command === 'migrate') return { migrated };
-    const rollouts = { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget };
-    const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
-    const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
-    const ctx = { accounts: new AccountService(db), releases: new ReleaseService(db, rollouts), webhookKeys, certificates, wakeWorkers: () => {} };
-    await ctx.releases.seed(config.initialImageVersion);
-    return await operatorCommands[command]!(ctx, args);
-  } finally {
-    await db.close();
   }
 }
 

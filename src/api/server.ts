@@ -7,6 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '../logger.ts';
 import { requireBearerAuth } from './bearer-auth.ts';
 import { installErrorHandlers } from './error-handler.ts';
+import { cachingSerializerFactory } from './serializer-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { listNodesRoute } from './nodes/list-nodes.ts';
@@ -45,6 +46,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     bodyLimit: API_BODY_LIMIT,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
+    schemaController: { compilersFactory: { buildSerializer: cachingSerializerFactory() } },
     ajv: {
       // Validate exactly what the client sent: no coercion ("5" is not a name of 5), no silent
       // removal of unknown fields (they are an error), every problem reported at once.

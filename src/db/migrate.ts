@@ -1,10 +1,10 @@
 // Applies the numbered SQL files in ./migrations, each once, in order, on PGlite and PostgreSQL
 // alike. An advisory lock keeps two replicas starting together from applying one file twice.
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Database } from './database.ts';
+import { projectPath } from '../paths.ts';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const MIGRATIONS_DIR = projectPath('src', 'db', 'migrations') + '/';
 const LOCK_KEY = 727_001; // arbitrary, constant: identifies "rln-cloud migrations" among advisory locks
 
 export interface Migration {

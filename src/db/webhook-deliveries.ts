@@ -51,7 +51,13 @@ export async function fanOutNodeEvents(db: Database, limit: number): Promise<num
   });
 }
 
-/** Claims due deliveries that are the oldest unfinished one of their node, under a lease. */
+/**
+ * Claims up to `limit` due deliveries, each the oldest unfinished one of its node, under a lease.
+ * The heads of the nodes' queues are found by skipping from node to node along the index of
+ * unfinished deliveries (one probe per node with unfinished work), so the cost follows the number
+ * of such nodes, not the backlog behind them: a node whose receiver is down with 100,000 events
+ * queued costs one probe, not 100,000 "is there an older one" checks.
+ */
 export async function claimDeliveries(db: Queryable, limit: number, leaseMs: number, leaseToken: string): Promise<ClaimedDelivery[]> {
   const rows = await db.query<{
     id: string | number;
@@ -62,18 +68,28 @@ export async function claimDeliveries(db: Queryable, limit: number, leaseMs: num
     payload: Record<string, unknown> | string;
     target_url: string | null;
   }>(
-    `WITH claimed AS (
+    `WITH RECURSIVE heads AS (
+       (SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
+        WHERE u.state IN ('pending', 'delivering') ORDER BY u.node_id, u.id LIMIT 1)
+       UNION ALL
+       SELECT nxt.* FROM heads h CROSS JOIN LATERAL (
+         SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
+         WHERE u.state IN ('pending', 'delivering') AND u.node_id > h.node_id
+         ORDER BY u.node_id, u.id LIMIT 1) nxt
+     ), due AS (
+       SELECT locked.id FROM (
+         SELECT id FROM heads WHERE next_attempt_at <= now() AND (state = 'pending' OR lease_until < now())
+         ORDER BY next_attempt_at, id LIMIT $1
+       ) h CROSS JOIN LATERAL (SELECT c.id FROM webhook_deliveries c WHERE c.id = h.id FOR UPDATE SKIP LOCKED) locked
+     ), claimed AS (
+       -- Checked again on the locked row: another worker may have claimed or settled it since
+       -- this statement's snapshot. (Written as a CASE so the planner looks rows up by id.)
        UPDATE webhook_deliveries d
        SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2), lease_token = $3
-       WHERE d.id IN (
-         SELECT c.id FROM webhook_deliveries c
-         WHERE c.state IN ('pending', 'delivering') AND c.next_attempt_at <= now()
-           AND (c.state = 'pending' OR c.lease_until < now())
-           AND NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries p
-             WHERE p.node_id = c.node_id AND p.id < c.id AND p.state IN ('pending', 'delivering'))
-         ORDER BY c.next_attempt_at, c.id LIMIT $1
-         FOR UPDATE SKIP LOCKED)
+       WHERE d.id = ANY (ARRAY(SELECT id FROM due))
+         AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
+                          WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
+                          ELSE false END
        RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
      SELECT c.id, c.delivery_id, c.node_id, c.attempts, e.event_id, e.payload,
             nullif(n.settings->>'webhookUrl', '') AS target_url
@@ -109,35 +125,64 @@ export type Settlement =
   /** The receiver answered 410: stop sending to that URL. */
   | { state: 'gone'; error: string };
 
+export interface SettleItem {
+  delivery: ClaimedDelivery;
+  attempt: AttemptRecord;
+  outcome: Exclude<Settlement, { state: 'gone' }>;
+}
+
 /**
- * Records the attempt and moves the delivery on, atomically (one statement: this runs once per
- * delivery, so it is kept to one round trip). Does nothing to the delivery (but still records the
- * attempt) when the lease was lost to another worker meanwhile.
+ * Records the attempts and moves their deliveries on, all in one statement (one round trip and one
+ * commit for a whole batch of outcomes: the dispatcher coalesces the attempts that finish while
+ * the previous batch is being written). A delivery whose lease was lost to another worker meanwhile
+ * is left alone, but its attempt is still recorded. Returns the ids of the deliveries moved on.
+ */
+export async function settleDeliveries(db: Queryable, items: SettleItem[]): Promise<Set<number>> {
+  if (items.length === 0) return new Set();
+  const rows = await db.query<{ id: string | number }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::int[], $7::text[],
+                            $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+         AS i(id, lease_token, state, last_error, retry_s, attempt, url, started_at, duration_ms, status_code, remote_address, error)
+     ), updated AS (
+       UPDATE webhook_deliveries d SET state = i.state, last_error = i.last_error, lease_until = NULL, lease_token = NULL,
+         next_attempt_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.retry_s) ELSE d.next_attempt_at END,
+         finished_at = CASE WHEN i.state = 'pending' THEN NULL ELSE now() END
+       FROM input i WHERE d.id = i.id AND d.lease_token = i.lease_token
+       RETURNING d.id
+     ), attempt AS (
+       INSERT INTO webhook_attempts (delivery_id, attempt, url, started_at, duration_ms, status_code, remote_address, error)
+       SELECT id, attempt, url, started_at, duration_ms, status_code, remote_address, error FROM input
+       ON CONFLICT DO NOTHING RETURNING 1
+     )
+     SELECT id FROM updated`,
+    [
+      items.map((x) => x.delivery.id),
+      items.map((x) => x.delivery.leaseToken),
+      items.map((x) => x.outcome.state),
+      items.map((x) => (x.outcome.state === 'succeeded' ? null : x.outcome.error)),
+      items.map((x) => (x.outcome.state === 'pending' ? x.outcome.retryInMs / 1000 : 0)),
+      items.map((x) => x.delivery.attempts),
+      items.map((x) => x.attempt.url),
+      items.map((x) => x.attempt.startedAt.toISOString()),
+      items.map((x) => x.attempt.durationMs),
+      items.map((x) => x.attempt.statusCode ?? null),
+      items.map((x) => x.attempt.remoteAddress ?? null),
+      items.map((x) => x.attempt.error ?? null),
+    ],
+  );
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+/**
+ * Records one attempt and moves its delivery on, atomically. A 410 also removes the node's URL and
+ * cancels its waiting deliveries, in the same transaction.
  */
 export async function settleDelivery(db: Database, d: ClaimedDelivery, attempt: AttemptRecord, outcome: Settlement) {
-  const settle = async (q: Queryable) => {
-    const state = outcome.state === 'gone' ? 'failed' : outcome.state;
-    const error = outcome.state === 'succeeded' ? null : outcome.error;
-    const retryInS = outcome.state === 'pending' ? outcome.retryInMs / 1000 : 0;
-    const [row] = await q.query<{ updated: number }>(
-      `WITH updated AS (
-         UPDATE webhook_deliveries SET state = $3, last_error = $4, lease_until = NULL, lease_token = NULL,
-           next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + make_interval(secs => $5) ELSE next_attempt_at END,
-           finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
-         WHERE id = $1 AND lease_token = $2 RETURNING id
-       ), attempt AS (
-         INSERT INTO webhook_attempts (delivery_id, attempt, url, started_at, duration_ms, status_code, remote_address, error)
-         VALUES ($1, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1
-       )
-       SELECT (SELECT count(*) FROM updated)::int AS updated`,
-      [d.id, d.leaseToken, state, error, retryInS, d.attempts, attempt.url, attempt.startedAt, attempt.durationMs,
-        attempt.statusCode ?? null, attempt.remoteAddress ?? null, attempt.error ?? null],
-    );
-    return (row?.updated ?? 0) > 0;
-  };
-  if (outcome.state !== 'gone') return void (await settle(db));
+  if (outcome.state !== 'gone') return void (await settleDeliveries(db, [{ delivery: d, attempt, outcome }]));
   await db.transaction(async (tx) => {
-    if (await settle(tx)) await stopSendingTo(tx, d.nodeId, attempt.url);
+    const settled = await settleDeliveries(tx, [{ delivery: d, attempt, outcome: { state: 'failed', error: outcome.error } }]);
+    if (settled.size > 0) await stopSendingTo(tx, d.nodeId, attempt.url);
   });
 }
 

@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
@@ -14,8 +13,9 @@ import { isProcessAlive } from '../process-alive.ts';
 import { RotatingLog, type LogRotation } from '../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../logs/read-range.ts';
 import { CURRENT_LOG } from '../logs/log-files.ts';
+import { projectPath } from '../paths.ts';
 
-const DEVNODE_LAUNCHER = fileURLToPath(new URL('../../bin/devnode.mjs', import.meta.url));
+const DEVNODE_LAUNCHER = projectPath('bin', 'devnode.mjs');
 const STOP_GRACE_MS = 10_000;
 
 interface Daemon {

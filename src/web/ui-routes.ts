@@ -4,10 +4,10 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { projectPath } from '../paths.ts';
 
-const PUBLIC_DIR = fileURLToPath(new URL('./public/', import.meta.url));
+const PUBLIC_DIR = projectPath('src', 'web', 'public') + '/';
 export const ASSET_PREFIX = '/ui/';
 
 const TYPES: Record<string, string> = {

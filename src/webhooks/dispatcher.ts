@@ -5,7 +5,16 @@
 // therefore expect the same webhook-id more than once (at-least-once, as Standard Webhooks says).
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.ts';
-import { cancelDelivery, claimDeliveries, fanOutNodeEvents, settleDelivery, type ClaimedDelivery, type Settlement } from '../db/webhook-deliveries.ts';
+import {
+  cancelDelivery,
+  claimDeliveries,
+  fanOutNodeEvents,
+  settleDeliveries,
+  settleDelivery,
+  type ClaimedDelivery,
+  type SettleItem,
+  type Settlement,
+} from '../db/webhook-deliveries.ts';
 import type { Logger } from '../logger.ts';
 import { serializeEnvelope } from './envelope.ts';
 import { nextStep } from './retry-policy.ts';
@@ -26,6 +35,8 @@ export interface WebhookDispatcherOptions {
 }
 
 const FAN_OUT_BATCH = 500;
+// Outcomes written by one statement at most (its array parameters stay small).
+const SETTLE_BATCH = 256;
 
 export class WebhookDispatcher {
   private stopped = true;
@@ -33,9 +44,17 @@ export class WebhookDispatcher {
   // Fan-out is needed only when events were written (or another replica may have written some:
   // every poll), not each time a delivery finishes.
   private fanOutRequested = true;
+  private fanningOut: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  // Outcomes waiting to be written. They are written together, one statement per batch: those that
+  // finish while a batch is being written go in the next one (no timer: under light load an
+  // outcome is written at once; under heavy load the batches grow and the round trips per delivery
+  // shrink). A delivery keeps its slot until its outcome is written, and its node's next delivery
+  // cannot be claimed before that either, since it is claimed only once this one is finished.
+  private settleQueue: Array<{ item: SettleItem; done: (err?: unknown) => void }> = [];
+  private settling = false;
   // Longer than any attempt can take (the timeout bounds it, plus the write of its outcome), so a
   // live worker never loses its lease; short enough that a crashed replica's delivery resumes soon.
   private readonly leaseMs: number;
@@ -66,6 +85,7 @@ export class WebhookDispatcher {
     this.stopped = true;
     this.nudge();
     await this.loop;
+    await this.fanningOut;
     await Promise.allSettled([...this.inFlight]);
     this.opts.sender.close();
   }
@@ -74,12 +94,13 @@ export class WebhookDispatcher {
     while (!this.stopped) {
       this.wakeRequested = false;
       let busy = false;
+      // Fan-out runs beside claiming (a large batch of events takes a while to turn into
+      // deliveries, and the slots should not sit idle meanwhile); it nudges when it added work.
+      if (this.fanOutRequested && !this.fanningOut) {
+        this.fanOutRequested = false;
+        this.fanningOut = this.fanOut();
+      }
       try {
-        if (this.fanOutRequested) {
-          this.fanOutRequested = false;
-          busy = (await fanOutNodeEvents(this.opts.db, FAN_OUT_BATCH)) === FAN_OUT_BATCH;
-          if (busy) this.fanOutRequested = true;
-        }
         const free = this.opts.concurrency - this.inFlight.size;
         if (free > 0) {
           const claimed = await claimDeliveries(this.opts.db, free, this.leaseMs, randomUUID());
@@ -87,8 +108,7 @@ export class WebhookDispatcher {
           if (claimed.length === free) busy = true;
         }
       } catch (err) {
-        this.fanOutRequested = true;
-        this.opts.log.error({ err }, 'webhook fan-out or claim failed; retrying at the next poll');
+        this.opts.log.error({ err }, 'webhook claim failed; retrying at the next poll');
       }
       if (this.stopped) break;
       if (busy || this.wakeRequested) continue;
@@ -106,6 +126,24 @@ export class WebhookDispatcher {
     }
   }
 
+  /** Turns new events into deliveries, batch after batch, until none are left. */
+  private async fanOut() {
+    try {
+      for (;;) {
+        const events = await fanOutNodeEvents(this.opts.db, FAN_OUT_BATCH);
+        if (events > 0) this.nudge();
+        if (events < FAN_OUT_BATCH || this.stopped) break;
+      }
+    } catch (err) {
+      // Retried at the next poll (not at once: a failing database is not hammered).
+      this.opts.log.error({ err }, 'webhook fan-out failed; retrying at the next poll');
+    } finally {
+      this.fanningOut = undefined;
+      // Events written while this ran are looked for now.
+      if (this.fanOutRequested) this.nudge();
+    }
+  }
+
   private track(p: Promise<void>) {
     const tracked = p.finally(() => {
       this.inFlight.delete(tracked);
@@ -116,7 +154,7 @@ export class WebhookDispatcher {
   }
 
   private async deliver(d: ClaimedDelivery) {
-    const log = this.opts.log.child({ delivery: d.deliveryId, node: d.nodeId, attempt: d.attempts });
+    const log = () => this.opts.log.child({ delivery: d.deliveryId, node: d.nodeId, attempt: d.attempts });
     try {
       if (!d.targetUrl) {
         await cancelDelivery(this.opts.db, d, 'the node no longer has a webhook URL');
@@ -141,11 +179,40 @@ export class WebhookDispatcher {
             : step.kind === 'gone'
               ? { state: 'gone', error: 'HTTP 410 Gone: deliveries to this URL stopped and the webhook URL was removed' }
               : { state: 'failed', error: step.reason };
-      await settleDelivery(this.opts.db, d, { url: d.targetUrl, startedAt, ...result }, settlement);
-      if (step.kind !== 'succeeded') log.info({ outcome: step.kind, error }, 'webhook attempt failed');
+      const attempt = { url: d.targetUrl, startedAt, ...result };
+      if (settlement.state === 'gone') await settleDelivery(this.opts.db, d, attempt, settlement);
+      else await this.settle({ delivery: d, attempt, outcome: settlement });
+      if (step.kind !== 'succeeded') log().info({ outcome: step.kind, error }, 'webhook attempt failed');
     } catch (err) {
       // The lease runs out and the delivery is attempted again: nothing is lost.
-      log.error({ err }, 'webhook delivery could not be recorded; it will be retried after its lease');
+      log().error({ err }, 'webhook delivery could not be recorded; it will be retried after its lease');
+    }
+  }
+
+  /** Queues an outcome to be written with the others finishing now; resolves once it is written. */
+  private settle(item: SettleItem): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.settleQueue.push({ item, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (!this.settling) void this.writeSettlements();
+    });
+  }
+
+  private async writeSettlements() {
+    this.settling = true;
+    // Outcomes finishing in the same turn of the event loop join the first batch.
+    await new Promise<void>((r) => setImmediate(r));
+    try {
+      while (this.settleQueue.length > 0) {
+        const batch = this.settleQueue.splice(0, SETTLE_BATCH);
+        try {
+          await settleDeliveries(this.opts.db, batch.map((b) => b.item));
+          for (const b of batch) b.done();
+        } catch (err) {
+          for (const b of batch) b.done(err);
+        }
+      }
+    } finally {
+      this.settling = false;
     }
   }
 }

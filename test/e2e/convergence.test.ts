@@ -77,6 +77,9 @@ describe('convergence after crashes', () => {
     expect(stopped.tokens.length).toBeGreaterThan(0);
     const pids = nodeIds.map(daemonPid);
     await svc.stop('SIGTERM');
+    // The service stops its daemons on the way out; give a slow machine a moment to reap them.
+    const gone = Date.now() + 15_000;
+    while (pids.some((pid) => pid && isProcessAlive(pid)) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
     for (const pid of pids) expect(pid && isProcessAlive(pid)).toBeFalsy();
 
     svc = await startServiceProcess(svc.env);

@@ -1,0 +1,58 @@
+// Running an operator command from the CLI: through the running server's admin channel when a
+// server holds the embedded database, otherwise against the database directly.
+import type { Config } from '../config.ts';
+import { openDatabase } from '../db/open.ts';
+import { migrate } from '../db/migrate.ts';
+import { acquireDataDirLock } from '../db/data-dir-lock.ts';
+import { AccountService } from '../accounts/service.ts';
+import { ReleaseService } from '../releases/service.ts';
+import { WebhookKeyring } from '../webhooks/signing-keys.ts';
+import { CertificateService } from '../pki/client-certificates.ts';
+import { operatorCommands, type OperatorArgs } from './commands.ts';
+import { callAdminChannel, findAdminChannel } from './admin-channel.ts';
+
+export { operatorCommands } from './commands.ts';
+export { printHuman } from '../cli-output.ts';
+export { watchRollout } from './rollout-progress.ts';
+
+/**
+ * Runs an operator command where the database is: through the running server's admin channel
+ * when a server holds the embedded database, otherwise by opening the database here.
+ */
+export async function runOperator(config: Config, command: string, args: OperatorArgs): Promise<object> {
+  if (!config.databaseUrl) {
+    for (;;) {
+      const lock = acquireDataDirLock(config.dataDir, 'cli');
+      if (lock.acquired) {
+        try {
+          return await runDirect(config, command, args);
+        } finally {
+          lock.release();
+        }
+      }
+      if (lock.holder.role === 'server') {
+        if (command === 'migrate') return { migrated: [], note: 'the running server applied migrations at start' };
+        return callAdminChannel(await findAdminChannel(config.dataDir, lock.holder.pid), command, args);
+      }
+      await new Promise((r) => setTimeout(r, 200)); // another CLI command holds it for a moment
+    }
+  }
+  return runDirect(config, command, args);
+}
+
+async function runDirect(config: Config, command: string, args: OperatorArgs): Promise<object> {
+  const db = await openDatabase(config);
+  try {
+    const migrated = await migrate(db);
+    if (command === 'migrate') return { migrated };
+    const rollouts = { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget };
+    const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
+    const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
+    const ctx = { accounts: new AccountService(db), releases: new ReleaseService(db, rollouts), webhookKeys, certificates, wakeWorkers: () => {} };
+    await ctx.releases.seed(config.initialImageVersion);
+    return await operatorCommands[command]!(ctx, args);
+  } finally {
+    await db.close();
+  }
+}
+
