@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles the service into dist/rln-cloud.mjs (and dist/chunks/) before `npm start` (the prestart script): loading one
+// Bundles the service into dist/rln-cloud.mjs (and dist/chunks/) for `npm start` (scripts/start.mjs): loading one
 // file instead of ~200 TypeScript modules through the tsx loader cuts seconds off every start.
 // Dependencies stay in node_modules; project files (migrations, web assets, devnode) are found
 // from package.json (src/paths.ts). Written to a temporary file and renamed, so a service starting
@@ -7,39 +7,61 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
-const result = await build({
-  entryPoints: [join(root, 'src', 'main.ts')],
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  // Dynamic imports stay separate chunks, loaded when reached: the S3 client only with BLOB_STORE=s3,
-  // and the service itself while the database opens (see serve in src/main.ts).
-  splitting: true,
-  entryNames: 'rln-cloud',
-  chunkNames: 'chunks/[name]-[hash]',
-  outExtension: { '.js': '.mjs' },
-  sourcemap: 'inline',
-  outdir,
-  write: false,
-  logLevel: 'warning',
-});
-for (const file of result.outputFiles) {
-  mkdirSync(dirname(file.path), { recursive: true });
-  const tmp = `${file.path}.${process.pid}.tmp`;
-  writeFileSync(tmp, file.contents);
-  renameSync(tmp, file.path);
+export const BUNDLE = join(outdir, 'rln-cloud.mjs');
+
+/** Whether a source file changed after the bundle was written (or there is no bundle). */
+export function bundleIsStale() {
+  let built;
+  try {
+    built = statSync(BUNDLE).mtimeMs;
+  } catch {
+    return true;
+  }
+  const newer = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).some((entry) => {
+      const path = join(dir, entry.name);
+      return entry.isDirectory() ? newer(path) : statSync(path).mtimeMs > built;
+    });
+  return newer(join(root, 'src')) || statSync(join(root, 'package-lock.json')).mtimeMs > built;
 }
 
-// Chunks of earlier builds: removed once no service that is still starting could be loading them.
-const current = new Set(result.outputFiles.map((f) => f.path));
-const chunksDir = join(outdir, 'chunks');
-for (const name of readdirSync(chunksDir)) {
-  const path = join(chunksDir, name);
-  if (!current.has(path) && Date.now() - statSync(path).mtimeMs > 10 * 60_000) rmSync(path, { force: true });
+export async function buildBundle() {
+  const { build } = await import('esbuild'); // only when a build is needed
+  const result = await build({
+    entryPoints: [join(root, 'src', 'main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    // Dynamic imports stay separate chunks, loaded when reached: the S3 client only with BLOB_STORE=s3,
+    // and the service itself while the database opens (see serve in src/main.ts).
+    splitting: true,
+    entryNames: 'rln-cloud',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    sourcemap: 'inline',
+    outdir,
+    write: false,
+    logLevel: 'warning',
+  });
+  for (const file of result.outputFiles) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    const tmp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, file.contents);
+    renameSync(tmp, file.path);
+  }
+
+  // Chunks of earlier builds: removed once no service that is still starting could be loading them.
+  const current = new Set(result.outputFiles.map((f) => f.path));
+  const chunksDir = join(outdir, 'chunks');
+  for (const name of readdirSync(chunksDir)) {
+    const path = join(chunksDir, name);
+    if (!current.has(path) && Date.now() - statSync(path).mtimeMs > 10 * 60_000) rmSync(path, { force: true });
+  }
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildBundle();

@@ -108,6 +108,9 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     // running was left by a crash of this service: take them over now rather than after their lease.
     if (db.kind === 'pglite') await releaseAllLeases(db);
 
+    // Background loops start once every listener is up: on PGlite (one session) their first
+    // queries would otherwise queue in front of the start-up's own.
+    const background: Array<() => void> = [];
     worker = new JobWorker({
       db,
       definitions: [
@@ -118,8 +121,10 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       pollIntervalMs: config.jobPollIntervalMs,
       log: log.child({ part: 'jobs' }),
     });
-    worker.start();
-    cleanups.push(() => worker!.stop());
+    background.push(() => {
+      worker!.start();
+      cleanups.push(() => worker!.stop());
+    });
 
     if (db.kind === 'pglite') await releaseDeliveryLeases(db);
     webhookDispatcher = new WebhookDispatcher({
@@ -132,8 +137,10 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       pollIntervalMs: config.jobPollIntervalMs,
       log: log.child({ part: 'webhooks' }),
     });
-    webhookDispatcher.start();
-    cleanups.push(() => webhookDispatcher!.stop());
+    background.push(() => {
+      webhookDispatcher!.start();
+      cleanups.push(() => webhookDispatcher!.stop());
+    });
 
     const reconciler = new Reconciler({
       db,
@@ -143,12 +150,16 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       destroyedRetentionHours: config.destroyedRetentionHours,
       log: log.child({ part: 'reconcile' }),
     });
-    reconciler.start();
-    cleanups.push(() => reconciler.stop());
+    background.push(() => {
+      reconciler.start();
+      cleanups.push(() => reconciler.stop());
+    });
 
     const exportJanitor = new ExportJanitor({ db, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) });
-    exportJanitor.start();
-    cleanups.push(() => exportJanitor.stop());
+    background.push(() => {
+      exportJanitor.start();
+      cleanups.push(() => exportJanitor.stop());
+    });
 
     // The node access gateways (bearer and mutual TLS) and the certificate authority behind them.
     const nodeAccess = await startNodeAccess({ config, db, ...services, runtime, log: log.child({ part: 'gateway' }) });
@@ -164,6 +175,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const admin = await startAdminChannel(config.dataDir, ctx, log.child({ part: 'admin' }));
       cleanups.push(() => admin.stop());
     }
+    for (const start of background) start();
     ready = true;
     return { config, db, api, services, runtime, devCredentials, stop: stopAll };
   } catch (err) {
