@@ -1,7 +1,9 @@
 // Where the certificate authority comes from: files the operator names (CA_CERT_FILE, CA_KEY_FILE;
 // what several replicas must share), or DATA_DIR/pki, created at the first start. The key file is
 // private (0600 in a 0700 directory): whoever reads it can mint access to every node.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -43,7 +45,14 @@ export interface ServerTlsMaterial {
   privateKeyPem: string;
 }
 
-/** The mutual-TLS gateway's own certificate: the operator's, or a fresh one from the CA. */
+/** Reissue the gateway's own certificate when it has less than this left. */
+const SERVER_CERT_RENEW_MS = 30 * 86_400_000;
+
+/**
+ * The mutual-TLS gateway's own certificate: the operator's, or one from the CA kept in
+ * DATA_DIR/pki and reissued only when it no longer fits (another CA, other host names, or less
+ * than 30 days left), so a start does not pay for signing one.
+ */
 export async function serverTlsMaterial(config: Config, ca: CertificateAuthority): Promise<ServerTlsMaterial> {
   const { mtlsCertFile, mtlsKeyFile } = config.nodeAccess;
   if (mtlsCertFile && mtlsKeyFile) {
@@ -51,7 +60,34 @@ export async function serverTlsMaterial(config: Config, ca: CertificateAuthority
   }
   const hosts = [new URL(config.userNodeUrl).hostname, 'localhost', '127.0.0.1', '::1'];
   if (config.host !== '0.0.0.0' && config.host !== '::') hosts.push(config.host);
-  // Issued anew at every start, so it never needs renewing on disk; a year outlasts any uptime.
+  const dir = caDir(config.dataDir);
+  const certPath = join(dir, 'gateway.pem');
+  const keyPath = join(dir, 'gateway.key');
+  const kept = readKeptServerCertificate(certPath, keyPath, ca, hosts);
+  if (kept) return kept;
   const issued = await ca.issueServerCertificate(hosts, 365);
-  return { certificatePem: `${issued.certificatePem}\n${ca.certificatePem}`, privateKeyPem: issued.privateKeyPem };
+  const material = { certificatePem: `${issued.certificatePem}\n${ca.certificatePem}`, privateKeyPem: issued.privateKeyPem };
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(keyPath, material.privateKeyPem, { mode: 0o600 });
+  chmodSync(keyPath, 0o600);
+  writeFileSync(certPath, material.certificatePem, { mode: 0o600 });
+  return material;
+}
+
+function readKeptServerCertificate(certPath: string, keyPath: string, ca: CertificateAuthority, hosts: string[]): ServerTlsMaterial | undefined {
+  try {
+    const certificatePem = readFileSync(certPath, 'utf8');
+    const privateKeyPem = readFileSync(keyPath, 'utf8');
+    const cert = new X509Certificate(certificatePem);
+    const issuer = new X509Certificate(ca.certificatePem);
+    const fits =
+      cert.checkIssued(issuer) &&
+      cert.verify(issuer.publicKey) &&
+      cert.checkPrivateKey(createPrivateKey(privateKeyPem)) &&
+      Date.parse(cert.validTo) - Date.now() > SERVER_CERT_RENEW_MS &&
+      hosts.every((h) => (isIP(h.replace(/^\[|\]$/g, '')) ? cert.checkIP(h.replace(/^\[|\]$/g, '')) : cert.checkHost(h)) !== undefined);
+    return fits ? { certificatePem, privateKeyPem } : undefined;
+  } catch {
+    return undefined; // missing or unreadable: issue a new one
+  }
 }

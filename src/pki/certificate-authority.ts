@@ -1,10 +1,19 @@
 // The service's own certificate authority: an ECDSA key and a self-signed CA certificate that
 // sign the client certificates of the mutual-TLS gateway (bound to one user and one node) and,
 // unless the operator gives one, the gateway's server certificate.
-import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import { createHash, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { EC_P256, subtle, x509 } from './x509.ts';
+import type * as X509 from '@peculiar/x509';
 import { importEcPrivateKey, privateKeyPem, publicKeyPem, type EcCurve } from './pem.ts';
+
+const subtle = webcrypto.subtle;
+/** Loaded on first use: loading a CA and serving TLS need only node:crypto. */
+const loadX509 = async () => (await import('./x509.ts')).x509;
+
+/** ECDSA P-256 with SHA-256: small keys, fast handshakes, accepted by every TLS stack we target. */
+export const EC_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+const EXTENDED_KEY_USAGE = { clientAuth: '1.3.6.1.5.5.7.3.2', serverAuth: '1.3.6.1.5.5.7.3.1' } as const;
 
 /** Issued certificates start this long in the past, so a client whose clock lags still accepts them. */
 const CLOCK_SKEW_MS = 60_000;
@@ -34,15 +43,18 @@ export const fingerprintOf = (der: Buffer | ArrayBuffer) => createHash('sha256')
 export const clientCertificateUri = (userId: string, nodeId: string) => `urn:rln-cloud:user:${userId}:node:${nodeId}`;
 
 export class CertificateAuthority {
+  private signingCert: X509.X509Certificate | undefined;
+
   private constructor(
     readonly certificatePem: string,
-    private readonly cert: x509.X509Certificate,
+    readonly notAfter: Date,
     private readonly signingKey: CryptoKey,
     private readonly curve: EcCurve,
   ) {}
 
   /** A new CA: ECDSA P-256, valid for `years`. Returns the PEM files to keep, and the CA. */
   static async create(commonName: string, years = 10): Promise<{ ca: CertificateAuthority; certificatePem: string; privateKeyPem: string }> {
+    const x509 = await loadX509();
     const keys = (await subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as CryptoKeyPair;
     const notBefore = new Date(Date.now() - CLOCK_SKEW_MS);
     const notAfter = new Date(notBefore.getTime() + years * 365 * 86_400_000);
@@ -82,23 +94,18 @@ export class CertificateAuthority {
     if (!nodeCert.ca) throw new Error('the CA certificate is not a CA certificate (basicConstraints cA is not set)');
     if (!nodeCert.checkPrivateKey(imported.keyObject)) throw new Error('the CA key does not belong to the CA certificate');
     if (Date.parse(nodeCert.validTo) <= Date.now()) throw new Error(`the CA certificate expired on ${nodeCert.validTo}`);
-    const cert = new x509.X509Certificate(certificatePem);
-    return new CertificateAuthority(cert.toString('pem'), cert, imported.key, imported.curve);
-  }
-
-  get notAfter(): Date {
-    return this.cert.notAfter;
+    return new CertificateAuthority(nodeCert.toString().trim(), new Date(nodeCert.validTo), imported.key, imported.curve);
   }
 
   /** A client certificate for the mutual-TLS gateway, bound to one user and one node. */
   async issueClientCertificate(input: { userId: string; nodeId: string; validitySeconds: number }): Promise<IssuedCertificate> {
     const notBefore = new Date(Date.now() - CLOCK_SKEW_MS);
-    const notAfter = new Date(Math.min(Date.now() + input.validitySeconds * 1000, this.cert.notAfter.getTime()));
+    const notAfter = new Date(Math.min(Date.now() + input.validitySeconds * 1000, this.notAfter.getTime()));
     return this.issue({
       subject: [{ CN: [input.nodeId] }, { OU: [input.userId] }, { O: ['RLN Cloud'] }],
       notBefore,
       notAfter,
-      usage: x509.ExtendedKeyUsage.clientAuth,
+      usage: 'clientAuth',
       altNames: [{ type: 'url', value: clientCertificateUri(input.userId, input.nodeId) }],
     });
   }
@@ -109,26 +116,28 @@ export class CertificateAuthority {
     return this.issue({
       subject: [{ CN: [unique[0] ?? 'localhost'] }, { O: ['RLN Cloud'] }],
       notBefore: new Date(Date.now() - CLOCK_SKEW_MS),
-      notAfter: new Date(Math.min(Date.now() + days * 86_400_000, this.cert.notAfter.getTime())),
-      usage: x509.ExtendedKeyUsage.serverAuth,
+      notAfter: new Date(Math.min(Date.now() + days * 86_400_000, this.notAfter.getTime())),
+      usage: 'serverAuth',
       altNames: unique.map((h) => (isIP(h) ? { type: 'ip' as const, value: h } : { type: 'dns' as const, value: h })),
     });
   }
 
   private async issue(spec: {
-    subject: x509.JsonName;
+    subject: X509.JsonName;
     notBefore: Date;
     notAfter: Date;
-    usage: x509.ExtendedKeyUsage;
-    altNames: x509.JsonGeneralNames;
+    usage: keyof typeof EXTENDED_KEY_USAGE;
+    altNames: X509.JsonGeneralNames;
   }): Promise<IssuedCertificate> {
+    const x509 = await loadX509();
+    this.signingCert ??= new x509.X509Certificate(this.certificatePem);
     // Leaf keys are P-256 whatever the CA's curve: what matters to clients is their own key size.
     const keys = (await subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as CryptoKeyPair;
     const serial = newSerial();
     const cert = await x509.X509CertificateGenerator.create({
       serialNumber: serial,
       subject: spec.subject,
-      issuer: this.cert.subject,
+      issuer: this.signingCert.subject,
       notBefore: spec.notBefore,
       notAfter: spec.notAfter,
       signingAlgorithm: { name: 'ECDSA', hash: this.curve === 'P-384' ? 'SHA-384' : 'SHA-256' },
@@ -137,9 +146,9 @@ export class CertificateAuthority {
       extensions: [
         new x509.BasicConstraintsExtension(false, undefined, true),
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-        new x509.ExtendedKeyUsageExtension([spec.usage], false),
+        new x509.ExtendedKeyUsageExtension([EXTENDED_KEY_USAGE[spec.usage]], false),
         new x509.SubjectAlternativeNameExtension(spec.altNames, false),
-        await x509.AuthorityKeyIdentifierExtension.create(this.cert, false),
+        await x509.AuthorityKeyIdentifierExtension.create(this.signingCert, false),
         await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       ],
     });
