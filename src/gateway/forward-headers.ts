@@ -19,14 +19,27 @@ const HOP_BY_HOP = new Set([
 ]);
 
 const NEVER_TO_NODE = new Set(['authorization', 'cookie', 'host', 'forwarded', 'x-real-ip', 'expect']);
+const DROPPED_TO_NODE = new Set([...HOP_BY_HOP, ...NEVER_TO_NODE]);
 
-function connectionTokens(raw: string[]): Set<string> {
-  const tokens = new Set<string>();
+// These run on every forwarded request: one pass over the raw list, and the Connection header's
+// tokens are only collected (a second pass) when there is one, which a kept-alive client rarely sends.
+function connectionTokens(raw: string[]): Set<string> | undefined {
+  let tokens: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() !== 'connection') continue;
-    for (const t of raw[i + 1]!.split(',')) if (t.trim()) tokens.add(t.trim().toLowerCase());
+    const name = raw[i]!;
+    if (name.length !== 10 || name.toLowerCase() !== 'connection') continue;
+    tokens ??= new Set<string>();
+    for (const t of raw[i + 1]!.split(',')) {
+      const token = t.trim();
+      if (token) tokens.add(token.toLowerCase());
+    }
   }
   return tokens;
+}
+
+function hasConnection(raw: string[]): boolean {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') return true;
+  return false;
 }
 
 export interface ClientFacts {
@@ -36,11 +49,11 @@ export interface ClientFacts {
 
 /** Raw request headers (name, value, name, value, ...) as the node should receive them. */
 export function headersToNode(raw: string[], client: ClientFacts): string[] {
-  const listed = connectionTokens(raw);
+  const listed = hasConnection(raw) ? connectionTokens(raw) : undefined;
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || NEVER_TO_NODE.has(name) || listed.has(name) || name.startsWith('x-forwarded-')) continue;
+    if (DROPPED_TO_NODE.has(name) || name.startsWith('x-forwarded-') || (listed !== undefined && listed.has(name))) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   out.push('X-Forwarded-For', client.address, 'X-Forwarded-Proto', client.proto);
@@ -49,12 +62,23 @@ export function headersToNode(raw: string[], client: ClientFacts): string[] {
 
 /** Raw response headers as the client should receive them: the node's own, less hop-by-hop. */
 export function headersToClient(raw: string[]): string[] {
-  const listed = connectionTokens(raw);
   const out: string[] = [];
+  responseHeadersInto(raw, out);
+  return out;
+}
+
+/**
+ * headersToClient into `out`, answering the node's Content-Length on the way (its first one, as
+ * node:http reads it; -1 without one), so the gateway need not build the answer's header object.
+ */
+export function responseHeadersInto(raw: string[], out: string[]): number {
+  const listed = hasConnection(raw) ? connectionTokens(raw) : undefined;
+  let contentLength = -1;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || listed.has(name)) continue;
+    if (HOP_BY_HOP.has(name) || (listed !== undefined && listed.has(name))) continue;
+    if (contentLength === -1 && name === 'content-length') contentLength = Number(raw[i + 1]);
     out.push(raw[i]!, raw[i + 1]!);
   }
-  return out;
+  return contentLength;
 }

@@ -16,7 +16,7 @@ import type { ClientFacts } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
 import type { NodeAccess, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
-import { serveNodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
+import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
@@ -40,43 +40,61 @@ function timeouts(clientTimeoutMs: number) {
 
 /**
  * How a gateway decides who the caller is (before anything about the path is said, so strangers
- * learn nothing), then which node that caller may reach.
+ * learn nothing), then which node that caller may reach. Each answers a value when it needs no
+ * database read, else a promise: a request whose lookups are remembered is served without an
+ * asynchronous step.
  */
 interface Guard<Caller> {
-  identify(req: IncomingMessage): Promise<Caller>;
+  identify(req: IncomingMessage): Caller | Promise<Caller>;
   /** `fresh`: no remembered lookup (see node-access.ts). */
-  nodeFor(caller: Caller, userId: string, nodeId: string, fresh: boolean): Promise<NodeRow>;
+  nodeFor(caller: Caller, userId: string, nodeId: string, fresh: boolean): NodeRow | Promise<NodeRow>;
 }
 
 // The status document and the calls whose success the control plane records read the node afresh.
 const RECORDED = new Set(['unlock', 'init', 'lock']);
 
+interface Gateway<C> {
+  deps: GatewayServerDeps;
+  proto: ClientFacts['proto'];
+  prefix: '' | '/nodes';
+  guard: Guard<C>;
+}
+
 function handler<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard: Guard<C>) {
+  const gw: Gateway<C> = { deps, proto, prefix: proto === 'http' ? '' : '/nodes', guard };
   return (req: IncomingMessage, res: ServerResponse) => {
     const requestId = randomUUID();
-    serve(deps, proto, guard, req, res, requestId).catch((err) => {
-      if (!(err instanceof AppError)) deps.log.error({ err, requestId, method: req.method }, 'gateway request failed');
-      const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
-      const headers: Record<string, string> = close ? { connection: 'close' } : {};
-      if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-      sendGatewayError(res, requestId, err, headers);
-    });
+    let pending: void | Promise<void>;
+    try {
+      const caller = guard.identify(req);
+      pending = caller instanceof Promise ? caller.then((c) => route(gw, req, res, requestId, c)) : route(gw, req, res, requestId, caller);
+    } catch (err) {
+      return fail(deps, req, res, requestId, err);
+    }
+    if (pending) pending.catch((err) => fail(deps, req, res, requestId, err));
   };
 }
 
-async function serve<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard: Guard<C>, req: IncomingMessage, res: ServerResponse, requestId: string) {
-  const caller = await guard.identify(req);
-  const path = parseGatewayPath(req.url ?? '', proto === 'http' ? '' : '/nodes');
+function fail(deps: GatewayServerDeps, req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown) {
+  if (!(err instanceof AppError)) deps.log.error({ err, requestId, method: req.method }, 'gateway request failed');
+  const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
+  const headers: Record<string, string> = close ? { connection: 'close' } : {};
+  if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
+  sendGatewayError(res, requestId, err, headers);
+}
+
+function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, requestId: string, caller: C): void | Promise<void> {
+  const path = parseGatewayPath(req.url ?? '', gw.prefix);
   if (!path.ok) throw new AppError(path.code, path.message);
   const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
-  const node = await guard.nodeFor(caller, path.userId, path.nodeId, fresh);
-  await serveNodeRequest(deps, req, res, {
-    requestId,
-    node,
-    route: path.route,
-    search: path.search,
-    client: { address: req.socket.remoteAddress ?? '', proto },
-  });
+  const node = gw.guard.nodeFor(caller, path.userId, path.nodeId, fresh);
+  return node instanceof Promise
+    ? node.then((n) => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, n)))
+    : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node));
+}
+
+function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: string, path: { route: string; search: string }, node: NodeRow): NodeRequest {
+  return { requestId, node, route: path.route, search: path.search, client: { address: req.socket.remoteAddress ?? '', proto: gw.proto } };
 }
 
 /** Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`. */
@@ -117,7 +135,7 @@ function peerOf(socket: TLSSocket): PeerCertificate | undefined {
  */
 export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMaterial): https.Server {
   const guard: Guard<PeerCertificate> = {
-    async identify(req) {
+    identify(req) {
       const peer = peerOf(req.socket as TLSSocket);
       if (!peer) throw new AppError('certificate_unknown', 'present a client certificate issued by the service');
       return peer;

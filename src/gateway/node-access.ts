@@ -63,12 +63,18 @@ class ShortCache<V> {
 export interface NodeAccessDeps {
   db: Database;
   accounts: AccountService;
-  /** Whether this process runs the node's daemon now; without it, node rows are never reused. */
-  runsNode?: (nodeId: string) => Promise<boolean>;
+  /**
+   * Whether this process runs the node's daemon now; without it, node rows are never reused.
+   * Answering synchronously (a boolean) keeps a request whose lookups are remembered free of any
+   * asynchronous step.
+   */
+  runsNode?: (nodeId: string) => boolean | Promise<boolean>;
   /** ACCESS_CACHE_MS unless set; 0 turns reuse off. */
   cacheMs?: number;
 }
 
+// The lookups answer a value when everything needed was remembered (the common case, on the
+// path of every forwarded request) and a promise only when the database must be read.
 export class NodeAccess {
   private readonly users: ShortCache<AuthenticatedUser>;
   private readonly nodes: ShortCache<NodeRow>;
@@ -92,9 +98,12 @@ export class NodeAccess {
     this.certificates.deleteWhere((k) => k === serial);
   }
 
-  async authenticate(authorization: string | undefined): Promise<AuthenticatedUser> {
+  authenticate(authorization: string | undefined): AuthenticatedUser | Promise<AuthenticatedUser> {
     const remembered = authorization ? this.users.get(authorization) : undefined;
-    if (remembered) return remembered;
+    return remembered ?? this.readUser(authorization);
+  }
+
+  private async readUser(authorization: string | undefined): Promise<AuthenticatedUser> {
     const token = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
     const user = token ? await this.deps.accounts.authenticate(token) : undefined;
     if (!user) {
@@ -105,20 +114,40 @@ export class NodeAccess {
   }
 
   /** `fresh`: read the node row even if one was read less than ACCESS_CACHE_MS ago. */
-  async ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): Promise<NodeRow> {
-    if (userId !== user.id) throw nodeNotFound(nodeId);
+  ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): NodeRow | Promise<NodeRow> {
+    if (userId !== user.id) return Promise.reject(nodeNotFound(nodeId));
     const key = `${userId}/${nodeId}`;
     const remembered = fresh ? undefined : this.nodes.get(key);
-    if (remembered && (await this.stillRuns(remembered))) return remembered;
+    if (remembered) {
+      const runs = this.stillRuns(remembered);
+      if (runs === true) return remembered;
+      if (runs !== false) return runs.then((yes) => (yes ? remembered : this.readNode(key, userId, nodeId)));
+    }
+    return this.readNode(key, userId, nodeId);
+  }
+
+  private async readNode(key: string, userId: string, nodeId: string): Promise<NodeRow> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
     this.nodes.set(key, node);
     return node;
   }
 
-  async certifiedNode(peer: PeerCertificate, userId: string, nodeId: string, fresh = false): Promise<NodeRow> {
+  certifiedNode(peer: PeerCertificate, userId: string, nodeId: string, fresh = false): NodeRow | Promise<NodeRow> {
     const remembered = fresh ? undefined : this.certificates.get(peer.serial);
-    const found = remembered && (await this.stillRuns(remembered.node)) ? remembered : await findCertificateWithNode(this.deps.db, peer.serial);
+    if (remembered) {
+      const runs = this.stillRuns(remembered.node);
+      if (runs === true) return this.checkCertificate(peer, userId, nodeId, remembered, remembered);
+      if (runs !== false) return runs.then((yes) => (yes ? this.checkCertificate(peer, userId, nodeId, remembered, remembered) : this.readCertificate(peer, userId, nodeId)));
+    }
+    return this.readCertificate(peer, userId, nodeId);
+  }
+
+  private async readCertificate(peer: PeerCertificate, userId: string, nodeId: string): Promise<NodeRow> {
+    return this.checkCertificate(peer, userId, nodeId, await findCertificateWithNode(this.deps.db, peer.serial), undefined);
+  }
+
+  private checkCertificate(peer: PeerCertificate, userId: string, nodeId: string, found: PresentedCertificate | undefined, remembered: PresentedCertificate | undefined): NodeRow {
     // An unknown serial or another fingerprint: signed by our CA but not a certificate we recorded
     // (a database restored from before it, or a CA key used elsewhere). Never trusted.
     if (!found || found.cert.fingerprint !== peer.fingerprint) {
@@ -133,7 +162,7 @@ export class NodeAccess {
     return found.node;
   }
 
-  private async stillRuns(node: NodeRow): Promise<boolean> {
-    return node.status === 'RUNNING' && this.deps.runsNode !== undefined && (await this.deps.runsNode(node.id));
+  private stillRuns(node: NodeRow): boolean | Promise<boolean> {
+    return node.status === 'RUNNING' && this.deps.runsNode !== undefined && this.deps.runsNode(node.id);
   }
 }

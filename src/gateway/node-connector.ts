@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
-import { headersToClient, headersToNode, type ClientFacts } from './forward-headers.ts';
+import { headersToNode, responseHeadersInto, type ClientFacts } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
 
 export interface NodeConnectorOptions {
@@ -53,7 +53,8 @@ export class NodeConnector {
   /**
    * Streams `req` to the node at `path` and the node's answer back to `res`, status, headers and
    * body unchanged. `onAnswer` runs once the node's status is known and before the client sees it
-   * (the gateway records a successful /init there). Resolves when the exchange is over.
+   * (the gateway records a successful /init there). Never throws: every failure is answered on
+   * `res` (or cuts it once the node's answer has begun).
    */
   forward(
     req: IncomingMessage,
@@ -63,99 +64,17 @@ export class NodeConnector {
     client: ClientFacts,
     requestId: string,
     onAnswer?: (status: number) => Promise<void>,
-  ): Promise<void> {
-    const { maxRequestBytes, maxResponseBytes, timeoutMs } = this.opts;
+  ): void {
     const declared = req.headers['content-length'];
-    if (declared !== undefined && Number(declared) > maxRequestBytes) {
+    if (declared !== undefined && Number(declared) > this.opts.maxRequestBytes) {
       // The body is never read: close the connection after answering rather than drain it.
-      sendGatewayError(res, requestId, tooLarge(maxRequestBytes), { connection: 'close' });
-      return Promise.resolve();
+      sendGatewayError(res, requestId, tooLarge(this.opts.maxRequestBytes), { connection: 'close' });
+      return;
     }
     const hasBody = declared !== undefined ? Number(declared) > 0 : req.headers['transfer-encoding'] !== undefined;
     const headers = headersToNode(req.rawHeaders, client);
     headers.push('Host', `${endpoint.host}:${endpoint.port}`);
-
-    return new Promise<void>((resolve) => {
-      let settled = false;
-      const done = () => {
-        if (!settled) {
-          settled = true;
-          resolve();
-        }
-      };
-      res.once('close', done);
-
-      const send = (mayRetry: boolean) => {
-        const upstream = http.request({ host: endpoint.host, port: endpoint.port, method: req.method, path, headers, agent: this.agent });
-        let answered = false;
-        upstream.setTimeout(timeoutMs, () => upstream.destroy(new NodeTimeout()));
-        // The client went away: stop the node's work on its behalf too.
-        res.once('close', () => {
-          if (!res.writableFinished) upstream.destroy();
-        });
-
-        upstream.on('error', (err) => {
-          if (answered) return res.destroy();
-          if (mayRetry && upstream.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return send(false);
-          sendGatewayError(res, requestId, nodeFailure(err, endpoint));
-          done();
-        });
-
-        upstream.on('response', (answer) => {
-          answered = true;
-          const length = Number(answer.headers['content-length'] ?? 0);
-          if (length > maxResponseBytes) {
-            answer.destroy();
-            upstream.destroy();
-            sendGatewayError(res, requestId, new AppError('node_error', `the node's answer is larger than ${maxResponseBytes} bytes`));
-            return done();
-          }
-          const relay = () => {
-            res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headersToClient(answer.rawHeaders));
-            let sent = 0;
-            answer.on('data', (chunk: Buffer) => {
-              sent += chunk.length;
-              if (sent > maxResponseBytes) {
-                answer.destroy();
-                res.destroy();
-              }
-            });
-            answer.on('error', () => res.destroy());
-            answer.on('aborted', () => res.destroy());
-            answer.pipe(res);
-          };
-          if (!onAnswer) return relay();
-          onAnswer(answer.statusCode ?? 0).then(relay, (err) => {
-            answer.destroy();
-            sendGatewayError(res, requestId, err);
-          });
-        });
-
-        if (!hasBody) {
-          upstream.end();
-          return;
-        }
-        let received = 0;
-        req.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > maxRequestBytes) {
-            req.removeAllListeners('data');
-            upstream.destroy();
-            answered = true; // nothing more may be written by the upstream handlers
-            sendGatewayError(res, requestId, tooLarge(maxRequestBytes), { connection: 'close' });
-            done();
-            return;
-          }
-          if (!upstream.write(chunk)) {
-            req.pause();
-            upstream.once('drain', () => req.resume());
-          }
-        });
-        req.on('end', () => upstream.end());
-        req.on('error', () => upstream.destroy());
-      };
-      send(!hasBody && RETRYABLE.has(req.method ?? ''));
-    });
+    new Exchange(this.agent, this.opts, req, res, endpoint, path, headers, hasBody, requestId, onAnswer).send(!hasBody && RETRYABLE.has(req.method ?? ''));
   }
 
   /** One buffered exchange with a node (the unlock the gateway composes itself). */
@@ -188,6 +107,125 @@ export class NodeConnector {
 
   close() {
     this.agent.destroy();
+  }
+}
+
+/**
+ * One forwarded request. A class rather than closures: the per-request state lives in one object,
+ * and its steps are methods (created once), not functions allocated for every request.
+ */
+class Exchange {
+  private upstream: http.ClientRequest | undefined;
+  /** The node's answer began (or the request was refused): the upstream handlers write nothing more. */
+  private answered = false;
+
+  constructor(
+    private readonly agent: http.Agent,
+    private readonly opts: NodeConnectorOptions,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly endpoint: NodeEndpoint,
+    private readonly path: string,
+    private readonly headers: string[],
+    private readonly hasBody: boolean,
+    private readonly requestId: string,
+    private readonly onAnswer: ((status: number) => Promise<void>) | undefined,
+  ) {
+    // The client went away: stop the node's work on its behalf too.
+    res.once('close', () => {
+      if (!res.writableFinished) this.upstream?.destroy();
+    });
+  }
+
+  send(mayRetry: boolean) {
+    const { endpoint, req } = this;
+    const upstream = http.request({
+      host: endpoint.host,
+      port: endpoint.port,
+      method: req.method,
+      path: this.path,
+      headers: this.headers,
+      agent: this.agent,
+      timeout: this.opts.timeoutMs,
+    });
+    this.upstream = upstream;
+    this.answered = false;
+    upstream.on('timeout', () => upstream.destroy(new NodeTimeout()));
+    upstream.on('error', (err) => this.failed(upstream, err, mayRetry));
+    upstream.on('response', (answer: IncomingMessage) => this.answer(upstream, answer));
+    if (!this.hasBody) {
+      upstream.end();
+      return;
+    }
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > this.opts.maxRequestBytes) {
+        req.removeAllListeners('data');
+        upstream.destroy();
+        this.answered = true; // nothing more may be written by the upstream handlers
+        sendGatewayError(this.res, this.requestId, tooLarge(this.opts.maxRequestBytes), { connection: 'close' });
+        return;
+      }
+      if (!upstream.write(chunk)) {
+        req.pause();
+        upstream.once('drain', () => req.resume());
+      }
+    });
+    req.on('end', () => upstream.end());
+    req.on('error', () => upstream.destroy());
+  }
+
+  private failed(upstream: http.ClientRequest, err: Error, mayRetry: boolean) {
+    if (upstream !== this.upstream) return;
+    if (this.answered) {
+      this.res.destroy();
+      return;
+    }
+    if (mayRetry && upstream.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return this.send(false);
+    sendGatewayError(this.res, this.requestId, nodeFailure(err, this.endpoint));
+  }
+
+  private answer(upstream: http.ClientRequest, answer: IncomingMessage) {
+    this.answered = true;
+    const { res, opts } = this;
+    const headers: string[] = [];
+    const length = responseHeadersInto(answer.rawHeaders, headers);
+    if (length > opts.maxResponseBytes) {
+      answer.destroy();
+      upstream.destroy();
+      sendGatewayError(res, this.requestId, new AppError('node_error', `the node's answer is larger than ${opts.maxResponseBytes} bytes`));
+      return;
+    }
+    if (!this.onAnswer) return this.relay(answer, headers, length);
+    this.onAnswer(answer.statusCode ?? 0).then(
+      () => this.relay(answer, headers, length),
+      (err) => {
+        answer.destroy();
+        sendGatewayError(res, this.requestId, err);
+      },
+    );
+  }
+
+  private relay(answer: IncomingMessage, headers: string[], length: number) {
+    const { res } = this;
+    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers);
+    // With a Content-Length (checked above) the parser delivers no more than that; without one
+    // (chunked, or until close) the bytes are counted as they pass.
+    if (!(length >= 0)) {
+      const max = this.opts.maxResponseBytes;
+      let sent = 0;
+      answer.on('data', (chunk: Buffer) => {
+        sent += chunk.length;
+        if (sent > max) {
+          answer.destroy();
+          res.destroy();
+        }
+      });
+    }
+    answer.on('error', () => res.destroy());
+    answer.on('aborted', () => res.destroy());
+    answer.pipe(res);
   }
 }
 

@@ -10,8 +10,12 @@ export type GatewayPath =
 
 const ID = /^[0-9a-f]{32}$/;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
+// Visible ASCII without "%" and "\\": a segment of only these is already canonical (as long as it
+// is not "." or ".."), which is what nearly every route segment is.
+const PLAIN_SEGMENT = /^[\x21-\x24\x26-\x5b\x5d-\x7e]+$/;
 
 const invalid = (message: string): GatewayPath => ({ ok: false, code: 'invalid_path', message });
+const notFound = (prefix: string): GatewayPath => ({ ok: false, code: 'not_found', message: `expected ${prefix}/<user_id>/<node_id>/<route>` });
 
 /**
  * RFC 3986 normalisation of one segment: escapes of unreserved characters are decoded, other
@@ -19,6 +23,7 @@ const invalid = (message: string): GatewayPath => ({ ok: false, code: 'invalid_p
  * in any spelling, an encoded `/` or `\`, NUL and control characters, malformed escapes.
  */
 export function canonicalSegment(raw: string): string | undefined {
+  if (PLAIN_SEGMENT.test(raw)) return raw === '.' || raw === '..' ? undefined : raw;
   if (raw.includes('\\')) return undefined;
   let out = '';
   for (let i = 0; i < raw.length; i++) {
@@ -47,11 +52,16 @@ export function parseGatewayPath(target: string, prefix: '' | '/nodes'): Gateway
   const rawPath = q === -1 ? target : target.slice(0, q);
   const search = q === -1 ? '' : target.slice(q);
   if (rawPath.includes('#')) return invalid('the path must not contain "#"');
-  const shape = `expected ${prefix}/<user_id>/<node_id>/<route>`;
-  if (!rawPath.startsWith(`${prefix}/`)) return { ok: false, code: 'not_found', message: shape };
+  if (!rawPath.startsWith(prefix) || rawPath[prefix.length] !== '/') return notFound(prefix);
   const segments = rawPath.slice(prefix.length + 1).split('/');
-  const [userId, nodeId, ...routeSegments] = segments;
-  if (!userId || !nodeId || !ID.test(userId) || !ID.test(nodeId)) return { ok: false, code: 'not_found', message: shape };
+  const userId = segments[0];
+  const nodeId = segments[1];
+  if (!userId || !nodeId || !ID.test(userId) || !ID.test(nodeId)) return notFound(prefix);
+  // The common case, one plain segment (e.g. `nodeinfo`): no further copies.
+  if (segments.length === 3 && segments[2] !== '' && canonicalSegment(segments[2]!) === segments[2]) {
+    return { ok: true, userId, nodeId, route: segments[2]!, search };
+  }
+  const routeSegments = segments.slice(2);
   const canonical: string[] = [];
   for (let i = 0; i < routeSegments.length; i++) {
     const segment = routeSegments[i]!;

@@ -33,7 +33,11 @@ export interface NodeRequest {
 // An unlock body is a password and a few announce fields.
 const UNLOCK_BODY_LIMIT = 64 * 1024;
 
-export async function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
+/**
+ * Synchronous for a forwarded request (the connector answers every failure itself); a promise
+ * only for the unlock the gateway composes. Throws (or rejects with) an AppError to answer.
+ */
+export function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest): void | Promise<void> {
   const method = req.method ?? 'GET';
   if (r.route === '') {
     if (method !== 'GET' && method !== 'HEAD') {
@@ -43,18 +47,19 @@ export async function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessa
   }
   requireRunning(r.node);
   if (method === 'POST' && r.route === 'unlock') return unlock(deps, req, res, r);
-  // What the control plane records when the node accepted a call that changes its state.
+  deps.connector.forward(req, res, deps.endpointOf(r.node), `/${r.route}${r.search}`, r.client, r.requestId, method === 'POST' ? recorder(deps, r) : undefined);
+}
+
+/** What the control plane records when the node accepted a call that changes its state. */
+function recorder(deps: NodeRequestDeps, r: NodeRequest): ((status: number) => Promise<void>) | undefined {
   const record =
-    method !== 'POST' ? undefined
-    : r.route === 'init' ? { what: 'initialized', call: () => deps.nodes.markInitialized(r.node.id) }
+    r.route === 'init' ? { what: 'initialized', call: () => deps.nodes.markInitialized(r.node.id) }
     : r.route === 'lock' ? { what: 'locked', call: () => deps.nodes.markLocked(r.node.id) }
     : undefined;
-  const onAnswer = record
-    ? async (status: number) => {
-        if (isSuccess(status)) await recordSafely(deps.log, r.node.id, record.what, record.call);
-      }
-    : undefined;
-  await deps.connector.forward(req, res, deps.endpointOf(r.node), `/${r.route}${r.search}`, r.client, r.requestId, onAnswer);
+  if (!record) return undefined;
+  return async (status: number) => {
+    if (isSuccess(status)) await recordSafely(deps.log, r.node.id, record.what, record.call);
+  };
 }
 
 /** GET {gateway}/<user_id>/<node_id>: what the control plane knows, without asking the node. */

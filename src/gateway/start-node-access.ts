@@ -23,7 +23,7 @@ export interface NodeAccessDeps {
   accounts: AccountService;
   nodes: NodeService;
   certificates: CertificateService;
-  runtime: Pick<NodeRuntime, 'endpoint' | 'status'>;
+  runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon'>;
   log: Logger;
 }
 
@@ -50,7 +50,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const access = new NodeAccess({
     db,
     accounts: deps.accounts,
-    runsNode: async (nodeId) => (await deps.runtime.status(nodeId)).state === 'running',
+    runsNode: (nodeId) => deps.runtime.runsDaemon?.(nodeId) ?? deps.runtime.status(nodeId).then((s) => s.state === 'running'),
   });
   deps.certificates.onRevoked((serial) => access.forgetCertificate(serial));
   const serverDeps: GatewayServerDeps = {

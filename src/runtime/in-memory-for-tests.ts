@@ -57,6 +57,10 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
     return node.running ? { state: 'running', imageVersion: node.imageVersion } : { state: 'stopped' };
   }
 
+  runsDaemon(nodeId: string): boolean {
+    return this.nodes.get(nodeId)?.running === true;
+  }
+
   endpoint(spec: NodeSpec): NodeEndpoint {
     // Port 1 (tcpmux) is closed on these machines: a broken version refuses connections at once.
     return { host: '127.0.0.1', port: spec.imageVersion.startsWith('fail-') ? 1 : this.port };

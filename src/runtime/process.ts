@@ -154,6 +154,11 @@ export class ProcessRuntime implements NodeRuntime {
     return { state: 'stopped' };
   }
 
+  runsDaemon(nodeId: string): boolean {
+    const daemon = this.daemons.get(nodeId);
+    return daemon !== undefined && !daemon.stopping;
+  }
+
   endpoint(spec: NodeSpec): NodeEndpoint {
     return { host: '127.0.0.1', port: spec.restPort };
   }

@@ -36,6 +36,11 @@ export interface NodeRuntime {
   /** Stops the daemon and deletes its storage and logs. Idempotent. */
   destroy(nodeId: string): Promise<void>;
   status(nodeId: string): Promise<RuntimeStatus>;
+  /**
+   * Whether status() would answer `running`, answered at once where the runtime knows without
+   * asking anything (the gateways check it on every request).
+   */
+  runsDaemon?(nodeId: string): boolean;
   /** Where the daemon's REST API answers. */
   endpoint(spec: NodeSpec): NodeEndpoint;
   /** The last lines the daemon wrote, for error messages and diagnostics. */
