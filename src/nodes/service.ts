@@ -11,7 +11,7 @@ import {
   findUserNode,
   findUserNodeStatus,
   insertNode,
-  listUserNodes,
+  listUserNodesWithBuilds,
   lockNode,
   lockUserNode,
   usedPorts,
@@ -64,9 +64,8 @@ export class NodeService {
   }
 
   async listNodes(userId: string): Promise<ApiNode[]> {
-    const nodes = await listUserNodes(this.deps.db, userId);
-    const builds = await buildsByNode(this.deps.db, nodes.map((n) => n.id));
-    return nodes.map((n) => presentNode(n, builds.get(n.id) ?? [], this.presentOpts));
+    const nodes = await listUserNodesWithBuilds(this.deps.db, userId);
+    return nodes.map(({ node, builds }) => presentNode(node, builds, this.presentOpts));
   }
 
   async getNode(userId: string, nodeId: string): Promise<ApiNode> {
