@@ -46,20 +46,33 @@ let userCounter = 0;
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
   const database = await createTestDatabase();
-  const [apiPort, nodeApiPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    API_PORT: String(apiPort),
-    NODE_API_PORT: String(nodeApiPort),
-    MTLS_PORT: String(mtlsPort),
-    NODE_PORT_RANGE: randomNodePortRange(),
-    BOOTSTRAP_DEV_USER: 'false',
-    JOB_POLL_INTERVAL_MS: '200',
-    RECONCILE_INTERVAL_MS: '1000',
-    DATABASE_URL: database.url,
-    ...env,
-  });
-  const server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+  const configure = async () => {
+    const [apiPort, nodeApiPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
+    return loadConfig({
+      DATA_DIR: dataDir,
+      API_PORT: String(apiPort),
+      NODE_API_PORT: String(nodeApiPort),
+      MTLS_PORT: String(mtlsPort),
+      NODE_PORT_RANGE: randomNodePortRange(),
+      BOOTSTRAP_DEV_USER: 'false',
+      JOB_POLL_INTERVAL_MS: '200',
+      RECONCILE_INTERVAL_MS: '1000',
+      DATABASE_URL: database.url,
+      ...env,
+    });
+  };
+  // A free port can be taken by another process between freePort() and listen(): try new ones.
+  let config = await configure();
+  let server: RunningServer;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5 || env.API_PORT) throw err;
+      config = await configure();
+    }
+  }
   const base = config.publicUrl;
 
   const call = async (path: string, opts: CallOptions = {}) => {
