@@ -43,39 +43,26 @@ export interface CallOptions {
 
 let userCounter = 0;
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
-  const database = await createTestDatabase();
-  const configure = async () => {
-    const [apiPort, nodeApiPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
-    return loadConfig({
-      DATA_DIR: dataDir,
-      API_PORT: String(apiPort),
-      NODE_API_PORT: String(nodeApiPort),
-      MTLS_PORT: String(mtlsPort),
-      NODE_PORT_RANGE: randomNodePortRange(),
-      BOOTSTRAP_DEV_USER: 'false',
-      JOB_POLL_INTERVAL_MS: '200',
-      RECONCILE_INTERVAL_MS: '1000',
-      DATABASE_URL: database.url,
-      ...env,
-    });
-  };
-  // A free port can be taken by another process between freePort() and listen(): try new ones.
-  let config = await configure();
-  let server: RunningServer;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5 || env.API_PORT) throw err;
-      config = await configure();
-    }
-  }
-  const base = config.publicUrl;
+/** A test server's configuration: its own DATA_DIR, free ports, a private node port range, fast loops. */
+export async function testConfig(dataDir: string, databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<Config> {
+  const [apiPort, nodeApiPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
+  return loadConfig({
+    DATA_DIR: dataDir,
+    API_PORT: String(apiPort),
+    NODE_API_PORT: String(nodeApiPort),
+    MTLS_PORT: String(mtlsPort),
+    NODE_PORT_RANGE: randomNodePortRange(),
+    BOOTSTRAP_DEV_USER: 'false',
+    JOB_POLL_INTERVAL_MS: '200',
+    RECONCILE_INTERVAL_MS: '1000',
+    DATABASE_URL: databaseUrl,
+    ...env,
+  });
+}
 
-  const call = async (path: string, opts: CallOptions = {}) => {
+/** Calls the management API at `base` the way a client would. */
+export function apiCaller(base: string) {
+  return async <T = any>(path: string, opts: CallOptions = {}): Promise<CallResult<T>> => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     let body: string | undefined;
@@ -91,6 +78,27 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     } catch {}
     return { status: res.status, json, text, headers: res.headers };
   };
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
+  const database = await createTestDatabase();
+  const configure = () => testConfig(dataDir, database.url, env);
+  // A free port can be taken by another process between freePort() and listen(): try new ones.
+  let config = await configure();
+  let server: RunningServer;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5 || env.API_PORT) throw err;
+      config = await configure();
+    }
+  }
+  const base = config.publicUrl;
+
+  const call = apiCaller(base);
 
   return {
     config,

@@ -7,26 +7,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseLabel, createTestDatabase } from '../helpers/database.ts';
 import { serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-import type { CallResult } from '../helpers/server.ts';
+import { apiCaller } from '../helpers/server.ts';
 import { insertLogExport } from '../../src/db/log-exports.ts';
 import { newId } from '../../src/auth/tokens.ts';
 import { exportStagingDir } from '../../src/logs/export-job.ts';
 import { downloadParts, waitForExport, writeBulkLog } from './export-helpers.ts';
 import { startRestartableServer } from './restartable-server.ts';
 
-function caller(base: string) {
-  return async (path: string, opts: { token?: string; method?: string } = {}): Promise<CallResult> => {
-    const res = await fetch(`${base}${path}`, { method: opts.method ?? 'GET', headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {} });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { status: res.status, json, text, headers: res.headers };
-  };
-}
-
-async function createRunningNode(call: ReturnType<typeof caller>, base: string, token: string) {
+async function createRunningNode(call: ReturnType<typeof apiCaller>, base: string, token: string) {
   const res = await fetch(`${base}/api/nodes`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -50,7 +38,7 @@ describe(`log export across a service restart on ${databaseLabel()}`, () => {
   it('an export whose worker crashed is finished after the restart, without the crashed attempt’s leftovers', async () => {
     const s = await startRestartableServer();
     cleanups.push(() => s.stop());
-    const call = caller(s.config.publicUrl);
+    const call = apiCaller(s.config.publicUrl);
     await s.server().services.accounts.createUser({ email: 'crash@example.com', plan: 'scale' });
     const { token } = await s.server().services.accounts.createToken('crash@example.com', 'test');
     const nodeId = await createRunningNode(call, s.config.publicUrl, token);
@@ -90,7 +78,7 @@ describe(`log export across a service restart on ${databaseLabel()}`, () => {
     const env = await serviceEnv(dataDir, { LOG_LEVEL: 'warn', JOB_POLL_INTERVAL_MS: '200', ...(database.url ? { DATABASE_URL: database.url } : {}) });
     let service: ServiceProcess = await startServiceProcess(env);
     cleanups.push(() => service.stop('SIGKILL'));
-    const call = caller(service.base);
+    const call = apiCaller(service.base);
     const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
     const nodeId = await createRunningNode(call, service.base, token);
 
@@ -111,7 +99,7 @@ describe(`log export across a service restart on ${databaseLabel()}`, () => {
     expect(existsSync(staging), 'the export should be running when the service is killed').toBe(true);
 
     service = await startServiceProcess(env);
-    const done = await waitForExport(caller(service.base), token, nodeId, taskId, 120_000);
+    const done = await waitForExport(apiCaller(service.base), token, nodeId, taskId, 120_000);
     expect(done.json.status, done.text).toBe('SUCCEEDED');
     const text = (await downloadParts(done.json.data)).join('');
     for (let seq = 1; seq <= 3; seq++) {

@@ -3,26 +3,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/app.ts';
 import { createTestDatabase } from '../helpers/database.ts';
-import { freePort, randomNodePortRange } from '../helpers/ports.ts';
+import { testConfig } from '../helpers/server.ts';
 
 export async function startRestartableServer(env: Record<string, string> = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
   const database = await createTestDatabase();
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    API_PORT: String(await freePort()),
-    NODE_API_PORT: String(await freePort()),
-    MTLS_PORT: String(await freePort()),
-    NODE_PORT_RANGE: randomNodePortRange(),
-    BOOTSTRAP_DEV_USER: 'false',
-    JOB_POLL_INTERVAL_MS: '200',
-    DATABASE_URL: database.url,
-    ...env,
-  });
+  // Reconcile at its default pace, as this helper always ran; everything else as any test server.
+  const config = await testConfig(dataDir, database.url, { RECONCILE_INTERVAL_MS: '5000', ...env });
   const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   let server: RunningServer | undefined = await startServer(config, log);
   return {
