@@ -16,7 +16,8 @@ import { NodeService } from './nodes/service.ts';
 import { buildJob } from './nodes/build-job.ts';
 import { Reconciler } from './nodes/reconcile.ts';
 import { JobWorker } from './jobs/worker.ts';
-import { ProcessRuntime } from './runtime/process.ts';
+import { createRuntime, nodePortsFor } from './runtime/create-runtime.ts';
+import type { NodeRuntime } from './runtime/types.ts';
 import { buildApiServer } from './api/server.ts';
 import { webUi } from './web/web-ui.ts';
 import { startAdminChannel } from './operator/admin-channel.ts';
@@ -37,7 +38,7 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 export function buildServices(db: Database, config: Config, wakeWorkers: () => void) {
   const accounts = new AccountService(db);
   const releases = new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget }, wakeWorkers);
-  const nodes = new NodeService({ db, config, wakeWorkers });
+  const nodes = new NodeService({ db, config, wakeWorkers, assignPorts: nodePortsFor(config) });
   const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
   const webhooks = new WebhookService({
     db,
@@ -60,7 +61,7 @@ export interface RunningServer {
   db: Database;
   api: FastifyInstance;
   services: ReturnType<typeof buildServices>;
-  runtime: ProcessRuntime;
+  runtime: NodeRuntime;
   /** Set on the very first start with an empty database (see BOOTSTRAP_DEV_USER). */
   devCredentials: DevCredentials | undefined;
   stop(): Promise<void>;
@@ -96,14 +97,8 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     services.webhookKeys.ensure();
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
-    const runtime = new ProcessRuntime({
-      dataDir: config.dataDir,
-      rlnCommand: config.rlnCommand,
-      log: log.child({ part: 'runtime' }),
-      logRotation: { maxFileBytes: config.logs.maxFileBytes, maxFiles: config.logs.maxFiles },
-    });
+    const runtime = await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }));
     cleanups.push(() => runtime.shutdown());
-    await runtime.stopOrphans();
     // Embedded PGlite has exactly one worker process (the lock above), so every job still marked
     // running was left by a crash of this service: take them over now rather than after their lease.
     if (db.kind === 'pglite') await releaseAllLeases(db);

@@ -4,8 +4,9 @@ import { resolve } from 'node:path';
 import { readLogsConfig, type LogsConfig } from './logs/config.ts';
 import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
 import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
+import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
 
-export type RuntimeKind = 'process';
+export type RuntimeKind = 'process' | 'kubernetes';
 
 export interface Config {
   /** Where PGlite data, node storage, logs, keys and the dev token live. */
@@ -22,7 +23,10 @@ export interface Config {
   connectPageUrl: string;
   /** Unset: embedded PGlite in DATA_DIR/pglite. */
   databaseUrl: string | undefined;
+  /** What runs the nodes: child processes on this machine, or pods on a Kubernetes cluster. */
   runtime: RuntimeKind;
+  /** Set with RUNTIME=kubernetes (K8S_* variables; see runtime/kubernetes/config.ts). */
+  kubernetes: KubernetesConfig | undefined;
   /**
    * Command that starts one node daemon. Unset: devnode from this repository. The template may
    * use {version}; the runtime appends RLN's own arguments (storage dir, ports, network, auth).
@@ -170,8 +174,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL`);
   }
-  const runtime = str('RUNTIME', 'process');
-  if (runtime !== 'process') problems.push(`RUNTIME must be "process" (kubernetes is planned), got "${runtime}"`);
+  const runtime = str('RUNTIME', 'process') as RuntimeKind;
+  if (runtime !== 'process' && runtime !== 'kubernetes') problems.push(`RUNTIME must be "process" or "kubernetes", got "${runtime}"`);
 
   const rangeRaw = str('NODE_PORT_RANGE', '39000-39999');
   const range = /^(\d+)-(\d+)$/.exec(rangeRaw);
@@ -202,7 +206,8 @@ export function loadConfig(env: Env = process.env): Config {
     userNodeUrl,
     connectPageUrl,
     databaseUrl,
-    runtime: 'process',
+    runtime: runtime === 'kubernetes' ? 'kubernetes' : 'process',
+    kubernetes: runtime === 'kubernetes' ? readKubernetesConfig(env, problems) : undefined,
     rlnCommand: env.RLN_COMMAND || undefined,
     nodePortRange,
     initialImageVersion,

@@ -22,8 +22,10 @@ export interface NodeRow {
   initialized: boolean;
   image_version: string;
   settings: NodeSettings;
-  rest_port: number;
-  peer_port: number;
+  /** Host ports from the process runtime; null on runtimes that give none (Kubernetes). */
+  rest_port: number | null;
+  peer_port: number | null;
+  peer_host: string | null;
   created_at: Date;
   updated_at: Date;
   destroyed_at: Date | null;
@@ -106,7 +108,7 @@ export async function listLiveNodes(db: Queryable) {
 export async function updateNode(
   db: Queryable,
   nodeId: string,
-  patch: Partial<Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings'>> & {
+  patch: Partial<Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port'>> & {
     destroyed?: boolean;
   },
 ) {
@@ -123,10 +125,10 @@ export async function updateNode(
 
 /** Ports held by nodes that are not destroyed (their daemons may run, or will again). */
 export async function usedPorts(db: Queryable): Promise<Set<number>> {
-  const rows = await db.query<{ rest_port: number; peer_port: number }>(
+  const rows = await db.query<{ rest_port: number | null; peer_port: number | null }>(
     'SELECT rest_port, peer_port FROM nodes WHERE destroyed_at IS NULL',
   );
-  return new Set(rows.flatMap((r) => [r.rest_port, r.peer_port]));
+  return new Set(rows.flatMap((r) => [r.rest_port, r.peer_port]).filter((port): port is number => port !== null));
 }
 
 export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number) {

@@ -63,6 +63,11 @@ export class RotatingLog {
     if (out.length > 0) this.append(Buffer.concat(out));
   }
 
+  /** Appends one whole line with the time it was written, for collectors that know it (pod logs). */
+  writeLine(at: Date, stream: string, line: string) {
+    this.append(Buffer.from(`${at.toISOString()} ${stream} ${line.slice(0, MAX_LINE_BYTES)}\n`));
+  }
+
   /** Writes what is left of a stream's last line (a daemon that died mid-line). */
   flushPartial(stream: string) {
     const pending = this.partial.get(stream);

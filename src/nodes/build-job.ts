@@ -84,7 +84,7 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
       await runtime.provision(spec);
       await runtime.start(spec);
       await waitUntilAnswering(deps, spec);
-      await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true });
+      await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true, ...peerOf(deps, node) });
       return;
     }
     case 'stop': {
@@ -127,11 +127,19 @@ async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) 
     await finish(deps, build, 'FAILURE', { status: 'RUNNING', locked: true, image_version: previous }, `${reason}; rolled back to ${previous}`);
     return;
   }
-  await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true, image_version: build.image_version });
+  await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true, image_version: build.image_version, ...peerOf(deps, node) });
+}
+
+/** The peer address the runtime gave the node (a Kubernetes Service's), to show in the API. */
+function peerOf(deps: BuildJobDeps, node: NodeRow): NodeChange {
+  const peer = deps.runtime.peerAddress?.(node.id);
+  if (!peer || (peer.host === node.peer_host && peer.port === node.peer_port)) return {};
+  return { peer_host: peer.host, peer_port: peer.port };
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
   try {
+    await deps.runtime.awaitRunning?.(spec, deps.nodeStartTimeoutMs);
     await waitForDaemon(deps.runtime.endpoint(spec), deps.nodeStartTimeoutMs, async () => {
       return (await deps.runtime.status(spec.nodeId)).state !== 'running';
     });

@@ -2,6 +2,8 @@
 import type { BuildRow } from '../db/builds.ts';
 import type { NodeRow } from '../db/nodes.ts';
 
+const DEFAULT_PEER_PORT = 9735;
+
 export interface PresentOptions {
   nodeApiUrl: string;
   peerHost: string;
@@ -32,8 +34,9 @@ export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions
     settings: n.settings ?? {},
     builds: builds.map(presentBuild),
     rln_commit_id: n.image_version,
-    peerDNS: opts.peerHost,
-    peerPort: n.peer_port,
+    peerDNS: n.peer_host ?? opts.peerHost,
+    // Until a runtime reports the port (a Kubernetes Service), RLN's default peer port.
+    peerPort: n.peer_port ?? DEFAULT_PEER_PORT,
     createdAt: n.created_at.toISOString(),
     updatedAt: n.updated_at.toISOString(),
   };

@@ -35,10 +35,16 @@ export class Reconciler {
   /** Crash-looping daemons are restarted with growing delays, not in a tight loop. */
   private readonly restarts = new Map<string, { count: number; at: number; notBefore: number }>();
   private lastHousekeeping = 0;
+  /**
+   * Nodes whose daemon ended without being asked to. A runtime that restarts daemons itself
+   * (Kubernetes) may have one up again before the next pass: it still came back locked.
+   */
+  private readonly restarted = new Set<string>();
 
   constructor(private readonly opts: ReconcilerOptions) {
     opts.runtime.onUnexpectedExit((nodeId, detail) => {
       opts.log.warn({ nodeId, detail }, 'node daemon exited unexpectedly');
+      this.restarted.add(nodeId);
       this.trigger();
     });
   }
@@ -73,8 +79,12 @@ export class Reconciler {
   }
 
   async reconcileOnce() {
+    // Restarts seen before this pass; a node with a build in progress is locked by its build anyway.
+    const restarted = new Set(this.restarted);
+    this.restarted.clear();
     for (const node of await listNodesToReconcile(this.opts.db)) {
       try {
+        if (restarted.has(node.id) && !node.locked) await this.markLocked(node.id);
         await this.reconcileNode(node);
       } catch (err) {
         this.opts.log.error({ nodeId: node.id, err }, 'reconciling a node failed');
@@ -99,11 +109,7 @@ export class Reconciler {
       if (backoff && Date.now() < backoff.notBefore) return;
       this.opts.log.info({ nodeId: node.id, was: actual.state }, 'starting a node daemon that should be running');
       await this.opts.runtime.start(specOf(node));
-      // Every daemon start begins locked (RLN semantics).
-      await this.opts.db.transaction(async (tx) => {
-        const current = await lockNode(tx, node.id);
-        if (current) await changeNode(tx, current, { locked: true });
-      });
+      await this.markLocked(node.id);
       const count = (backoff?.count ?? 0) + 1;
       const now = Date.now();
       this.restarts.set(node.id, { count, at: now, notBefore: now + Math.min(RESTART_BACKOFF_MAX_MS, 1000 * 2 ** count) });
@@ -115,5 +121,13 @@ export class Reconciler {
       const backoff = this.restarts.get(node.id);
       if (backoff && Date.now() - backoff.at > HEALTHY_AFTER_MS) this.restarts.delete(node.id);
     }
+  }
+
+  /** Every daemon start begins locked (RLN semantics). */
+  private async markLocked(nodeId: string) {
+    await this.opts.db.transaction(async (tx) => {
+      const current = await lockNode(tx, nodeId);
+      if (current) await changeNode(tx, current, { locked: true });
+    });
   }
 }

@@ -23,7 +23,7 @@ import {
 import { latestRelease } from '../db/releases.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
-import { allocatePortPair } from '../runtime/ports.ts';
+import type { NodePorts } from '../runtime/types.ts';
 import { changeNode } from './transition.ts';
 import { presentCreatedNode, presentNode, type ApiNode } from './present.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
@@ -51,7 +51,9 @@ export interface NodeActionResult {
 
 export interface NodeServiceDeps {
   db: Database;
-  config: Pick<Config, 'nodeApiUrl' | 'publicUrl' | 'nodePortRange'>;
+  config: Pick<Config, 'nodeApiUrl' | 'publicUrl'>;
+  /** The ports a new node gets from the configured runtime (runtime/create-runtime.ts: nodePortsFor). */
+  assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
   /** Tells this process's workers that a job is waiting, so they need not wait for a poll. */
   wakeWorkers: () => void;
 }
@@ -111,7 +113,7 @@ export class NodeService {
       }
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
-      const ports = await allocatePortPair(this.deps.config.nodePortRange, await usedPorts(tx));
+      const ports = await this.deps.assignPorts(() => usedPorts(tx));
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
       const node = await insertNode(tx, {
         id: newId(),
@@ -120,8 +122,8 @@ export class NodeService {
         network: input.network,
         image_version: release.version,
         settings: input.settings ?? {},
-        rest_port: ports[0],
-        peer_port: ports[1],
+        rest_port: ports.restPort,
+        peer_port: ports.peerPort,
       });
       await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
       await enqueueBuild(tx, node, 'create', release.version);

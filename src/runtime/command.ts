@@ -17,6 +17,9 @@ export function buildDaemonCommand(input: DaemonCommandInput): { command: string
     : input.devnode;
   const [command, ...prefix] = words;
   if (!command) throw new Error('RLN_COMMAND is empty');
+  if (input.spec.restPort === null || input.spec.peerPort === null) {
+    throw new Error(`node ${input.spec.nodeId} has no host ports: it was created on the kubernetes runtime`);
+  }
   return {
     command,
     args: [

@@ -4,7 +4,7 @@
 // next start and stopped, and the reconcile loop starts it again under supervision.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
@@ -13,6 +13,7 @@ import { isProcessAlive } from '../process-alive.ts';
 import { RotatingLog, type LogRotation } from '../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../logs/read-range.ts';
 import { CURRENT_LOG } from '../logs/log-files.ts';
+import { tailLogFile } from '../logs/tail-log.ts';
 import { projectPath } from '../paths.ts';
 
 const DEVNODE_LAUNCHER = projectPath('bin', 'devnode.mjs');
@@ -160,29 +161,15 @@ export class ProcessRuntime implements NodeRuntime {
   }
 
   endpoint(spec: NodeSpec): NodeEndpoint {
-    return { host: '127.0.0.1', port: spec.restPort };
+    return { host: '127.0.0.1', port: spec.restPort ?? 0 };
   }
 
   readLogs(nodeId: string, range: LogRange) {
     return readLogRange(this.dir(nodeId), range);
   }
 
-  async tailLog(nodeId: string, maxBytes = 2048) {
-    try {
-      const path = this.logPath(nodeId);
-      const { size } = await stat(path);
-      const fh = await open(path, 'r');
-      try {
-        const length = Math.min(size, maxBytes);
-        const buf = Buffer.alloc(length);
-        await fh.read(buf, 0, length, size - length);
-        return buf.toString('utf8');
-      } finally {
-        await fh.close();
-      }
-    } catch {
-      return '';
-    }
+  tailLog(nodeId: string, maxBytes = 2048) {
+    return tailLogFile(this.dir(nodeId), maxBytes);
   }
 
   onUnexpectedExit(listener: (nodeId: string, detail: string) => void) {

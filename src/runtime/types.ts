@@ -7,8 +7,25 @@ export interface NodeSpec {
   nodeId: string;
   network: Network;
   imageVersion: string;
-  restPort: number;
-  peerPort: number;
+  /** Ports handed out by the runtime at creation (see NodePorts); null where the runtime has none to give. */
+  restPort: number | null;
+  peerPort: number | null;
+}
+
+/**
+ * The host ports a node is given when it is created. The process runtime hands out a pair from
+ * NODE_PORT_RANGE; on Kubernetes every pod has its own address and the daemon listens on fixed
+ * ports, so there is nothing to hand out (null) and the peer port is learnt from its Service.
+ */
+export interface NodePorts {
+  restPort: number | null;
+  peerPort: number | null;
+}
+
+/** Where Lightning peers reach a node (the SPEC's peerDNS and peerPort). */
+export interface PeerAddress {
+  host: string;
+  port: number;
 }
 
 export type RuntimeState = 'running' | 'stopped' | 'missing';
@@ -43,6 +60,16 @@ export interface NodeRuntime {
   runsDaemon?(nodeId: string): boolean;
   /** Where the daemon's REST API answers. */
   endpoint(spec: NodeSpec): NodeEndpoint;
+  /**
+   * Waits until a daemon that start() or replaceImage() asked for is up as far as the runtime can
+   * tell (a Kubernetes pod scheduled, its image pulled, its port open), failing early with the
+   * reason when it cannot come up. Runtimes whose start() already returns a running daemon omit it.
+   */
+  awaitRunning?(spec: NodeSpec, timeoutMs: number): Promise<void>;
+  /** Where Lightning peers reach the node, when the runtime decides it (a Kubernetes Service). */
+  peerAddress?(nodeId: string): PeerAddress | undefined;
+  /** Whether the runtime's view of its nodes is current (the Kubernetes watches are synced). */
+  isReady?(): boolean;
   /** The last lines the daemon wrote, for error messages and diagnostics. */
   tailLog(nodeId: string, maxBytes?: number): Promise<string>;
   /**

@@ -9,6 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountService } from '../../src/accounts/service.ts';
 import { loadConfig } from '../../src/config.ts';
+import { nodePortsFor } from '../../src/runtime/create-runtime.ts';
 import { insertNode, updateNode } from '../../src/db/nodes.ts';
 import { newId } from '../../src/auth/tokens.ts';
 import { NodeService } from '../../src/nodes/service.ts';
@@ -93,8 +94,8 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const config = loadConfig({});
     const log = pino({ level: 'trace' }, new Writable({ write: (c, _e, cb) => ((logText += c.toString()), cb()) }));
     const connector = new NodeConnector({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
-    const nodes = new NodeService({ db: db.db, config, wakeWorkers: () => {} } as ConstructorParameters<typeof NodeService>[0]);
-    const endpointOf = (node: { rest_port: number }) => ({ host: '127.0.0.1', port: node.rest_port });
+    const nodes = new NodeService({ db: db.db, config, wakeWorkers: () => {}, assignPorts: nodePortsFor(config) });
+    const endpointOf = (node: { rest_port: number | null }) => ({ host: '127.0.0.1', port: node.rest_port! });
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, connector, nodes, endpointOf, log });
     gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), connector, unlocker, nodes, endpointOf, clientTimeoutMs: 1500, log });
     const port = await freePort();

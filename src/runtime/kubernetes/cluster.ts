@@ -1,0 +1,97 @@
+// The few Kubernetes API calls the runtime makes, over the official client (@kubernetes/client-node):
+// server-side apply under one field manager, delete, and the cluster's answers turned into errors a
+// user can act on. Watches live in watched-objects.ts.
+import { existsSync } from 'node:fs';
+import {
+  ApiException,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { FIELD_MANAGER } from './objects.ts';
+
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** The kubeconfig file when one is given, else the service account of the pod the service runs in. */
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) {
+    if (!existsSync(path)) throw new Error(`KUBECONFIG names ${path}, which does not exist`);
+    kc.loadFromFile(path);
+  } else if (existsSync(IN_CLUSTER_TOKEN)) {
+    kc.loadFromCluster();
+  } else {
+    throw new Error('RUNTIME=kubernetes needs KUBECONFIG (a kubeconfig file) or to run inside a cluster with a service account');
+  }
+  if (!kc.getCurrentCluster()) throw new Error(`the kubeconfig ${path} has no current cluster`);
+  return kc;
+}
+
+/** The HTTP status of a failed API call, or undefined when the API server was not reached at all. */
+export function statusOf(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code;
+  const code = (err as { statusCode?: unknown; code?: unknown })?.statusCode ?? (err as { code?: unknown })?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** What went wrong with an API call, in words an operator can act on. */
+export function describeApiError(err: unknown, action: string): Error {
+  const status = statusOf(err);
+  const body = err instanceof ApiException ? (err.body as { message?: string } | undefined) : undefined;
+  const detail = body?.message ?? (err instanceof Error ? err.message.split('\n')[0] : String(err));
+  if (status === undefined) return new Error(`the Kubernetes API server could not be reached to ${action}: ${detail}`);
+  if (status === 401) return new Error(`the Kubernetes API server refused the service's credentials (401) to ${action}`);
+  if (status === 403) return new Error(`the service's Kubernetes role does not allow it to ${action} (403): ${detail}`);
+  return new Error(`Kubernetes refused to ${action} (${status}): ${detail}`);
+}
+
+export class Cluster {
+  private readonly objects: KubernetesObjectApi;
+
+  constructor(readonly kc: KubeConfig) {
+    this.objects = KubernetesObjectApi.makeApiClient(kc);
+  }
+
+  /** Server-side apply: idempotent, and it takes back fields someone edited by hand. */
+  async apply<T extends KubernetesObject>(spec: T): Promise<T> {
+    try {
+      return (await this.objects.patch(spec, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
+    } catch (err) {
+      throw describeApiError(err, `apply ${spec.kind} ${spec.metadata?.name}`);
+    }
+  }
+
+  /** Deletes an object; false when it was already gone. */
+  async delete(spec: KubernetesObject): Promise<boolean> {
+    try {
+      await this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background');
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw describeApiError(err, `delete ${spec.kind} ${spec.metadata?.name}`);
+    }
+  }
+
+  /** Whether an object exists now (asked of the API server, not of a cache). */
+  async exists(spec: KubernetesObject): Promise<boolean> {
+    try {
+      await this.objects.read(spec as KubernetesObject & { metadata: { name: string } });
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw describeApiError(err, `read ${spec.kind} ${spec.metadata?.name}`);
+    }
+  }
+
+  /** Creates the namespace when it is missing; a role without that right is fine if it exists. */
+  async ensureNamespace(name: string): Promise<void> {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+    if (await this.exists(ns).catch(() => false)) return;
+    try {
+      await this.objects.create(ns);
+    } catch (err) {
+      if (statusOf(err) !== 409) throw describeApiError(err, `create the namespace ${name}`);
+    }
+  }
+}

@@ -1,0 +1,346 @@
+// The `kubernetes` runtime: each node is a StatefulSet of one replica with its storage on a volume
+// claim, a Service for its REST port (what the gateways reach) and one for its Lightning peer port
+// (see objects.ts). Writes are server-side applies; everything read (status, endpoints, readiness,
+// restarts) comes from watches of the namespace (watched-objects.ts), so a gateway call never
+// costs an API request and the answers stay available while the API server is away.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import type { Logger } from '../../logger.ts';
+import type { LogRotation } from '../../logs/rotating-log.ts';
+import { readLogRange, type LogRange } from '../../logs/read-range.ts';
+import { tailLogFile } from '../../logs/tail-log.ts';
+import type { NodeEndpoint, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus } from '../types.ts';
+import type { KubernetesConfig } from './config.ts';
+import { Cluster, loadKubeConfig } from './cluster.ts';
+import {
+  claimName,
+  CONTAINER,
+  IMAGE_VERSION_ANNOTATION,
+  imageFor,
+  MANAGED_SELECTOR,
+  NODE_ID_LABEL,
+  PEER_PORT,
+  peerService,
+  peerServiceName,
+  podName,
+  REST_PORT,
+  restService,
+  statefulSet,
+  workloadName,
+} from './objects.ts';
+import { WatchedObjects, type ChangeKind } from './watched-objects.ts';
+import { PodLogCollector } from './pod-log-collector.ts';
+import { podProblem } from './pod-problems.ts';
+
+export interface KubernetesRuntimeOptions {
+  config: KubernetesConfig;
+  /** Collected pod output goes to DATA_DIR/nodes/<id>/, like the process runtime's. */
+  dataDir: string;
+  logRotation: LogRotation;
+  /** The peer address when K8S_PEER_HOST is unset and no load balancer gave one. */
+  defaultPeerHost: string;
+  log: Logger;
+}
+
+/** How long a stopped or destroyed node's objects may take to go away (30 s grace, then some). */
+const GONE_TIMEOUT_MS = 90_000;
+
+export class KubernetesRuntime implements NodeRuntime {
+  private readonly cluster: Cluster;
+  private readonly pods: WatchedObjects<V1Pod>;
+  private readonly sets: WatchedObjects<V1StatefulSet>;
+  private readonly services: WatchedObjects<V1Service>;
+  private readonly collector: PodLogCollector;
+  private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
+  /** Pods the runtime itself is replacing or removing (by uid): their end is not an unexpected exit. */
+  private readonly expectedGone = new Set<string>();
+  private readonly restartCounts = new Map<string, number>();
+  /** Resolved on every watched change: what awaitRunning and the waits for deletion wake on. */
+  private changed: Array<() => void> = [];
+
+  static async start(opts: KubernetesRuntimeOptions): Promise<KubernetesRuntime> {
+    const runtime = new KubernetesRuntime(opts);
+    await runtime.begin();
+    return runtime;
+  }
+
+  private constructor(private readonly opts: KubernetesRuntimeOptions) {
+    const kc = loadKubeConfig(opts.config.kubeconfig);
+    this.cluster = new Cluster(kc);
+    const namespace = opts.config.namespace;
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const log = opts.log;
+    const labelSelector = MANAGED_SELECTOR;
+    this.pods = new WatchedObjects<V1Pod>({
+      kc, namespace, log, labelSelector,
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      list: () => core.listNamespacedPod({ namespace, labelSelector }),
+      onChange: (kind, pod) => this.podChanged(kind, pod),
+    });
+    this.sets = new WatchedObjects<V1StatefulSet>({
+      kc, namespace, log, labelSelector,
+      path: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
+      list: () => apps.listNamespacedStatefulSet({ namespace, labelSelector }),
+      onChange: () => this.wakeWaiters(),
+    });
+    this.services = new WatchedObjects<V1Service>({
+      kc, namespace, log, labelSelector,
+      path: `/api/v1/namespaces/${namespace}/services`,
+      list: () => core.listNamespacedService({ namespace, labelSelector }),
+      onChange: () => this.wakeWaiters(),
+    });
+    this.collector = new PodLogCollector({
+      kc,
+      namespace,
+      nodesDir: join(opts.dataDir, 'nodes'),
+      rotation: opts.logRotation,
+      log,
+      currentPod: (nodeId) => this.pods.get(podName(nodeId)),
+    });
+  }
+
+  /**
+   * Creates the namespace if needed and starts the watches. An API server that is away does not
+   * stop the service: the watches keep retrying, builds fail with the reason, isReady() says so.
+   */
+  private async begin() {
+    try {
+      await this.cluster.ensureNamespace(this.opts.config.namespace);
+    } catch (err) {
+      this.opts.log.warn({ err: (err as Error).message }, 'could not check the nodes namespace; continuing');
+    }
+    await Promise.all([this.sets.start(), this.services.start(), this.pods.start()]);
+    if (!this.isReady()) this.opts.log.warn('the Kubernetes watches are not synced yet; retrying in the background');
+  }
+
+  isReady() {
+    return this.sets.synced && this.services.synced && this.pods.synced;
+  }
+
+  async provision(_spec: NodeSpec) {
+    // The node's volume is the StatefulSet's claim: created with the pod, kept until destroy().
+  }
+
+  async start(spec: NodeSpec) {
+    await this.applyAll(spec, 1);
+    await this.replacePodIfStale(spec);
+  }
+
+  async stop(nodeId: string) {
+    const existing = this.sets.get(workloadName(nodeId));
+    if (!existing) return;
+    this.expectPodGone(nodeId);
+    const version = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
+    await this.applyAll({ nodeId, network: networkOf(existing), imageVersion: version, restPort: null, peerPort: null }, 0);
+    await this.until(() => !this.pods.get(podName(nodeId)), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
+  }
+
+  async replaceImage(spec: NodeSpec) {
+    await this.start(spec);
+  }
+
+  async destroy(nodeId: string) {
+    this.expectPodGone(nodeId);
+    const { namespace } = this.opts.config;
+    const meta = (name: string) => ({ name, namespace });
+    await this.cluster.delete({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta(workloadName(nodeId)) });
+    await this.cluster.delete({ apiVersion: 'v1', kind: 'Service', metadata: meta(workloadName(nodeId)) });
+    await this.cluster.delete({ apiVersion: 'v1', kind: 'Service', metadata: meta(peerServiceName(nodeId)) });
+    await this.until(() => !this.pods.get(podName(nodeId)), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to go`);
+    // The claim outlives its StatefulSet by design; it is deleted once no pod uses it.
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta(claimName(nodeId)) };
+    await this.cluster.delete(claim);
+    await this.pollUntil(async () => !(await this.cluster.exists(claim)), GONE_TIMEOUT_MS, `the volume of node ${nodeId} to go`);
+    const gone = () => !this.sets.get(workloadName(nodeId)) && !this.serviceOf(nodeId) && !this.peerServiceOf(nodeId);
+    await this.until(gone, GONE_TIMEOUT_MS, `the objects of node ${nodeId} to go`);
+    this.collector.forget(nodeId);
+    rmSync(this.collector.dirOf(nodeId), { recursive: true, force: true });
+  }
+
+  async status(nodeId: string): Promise<RuntimeStatus> {
+    return this.currentStatus(nodeId);
+  }
+
+  runsDaemon(nodeId: string): boolean {
+    return this.currentStatus(nodeId).state === 'running';
+  }
+
+  /**
+   * `running` only when everything the node needs is there: its StatefulSet wants a pod, the pod is
+   * ready on the image the StatefulSet names, and both Services exist. Anything less is a
+   * difference the reconcile loop repairs by applying the objects again.
+   */
+  private currentStatus(nodeId: string): RuntimeStatus {
+    const set = this.sets.get(workloadName(nodeId));
+    if (!set) return { state: 'missing' };
+    if (set.spec?.replicas === 0) return { state: 'stopped' };
+    const pod = this.pods.get(podName(nodeId));
+    const version = set.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION];
+    const running =
+      pod !== undefined &&
+      !pod.metadata?.deletionTimestamp &&
+      isReady(pod) &&
+      pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === version &&
+      this.serviceOf(nodeId) !== undefined &&
+      this.peerServiceOf(nodeId) !== undefined;
+    return running ? { state: 'running', imageVersion: version } : { state: 'stopped' };
+  }
+
+  endpoint(spec: NodeSpec): NodeEndpoint {
+    const ip = this.serviceOf(spec.nodeId)?.spec?.clusterIP;
+    // Without the Service in the cache, its DNS name is the best guess (resolves inside a cluster).
+    const host = ip && ip !== 'None' ? ip : `${workloadName(spec.nodeId)}.${this.opts.config.namespace}.svc`;
+    return { host, port: REST_PORT };
+  }
+
+  peerAddress(nodeId: string): PeerAddress | undefined {
+    const service = this.peerServiceOf(nodeId);
+    if (!service) return undefined;
+    const fixedHost = this.opts.config.peerHost ?? this.opts.defaultPeerHost;
+    if (this.opts.config.peerServiceType === 'NodePort') {
+      const port = service.spec?.ports?.[0]?.nodePort;
+      return port ? { host: fixedHost, port } : undefined;
+    }
+    const ingress = service.status?.loadBalancer?.ingress?.[0];
+    return { host: this.opts.config.peerHost ?? ingress?.hostname ?? ingress?.ip ?? fixedHost, port: PEER_PORT };
+  }
+
+  async awaitRunning(spec: NodeSpec, timeoutMs: number) {
+    let problem: string | undefined;
+    await this.until(
+      () => {
+        const pod = this.pods.get(podName(spec.nodeId));
+        const current = pod && pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === spec.imageVersion && !pod.metadata?.deletionTimestamp;
+        if (!current) return false;
+        if (isReady(pod)) return true;
+        const found = podProblem(pod);
+        if (found?.fatal) throw new Error(found.reason);
+        problem = found?.reason ?? problem;
+        return false;
+      },
+      timeoutMs,
+      `node ${spec.nodeId}'s pod to become ready on ${spec.imageVersion}`,
+      () => problem,
+    );
+  }
+
+  readLogs(nodeId: string, range: LogRange) {
+    return readLogRange(this.collector.dirOf(nodeId), range);
+  }
+
+  tailLog(nodeId: string, maxBytes = 2048) {
+    return tailLogFile(this.collector.dirOf(nodeId), maxBytes);
+  }
+
+  onUnexpectedExit(listener: (nodeId: string, detail: string) => void) {
+    this.exitListeners.push(listener);
+  }
+
+  async shutdown() {
+    this.collector.stop();
+    for (const watched of [this.pods, this.sets, this.services]) watched.stop();
+    this.wakeWaiters();
+  }
+
+  private serviceOf = (nodeId: string) => this.services.get(workloadName(nodeId));
+  private peerServiceOf = (nodeId: string) => this.services.get(peerServiceName(nodeId));
+
+  private async applyAll(spec: NodeSpec, replicas: 0 | 1) {
+    const { config } = this.opts;
+    await this.cluster.apply(restService(config, spec.nodeId));
+    await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
+    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas }));
+  }
+
+  /**
+   * The StatefulSet replaces pods only when told to (OnDelete): a pod running another image
+   * version is deleted here so the new one starts, which is also how a rollback takes effect.
+   */
+  private async replacePodIfStale(spec: NodeSpec) {
+    const pod = this.pods.get(podName(spec.nodeId));
+    if (!pod || pod.metadata?.deletionTimestamp) return;
+    const image = pod.spec?.containers.find((c) => c.name === CONTAINER)?.image;
+    if (image === imageFor(this.opts.config, spec.imageVersion) && pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === spec.imageVersion) return;
+    this.expectPodGone(spec.nodeId);
+    await this.cluster.delete({ apiVersion: 'v1', kind: 'Pod', metadata: { name: podName(spec.nodeId), namespace: this.opts.config.namespace } });
+  }
+
+  private expectPodGone(nodeId: string) {
+    const uid = this.pods.get(podName(nodeId))?.metadata?.uid;
+    if (uid) this.expectedGone.add(uid);
+  }
+
+  private podChanged(kind: ChangeKind, pod: V1Pod) {
+    const nodeId = pod.metadata?.labels?.[NODE_ID_LABEL];
+    if (nodeId) {
+      const uid = pod.metadata?.uid ?? '';
+      const restarts = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.restartCount ?? 0;
+      if (kind === 'delete') {
+        this.restartCounts.delete(uid);
+        if (!this.expectedGone.delete(uid)) this.reportExit(nodeId, `pod ${pod.metadata?.name} was deleted`);
+      } else {
+        const before = this.restartCounts.get(uid);
+        this.restartCounts.set(uid, restarts);
+        if (before !== undefined && restarts > before) this.reportExit(nodeId, `the daemon's container restarted (${lastExit(pod)})`);
+        if (pod.status?.phase === 'Failed' && kind === 'update') this.reportExit(nodeId, `pod failed: ${pod.status.reason ?? 'unknown reason'}`);
+        this.collector.observe(nodeId, pod);
+      }
+    }
+    this.wakeWaiters();
+  }
+
+  private reportExit(nodeId: string, detail: string) {
+    for (const listener of this.exitListeners) listener(nodeId, detail);
+  }
+
+  private wakeWaiters() {
+    const waiters = this.changed;
+    this.changed = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Waits, on watch events, until `done` holds; `reason` says what was last seen on timeout. */
+  private async until(done: () => boolean, timeoutMs: number, what: string, reason?: () => string | undefined) {
+    const deadline = Date.now() + timeoutMs;
+    while (!done()) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const seen = reason?.();
+        throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${seen ? `: ${seen}` : ''}`);
+      }
+      // Woken by a change, or every second anyway (a watch that is down delivers nothing).
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 1_000));
+        this.changed.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  private async pollUntil(done: () => Promise<boolean>, timeoutMs: number, what: string) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+function isReady(pod: V1Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+function networkOf(set: V1StatefulSet): NodeSpec['network'] {
+  const args = set.spec?.template.spec?.containers.find((c) => c.name === CONTAINER)?.args ?? [];
+  return args[args.indexOf('--network') + 1] === 'testnet' ? 'testnet' : 'regtest';
+}
+
+function lastExit(pod: V1Pod): string {
+  const terminated = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.lastState?.terminated;
+  return terminated ? `${terminated.reason ?? 'exited'}, code ${terminated.exitCode}` : 'no exit status';
+}
