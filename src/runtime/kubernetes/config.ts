@@ -103,7 +103,7 @@ function parseNodeSelector(raw: string, problems: string[]): Record<string, stri
   const selector: Record<string, string> = {};
   for (const pair of list(raw)) {
     const [key = '', value = '', ...rest] = pair.split('=');
-    if (rest.length > 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
+    if (!pair.includes('=') || rest.length > 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
       problems.push(`K8S_NODE_SELECTOR must be key=value pairs separated by commas, got "${pair}"`);
       continue;
     }

@@ -1,0 +1,46 @@
+// The project's test cluster (scripts/test-cluster.sh up) as the Kubernetes tests see it: its
+// kubeconfig from TEST_KUBECONFIG, a namespace of their own per suite, and kubectl to look at what
+// the service created. Without TEST_KUBECONFIG the suites skip, unless REQUIRE_KUBERNETES_TESTS=1
+// (CI), where a missing cluster fails the run.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { describe } from 'vitest';
+
+export const testKubeconfig = process.env.TEST_KUBECONFIG || undefined;
+if (!testKubeconfig && process.env.REQUIRE_KUBERNETES_TESTS === '1') {
+  throw new Error('REQUIRE_KUBERNETES_TESTS=1 but TEST_KUBECONFIG is unset: start the cluster with scripts/test-cluster.sh up');
+}
+
+/** `describe` when a test cluster is there, `describe.skip` otherwise. */
+export const describeOnCluster = testKubeconfig ? describe : describe.skip;
+
+export const testNamespace = (suite: string) => `rln-test-${suite}-${randomBytes(3).toString('hex')}`;
+
+export function kubectl(args: string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('kubectl', ['--kubeconfig', testKubeconfig!, ...args], { maxBuffer: 64 * 2 ** 20 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
+    );
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+/** An object as JSON, or undefined when it does not exist. */
+export async function kubectlGet(namespace: string, kind: string, name: string): Promise<any> {
+  const out = await kubectl(['-n', namespace, 'get', kind, name, '-o', 'json', '--ignore-not-found']);
+  return out.trim() ? JSON.parse(out) : undefined;
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function deleteNamespace(namespace: string) {
+  await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']).catch(() => {});
+}
