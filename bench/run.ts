@@ -6,6 +6,7 @@ import { benchSignature, benchWebhooks } from './webhooks.ts';
 import { benchRollout, ROLLOUT_DATABASES, type RolloutDatabase } from './rollout.ts';
 import { benchLogExport } from './log-export.ts';
 import { printGatewaySection } from './gateway.ts';
+import { benchLifecycle, benchWatchMemory, LIFECYCLE_STEPS } from './kubernetes.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -84,6 +85,27 @@ const sections: Record<string, () => Promise<void>> = {
     console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
   },
   gateway: () => printGatewaySection(DURATION_MS),
+  kubernetes: async () => {
+    const kubeconfig = process.env.TEST_KUBECONFIG;
+    console.log('\n## Kubernetes runtime on the test cluster beside the process runtime (devnode, PGlite), median of 3 (upgrade: 1)');
+    if (!kubeconfig) {
+      console.log('skipped: set TEST_KUBECONFIG=$(scripts/test-cluster.sh up | tail -n1)');
+      return;
+    }
+    const process_ = await benchLifecycle('process', kubeconfig, 3);
+    const k8s = await benchLifecycle('kubernetes', kubeconfig, 3);
+    console.log('| step (API call to settled) | process s | kubernetes s | kubernetes API requests |');
+    console.log('|---|---|---|---|');
+    for (const step of LIFECYCLE_STEPS) {
+      console.log(`| ${step} | ${f(median(process_.seconds[step]), 2)} | ${f(median(k8s.seconds[step]), 2)} | ${k8s.apiRequests?.[step] ?? ''} |`);
+    }
+    const COUNT = Number(process.env.BENCH_WATCH_OBJECTS ?? 500);
+    const mem = await benchWatchMemory(kubeconfig, COUNT);
+    console.log(`\n| service RSS (npm start, RUNTIME=kubernetes, idle) | MiB |`);
+    console.log('|---|---|');
+    console.log(`| watching ${COUNT} StatefulSets (zero replicas) | ${f(mem.withObjects, 0)} |`);
+    console.log(`| baseline: watching an empty namespace | ${f(mem.empty, 0)} |`);
+  },
 };
 
 const only = (process.env.BENCH_ONLY ?? process.argv[2] ?? '').split(',').filter(Boolean);

@@ -15,7 +15,7 @@ import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import { repoRoot } from '../test/helpers/service-process.ts';
 import { seedNodes } from './seed.ts';
 
-async function timeToHealthy(command: string, args: string[], env: NodeJS.ProcessEnv, url: string) {
+export async function timeToHealthy(command: string, args: string[], env: NodeJS.ProcessEnv, url: string, settleMs = 3000) {
   const started = performance.now();
   const child = spawn(command, args, { cwd: repoRoot, env, stdio: 'ignore', detached: true });
   try {
@@ -27,7 +27,7 @@ async function timeToHealthy(command: string, args: string[], env: NodeJS.Proces
       await new Promise((r) => setTimeout(r, 20));
     }
     const ms = performance.now() - started;
-    await new Promise((r) => setTimeout(r, 3000)); // idle: let start-up garbage settle
+    await new Promise((r) => setTimeout(r, settleMs)); // idle: let start-up garbage settle
     const pid = env.DATA_DIR ? JSON.parse(readFileSync(join(env.DATA_DIR, 'rln-cloud.lock'), 'utf8')).pid : child.pid!;
     const rssMb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
     return { ms, rssMb };
@@ -42,7 +42,7 @@ async function timeToHealthy(command: string, args: string[], env: NodeJS.Proces
   }
 }
 
-async function prepareDataDir(nodes: number) {
+export async function prepareDataDir(nodes: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-bench-start-'));
   const config = loadConfig({ DATA_DIR: dataDir });
   const lock = acquireDataDirLock(dataDir, 'cli');
