@@ -29,9 +29,11 @@ function countStatements(db: Database) {
   const wrap = (q: Queryable): Queryable => ({
     query: (sql, params) => (counter.n++, q.query(sql, params)),
     exec: (sql) => (counter.n++, q.exec(sql)),
+    signalAfterCommit: (signal) => q.signalAfterCommit(signal),
   });
   const counted: Database = {
     kind: db.kind,
+    commitSignals: db.commitSignals,
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     close: () => db.close(),

@@ -25,7 +25,6 @@ import { WebhookKeyring } from './webhooks/signing-keys.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookSender } from './webhooks/send-webhook.ts';
-import { wakeOnNodeEvents } from './webhooks/wake-on-event.ts';
 import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import { createBlobStore } from './blobs/create-blob-store.ts';
 import { LogExportService } from './logs/export-service.ts';
@@ -82,9 +81,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
   try {
     const { db: dbPromise, releaseLock } = opening ?? openServerDatabase(config);
     cleanups.push(releaseLock);
-    let webhookDispatcher: WebhookDispatcher | undefined;
-    // Wakes the webhook dispatcher whenever this process commits a node event (see wake-on-event.ts).
-    const db = wakeOnNodeEvents(await dbPromise, () => webhookDispatcher?.wake());
+    const db = await dbPromise;
     cleanups.push(() => db.close());
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
@@ -127,7 +124,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     });
 
     if (db.kind === 'pglite') await releaseDeliveryLeases(db);
-    webhookDispatcher = new WebhookDispatcher({
+    const webhookDispatcher = new WebhookDispatcher({
       db,
       sender: new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
       keyring: services.webhookKeys,
@@ -137,9 +134,11 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       pollIntervalMs: config.jobPollIntervalMs,
       log: log.child({ part: 'webhooks' }),
     });
+    // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
+    db.commitSignals.on('node-events', () => webhookDispatcher.wake());
     background.push(() => {
-      webhookDispatcher!.start();
-      cleanups.push(() => webhookDispatcher!.stop());
+      webhookDispatcher.start();
+      cleanups.push(() => webhookDispatcher.stop());
     });
 
     const reconciler = new Reconciler({
