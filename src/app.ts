@@ -12,6 +12,7 @@ import { countUsers } from './db/users.ts';
 import type { Logger } from './logger.ts';
 import { AccountService } from './accounts/service.ts';
 import { ReleaseService } from './releases/service.ts';
+import { RolloutPasses } from './releases/rollout-passes.ts';
 import { NodeService } from './nodes/service.ts';
 import { buildJob } from './nodes/build-job.ts';
 import { Reconciler } from './nodes/reconcile.ts';
@@ -108,10 +109,16 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     // Background loops start once every listener is up: on PGlite (one session) their first
     // queries would otherwise queue in front of the start-up's own.
     const background: Array<() => void> = [];
+    // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
+    const rolloutPasses = new RolloutPasses({ db, wakeWorkers, log: log.child({ part: 'rollouts' }) });
+    background.push(() => {
+      rolloutPasses.start();
+      cleanups.push(() => rolloutPasses.stop());
+    });
     worker = new JobWorker({
       db,
       definitions: [
-        buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => services.releases.requestAdvance(v) }),
+        buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => rolloutPasses.request(v) }),
         logExportJob({ db, runtime, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) }),
       ],
       concurrency: config.jobConcurrency,

@@ -41,7 +41,12 @@ export class JobWorker {
     this.byKind = new Map(opts.definitions.map((d) => [d.kind, d]));
     this.kinds = [...this.byKind.keys()];
     this.maxLeaseMs = Math.max(...opts.definitions.map((d) => d.leaseMs));
-    this.loop = new BackgroundLoop({ name: 'claiming a job', intervalMs: opts.pollIntervalMs, log: opts.log, run: () => this.claimDueJobs() });
+    this.loop = new BackgroundLoop({
+      name: 'claiming a job',
+      intervalMs: opts.pollIntervalMs,
+      log: opts.log,
+      run: () => this.claimDueJobs(),
+    });
   }
 
   start() {

@@ -28,7 +28,7 @@ export interface BuildJobDeps {
   log: Logger;
   /**
    * Asks for a pass of the release's rollout after one of its nodes settled (see
-   * ReleaseService.requestAdvance): outside the build's transaction, so builds finishing together
+   * releases/rollout-passes.ts): outside the build's transaction, so builds finishing together
    * never queue on the rollout's row lock.
    */
   requestRolloutPass: (version: string) => void;
