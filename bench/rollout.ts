@@ -9,6 +9,7 @@ import { openPglite, openPostgres, type Database, type Queryable } from '../src/
 import { migrate } from '../src/db/migrate.ts';
 import { insertRelease } from '../src/db/releases.ts';
 import { ReleaseService } from '../src/releases/service.ts';
+import { RolloutPasses } from '../src/releases/rollout-passes.ts';
 import { JobWorker } from '../src/jobs/worker.ts';
 import { buildJob } from '../src/nodes/build-job.ts';
 import { createLogger } from '../src/logger.ts';
@@ -29,9 +30,11 @@ function countStatements(db: Database) {
   const wrap = (q: Queryable): Queryable => ({
     query: (sql, params) => (counter.n++, q.query(sql, params)),
     exec: (sql) => (counter.n++, q.exec(sql)),
+    signalAfterCommit: (signal) => q.signalAfterCommit(signal),
   });
   const counted: Database = {
     kind: db.kind,
+    commitSignals: db.commitSignals,
     ...wrap(db),
     transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
     close: () => db.close(),
@@ -75,6 +78,7 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
   const raw = target.url ? await openPostgres(target.url) : await openPglite(join(dataDir, 'pglite'));
   const runtime = await new InMemoryRuntimeForTests().listen();
   let worker: JobWorker | undefined;
+  let rolloutPasses: RolloutPasses | undefined;
   try {
     await migrate(raw);
     await seed(raw, nodes / 20, 20);
@@ -83,9 +87,11 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     const wake = () => worker?.wake();
     for (const ids of await raw.query<{ id: string }>('SELECT id FROM nodes')) await runtime.start({ nodeId: ids.id, network: 'regtest', imageVersion: 'bench-v1', restPort: 0, peerPort: 0 });
     const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 }, wake);
+    rolloutPasses = new RolloutPasses({ db, wakeWorkers: wake, log });
+    rolloutPasses.start();
     worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, log, requestRolloutPass: (v) => releases.requestAdvance(v) })],
+      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, log, requestRolloutPass: (v) => rolloutPasses!.request(v) })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,
@@ -109,6 +115,8 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     }
     await worker.stop();
     worker = undefined;
+    await rolloutPasses.stop();
+    rolloutPasses = undefined;
 
     const baselineStart = performance.now();
     const ids = await raw.query<{ id: string }>('SELECT id FROM nodes');
@@ -124,6 +132,7 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     };
   } finally {
     await worker?.stop();
+    await rolloutPasses?.stop();
     await runtime.shutdown();
     await raw.close();
     await target.drop();

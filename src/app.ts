@@ -12,6 +12,7 @@ import { countUsers } from './db/users.ts';
 import type { Logger } from './logger.ts';
 import { AccountService } from './accounts/service.ts';
 import { ReleaseService } from './releases/service.ts';
+import { RolloutPasses } from './releases/rollout-passes.ts';
 import { NodeService } from './nodes/service.ts';
 import { buildJob } from './nodes/build-job.ts';
 import { Reconciler } from './nodes/reconcile.ts';
@@ -26,7 +27,6 @@ import { WebhookKeyring } from './webhooks/signing-keys.ts';
 import { WebhookService } from './webhooks/service.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookSender } from './webhooks/send-webhook.ts';
-import { wakeOnNodeEvents } from './webhooks/wake-on-event.ts';
 import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import { createBlobStore } from './blobs/create-blob-store.ts';
 import { LogExportService } from './logs/export-service.ts';
@@ -83,9 +83,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
   try {
     const { db: dbPromise, releaseLock } = opening ?? openServerDatabase(config);
     cleanups.push(releaseLock);
-    let webhookDispatcher: WebhookDispatcher | undefined;
-    // Wakes the webhook dispatcher whenever this process commits a node event (see wake-on-event.ts).
-    const db = wakeOnNodeEvents(await dbPromise, () => webhookDispatcher?.wake());
+    const db = await dbPromise;
     cleanups.push(() => db.close());
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
@@ -106,10 +104,16 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     // Background loops start once every listener is up: on PGlite (one session) their first
     // queries would otherwise queue in front of the start-up's own.
     const background: Array<() => void> = [];
+    // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
+    const rolloutPasses = new RolloutPasses({ db, wakeWorkers, log: log.child({ part: 'rollouts' }) });
+    background.push(() => {
+      rolloutPasses.start();
+      cleanups.push(() => rolloutPasses.stop());
+    });
     worker = new JobWorker({
       db,
       definitions: [
-        buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => services.releases.requestAdvance(v) }),
+        buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => rolloutPasses.request(v) }),
         logExportJob({ db, runtime, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) }),
       ],
       concurrency: config.jobConcurrency,
@@ -122,7 +126,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     });
 
     if (db.kind === 'pglite') await releaseDeliveryLeases(db);
-    webhookDispatcher = new WebhookDispatcher({
+    const webhookDispatcher = new WebhookDispatcher({
       db,
       sender: new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
       keyring: services.webhookKeys,
@@ -132,9 +136,11 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       pollIntervalMs: config.jobPollIntervalMs,
       log: log.child({ part: 'webhooks' }),
     });
+    // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
+    db.commitSignals.on('node-events', () => webhookDispatcher.wake());
     background.push(() => {
-      webhookDispatcher!.start();
-      cleanups.push(() => webhookDispatcher!.stop());
+      webhookDispatcher.start();
+      cleanups.push(() => webhookDispatcher.stop());
     });
 
     const reconciler = new Reconciler({

@@ -4,18 +4,27 @@
 import { mkdirSync } from 'node:fs';
 import type { PGlite as PGliteType, Transaction as PGliteTransaction } from '@electric-sql/pglite';
 import type { Pool, PoolClient } from 'pg';
+import { CommitSignals, type CommitSignal } from './commit-signals.ts';
 
 export interface Queryable {
   /** One statement with $n parameters; returns its rows. */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Tells this process's waiting readers about a write just made (see commit-signals.ts): at once
+   * outside a transaction (the statement has committed), after COMMIT inside one, never if it
+   * rolls back.
+   */
+  signalAfterCommit(signal: CommitSignal): void;
 }
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Where readers register for the signals of committed writes. */
+  readonly commitSignals: CommitSignals;
   close(): Promise<void>;
 }
 
@@ -23,19 +32,22 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   const { PGlite } = await import('@electric-sql/pglite');
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const pglite: PGliteType = await PGlite.create(dataDir ?? 'memory://');
-  const wrap = (q: PGliteType | PGliteTransaction): Queryable => ({
+  const commitSignals = new CommitSignals();
+  const wrap = (q: PGliteType | PGliteTransaction, signal: (s: CommitSignal) => void): Queryable => ({
     async query<T>(sql: string, params: unknown[] = []) {
       return (await q.query<T>(sql, params)).rows;
     },
     async exec(sql: string) {
       await q.exec(sql);
     },
+    signalAfterCommit: signal,
   });
   return {
     kind: 'pglite',
-    ...wrap(pglite),
+    ...wrap(pglite, (s) => commitSignals.emit([s])),
+    commitSignals,
     // PGlite is a single session: its transaction() serialises every path through one queue.
-    transaction: (fn) => pglite.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn) => commitSignals.afterCommitOf((signal) => pglite.transaction((tx) => fn(wrap(tx, signal)))),
     close: () => pglite.close(),
   };
 }
@@ -45,32 +57,36 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
   const pool: Pool = new pg.Pool({ connectionString: url, max: poolSize });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const wrap = (c: Pool | PoolClient): Queryable => ({
+  const commitSignals = new CommitSignals();
+  const wrap = (c: Pool | PoolClient, signal: (s: CommitSignal) => void): Queryable => ({
     async query<T>(sql: string, params: unknown[] = []) {
       return (await c.query(sql, params)).rows as T[];
     },
     async exec(sql: string) {
       await c.query(sql);
     },
+    signalAfterCommit: signal,
   });
   await pool.query('SELECT 1');
   return {
     kind: 'postgres',
-    ...wrap(pool),
-    async transaction(fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+    ...wrap(pool, (s) => commitSignals.emit([s])),
+    commitSignals,
+    transaction: (fn) =>
+      commitSignals.afterCommitOf(async (signal) => {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const result = await fn(wrap(client, signal));
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw err;
+        } finally {
+          client.release();
+        }
+      }),
     close: () => pool.end(),
   };
 }

@@ -57,6 +57,7 @@ export async function recordUpgradeAvailableEvents(db: Queryable, version: strin
      RETURNING id`,
     [version, AUTO_UPGRADE_PLANS],
   );
+  if (rows.length > 0) db.signalAfterCommit('node-events');
   return rows.length;
 }
 

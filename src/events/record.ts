@@ -1,5 +1,6 @@
 // Node events: what happened to a node, recorded in the caller's transaction so an event exists
-// exactly when its change does. Webhook delivery reads them from the node_events table.
+// exactly when its change does. Webhook delivery reads them from the node_events table; whatever
+// inserts into it signals 'node-events' (see db/commit-signals.ts) so delivery starts at once.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.ts';
 
@@ -67,6 +68,8 @@ export async function recordNodeEvents(tx: Queryable, events: NodeEventInput[]):
       recorded.map((r) => JSON.stringify(r.envelope)),
     ],
   );
+  // The webhook dispatcher delivers them; it is woken once they have committed.
+  tx.signalAfterCommit('node-events');
   // Identity values follow the insertion order, which ORDER BY e.n fixes.
   const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   return recorded.map((r, i) => ({ id: ids[i]!, eventId: r.eventId, envelope: r.envelope }));

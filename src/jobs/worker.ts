@@ -4,6 +4,7 @@
 import type { Database } from '../db/database.ts';
 import { claimJob, completeJob, extendLease, failJob, type JobRow } from '../db/jobs.ts';
 import type { Logger } from '../logger.ts';
+import { BackgroundLoop } from './background-loop.ts';
 
 export interface JobDefinition<P = any> {
   kind: string;
@@ -29,63 +30,50 @@ export interface JobWorkerOptions {
 
 export class JobWorker {
   private readonly byKind: Map<string, JobDefinition>;
-  private running = new Set<Promise<void>>();
-  private stopped = true;
-  private wakeUp: (() => void) | undefined;
-  private loop: Promise<void> | undefined;
+  private readonly kinds: string[];
+  private readonly maxLeaseMs: number;
+  private readonly running = new Set<Promise<void>>();
+  // Woken when a job was enqueued in this process or one finished (a slot is free); otherwise
+  // polls, which is how jobs enqueued by other processes and retries that come due are found.
+  private readonly loop: BackgroundLoop;
 
   constructor(private readonly opts: JobWorkerOptions) {
     this.byKind = new Map(opts.definitions.map((d) => [d.kind, d]));
+    this.kinds = [...this.byKind.keys()];
+    this.maxLeaseMs = Math.max(...opts.definitions.map((d) => d.leaseMs));
+    this.loop = new BackgroundLoop({
+      name: 'claiming a job',
+      intervalMs: opts.pollIntervalMs,
+      log: opts.log,
+      run: () => this.claimDueJobs(),
+    });
   }
 
   start() {
-    this.stopped = false;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Looks for work now instead of at the next poll (called after enqueueing in-process). */
   wake() {
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
   /** Stops claiming, then waits for the jobs in hand to finish. */
   async stop() {
-    this.stopped = true;
-    this.wake();
-    await this.loop;
+    await this.loop.stop();
     await Promise.allSettled([...this.running]);
   }
 
-  private async run() {
-    const kinds = [...this.byKind.keys()];
-    const maxLease = Math.max(...this.opts.definitions.map((d) => d.leaseMs));
-    while (!this.stopped) {
-      let claimed = false;
-      while (!this.stopped && this.running.size < this.opts.concurrency) {
-        let job: JobRow | undefined;
-        try {
-          job = await claimJob(this.opts.db, kinds, maxLease);
-        } catch (err) {
-          this.opts.log.error({ err }, 'claiming a job failed');
-        }
-        if (!job) break;
-        claimed = true;
-        const p = this.execute(job).finally(() => {
-          this.running.delete(p);
-          this.wake();
-        });
-        this.running.add(p);
-      }
-      if (this.stopped) break;
-      // Sleep until woken (a job finished, or one was enqueued here) or the poll interval passes.
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, claimed && this.running.size < this.opts.concurrency ? 0 : this.opts.pollIntervalMs);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
+  /** Fills the free slots with due jobs; a job that finishes frees its slot and wakes the loop. */
+  private async claimDueJobs() {
+    while (!this.loop.stopping && this.running.size < this.opts.concurrency) {
+      const job = await claimJob(this.opts.db, this.kinds, this.maxLeaseMs);
+      if (!job) return;
+      const p = this.execute(job).finally(() => {
+        this.running.delete(p);
+        this.wake();
       });
-      this.wakeUp = undefined;
+      this.running.add(p);
     }
   }
 

@@ -11,6 +11,7 @@ import { deleteLogExport, failLogExportsStartedBefore, listLogExportsCreatedBefo
 import type { Logger } from '../logger.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { exportBlobPrefix, exportStagingDir } from './export-job.ts';
+import { BackgroundLoop } from '../jobs/background-loop.ts';
 
 export interface ExportJanitorOptions {
   db: Database;
@@ -30,25 +31,23 @@ export interface SweepResult {
 const HOUR = 3600_000;
 
 export class ExportJanitor {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly loop: BackgroundLoop;
 
-  constructor(private readonly opts: ExportJanitorOptions) {}
+  constructor(private readonly opts: ExportJanitorOptions) {
+    this.loop = new BackgroundLoop({
+      name: 'log export sweep',
+      intervalMs: opts.intervalMs ?? 10 * 60_000,
+      log: opts.log,
+      run: () => this.sweep(),
+    });
+  }
 
   start() {
-    const run = () => {
-      this.running ??= this.sweep()
-        .catch((err) => this.opts.log.error({ err }, 'log export sweep failed'))
-        .finally(() => (this.running = undefined));
-    };
-    run();
-    this.timer = setInterval(run, this.opts.intervalMs ?? 10 * 60_000);
-    this.timer.unref();
+    this.loop.start();
   }
 
   async stop() {
-    clearInterval(this.timer);
-    await this.running;
+    await this.loop.stop();
   }
 
   async sweep(now = new Date()): Promise<SweepResult> {

@@ -5,6 +5,7 @@
 // the reason). The export janitor fails any export that outlives LOG_EXPORT_TIMEOUT_MINUTES.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { buildsByNode } from '../db/builds.ts';
@@ -15,16 +16,17 @@ import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
+import { declareJob } from '../jobs/job-declaration.ts';
 import { exportContent } from './export-content.ts';
 import { partFileName, writeGzipParts } from './gzip-parts.ts';
 
-export interface LogExportJobPayload {
-  v: 1;
-  taskId: string;
-}
-
-export const LOG_EXPORT_JOB = { kind: 'logs.export', maxAttempts: 3 } as const;
-export const logExportJobKey = (p: LogExportJobPayload) => `log-export:${p.taskId}`;
+export const LOG_EXPORT_JOB = declareJob({
+  kind: 'logs.export',
+  maxAttempts: 3,
+  payload: Type.Object({ v: Type.Literal(1), taskId: Type.String() }),
+  singletonKey: (p) => `log-export:${p.taskId}`,
+});
+export type LogExportJobPayload = ReturnType<typeof LOG_EXPORT_JOB.parse>;
 
 /** Blob keys of an export: one folder per task, under its node. */
 export const exportBlobPrefix = (nodeId: string, taskId: string) => `${nodeId}/${taskId}/`;
@@ -48,11 +50,6 @@ export function logExportJob(deps: LogExportJobDeps): JobDefinition<LogExportJob
     // within seconds on PostgreSQL (embedded PGlite releases leases at start anyway).
     leaseMs: 15_000,
     backoffMs: exponentialBackoff(2_000, 30_000),
-    parse(payload) {
-      const p = payload as Partial<LogExportJobPayload>;
-      if (p?.v !== 1 || typeof p.taskId !== 'string') throw new Error(`unsupported log export payload ${JSON.stringify(payload)}`);
-      return p as LogExportJobPayload;
-    },
     async handle(p, job) {
       const task = await findLogExport(deps.db, p.taskId);
       if (!task || task.status !== 'IN_PROGRESS') return; // finished before a crash, timed out, or expired

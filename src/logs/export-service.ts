@@ -8,7 +8,7 @@ import { findLogExportInProgress, findNodeLogExport, insertLogExport, type LogEx
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
-import { LOG_EXPORT_JOB, logExportJobKey, type LogExportJobPayload } from './export-job.ts';
+import { LOG_EXPORT_JOB } from './export-job.ts';
 
 export type LogExportAnswer =
   | { status: 'IN_PROGRESS'; data: [] }
@@ -47,8 +47,7 @@ export class LogExportService {
         });
       }
       const task = await insertLogExport(tx, { id: newId(), nodeId, userId, from: from ?? null, to: to ?? null });
-      const payload: LogExportJobPayload = { v: 1, taskId: task.id };
-      await insertJob(tx, { kind: LOG_EXPORT_JOB.kind, payload, singletonKey: logExportJobKey(payload), maxAttempts: LOG_EXPORT_JOB.maxAttempts });
+      await insertJob(tx, LOG_EXPORT_JOB.newJob({ v: 1, taskId: task.id }));
       return task;
     });
     this.deps.wakeWorkers();

@@ -1,5 +1,6 @@
 // The durable job that carries out one build. Every step is idempotent: after a crash at any
 // point the job runs again from the top and converges on the same result.
+import { Type } from '@sinclair/typebox';
 import type { Database } from '../db/database.ts';
 import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
@@ -9,16 +10,16 @@ import { changeNode, type NodeChange } from './transition.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
+import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
 
-export interface BuildJobPayload {
-  v: 1;
-  nodeId: string;
-  buildNumber: number;
-}
-
-export const BUILD_JOB = { kind: 'node.build', maxAttempts: 3 } as const;
-export const buildJobKey = (p: BuildJobPayload) => `build:${p.nodeId}:${p.buildNumber}`;
+export const BUILD_JOB = declareJob({
+  kind: 'node.build',
+  maxAttempts: 3,
+  payload: Type.Object({ v: Type.Literal(1), nodeId: Type.String(), buildNumber: Type.Number() }),
+  singletonKey: (p) => `build:${p.nodeId}:${p.buildNumber}`,
+});
+export type BuildJobPayload = ReturnType<typeof BUILD_JOB.parse>;
 
 export interface BuildJobDeps {
   db: Database;
@@ -27,7 +28,7 @@ export interface BuildJobDeps {
   log: Logger;
   /**
    * Asks for a pass of the release's rollout after one of its nodes settled (see
-   * ReleaseService.requestAdvance): outside the build's transaction, so builds finishing together
+   * releases/rollout-passes.ts): outside the build's transaction, so builds finishing together
    * never queue on the rollout's row lock.
    */
   requestRolloutPass: (version: string) => void;
@@ -46,13 +47,6 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
     ...BUILD_JOB,
     leaseMs: 30_000,
     backoffMs: exponentialBackoff(1_000, 30_000),
-    parse(payload) {
-      const p = payload as Partial<BuildJobPayload>;
-      if (p?.v !== 1 || typeof p.nodeId !== 'string' || typeof p.buildNumber !== 'number') {
-        throw new Error(`unsupported build job payload ${JSON.stringify(payload)}`);
-      }
-      return p as BuildJobPayload;
-    },
     async handle(p, job) {
       const node = await findNode(deps.db, p.nodeId);
       const build = await findBuild(deps.db, p.nodeId, p.buildNumber);

@@ -6,7 +6,7 @@ import { insertBuilds, type BuildAction, type BuildRow } from '../db/builds.ts';
 import { insertJobs } from '../db/jobs.ts';
 import type { NodeRow } from '../db/nodes.ts';
 import { recordNodeEvents, type NodeEventInput } from '../events/record.ts';
-import { BUILD_JOB, buildJobKey, type BuildJobPayload } from './build-job.ts';
+import { BUILD_JOB } from './build-job.ts';
 
 export async function enqueueBuild(tx: Queryable, node: NodeRow, action: BuildAction, imageVersion: string): Promise<BuildRow> {
   return (await enqueueBuilds(tx, [node], action, imageVersion))[0]!;
@@ -19,10 +19,7 @@ export async function enqueueBuilds(tx: Queryable, nodes: NodeRow[], action: Bui
   );
   await insertJobs(
     tx,
-    builds.map((b) => {
-      const payload: BuildJobPayload = { v: 1, nodeId: b.node_id, buildNumber: b.build_number };
-      return { kind: BUILD_JOB.kind, payload, singletonKey: buildJobKey(payload), maxAttempts: BUILD_JOB.maxAttempts };
-    }),
+    builds.map((b) => BUILD_JOB.newJob({ v: 1, nodeId: b.node_id, buildNumber: b.build_number })),
   );
   return builds;
 }

@@ -11,6 +11,7 @@ import { changeNode } from './transition.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { specOf } from './build-job.ts';
+import { BackgroundLoop } from '../jobs/background-loop.ts';
 
 export interface ReconcilerOptions {
   db: Database;
@@ -29,9 +30,7 @@ const RESTART_BACKOFF_MAX_MS = 5 * 60_000;
 const HEALTHY_AFTER_MS = 60_000;
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private pass: Promise<void> | undefined;
-  private again = false;
+  private readonly loop: BackgroundLoop;
   /** Crash-looping daemons are restarted with growing delays, not in a tight loop. */
   private readonly restarts = new Map<string, { count: number; at: number; notBefore: number }>();
   private lastHousekeeping = 0;
@@ -42,6 +41,12 @@ export class Reconciler {
   private readonly restarted = new Set<string>();
 
   constructor(private readonly opts: ReconcilerOptions) {
+    this.loop = new BackgroundLoop({
+      name: 'reconcile pass',
+      intervalMs: opts.intervalMs,
+      log: opts.log,
+      run: () => this.reconcileOnce(),
+    });
     opts.runtime.onUnexpectedExit((nodeId, detail) => {
       opts.log.warn({ nodeId, detail }, 'node daemon exited unexpectedly');
       this.restarted.add(nodeId);
@@ -50,32 +55,16 @@ export class Reconciler {
   }
 
   start() {
-    this.trigger();
-    this.timer = setInterval(() => this.trigger(), this.opts.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   async stop() {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.pass;
+    await this.loop.stop();
   }
 
   /** Runs a pass now, or right after the one in progress. */
   trigger() {
-    if (this.pass) {
-      this.again = true;
-      return;
-    }
-    this.pass = this.reconcileOnce()
-      .catch((err) => this.opts.log.error({ err }, 'reconcile pass failed'))
-      .finally(() => {
-        this.pass = undefined;
-        if (this.again && this.timer) {
-          this.again = false;
-          this.trigger();
-        }
-      });
+    this.loop.wake();
   }
 
   async reconcileOnce() {

@@ -30,8 +30,6 @@ export interface PublishOptions {
 }
 
 export class ReleaseService {
-  private readonly passes = new Map<string, { again: boolean }>();
-
   constructor(
     private readonly db: Database,
     private readonly rolloutDefaults: RolloutDefaults,
@@ -108,34 +106,6 @@ export class ReleaseService {
     });
     this.wakeWorkers();
     return this.status(version);
-  }
-
-  /**
-   * Runs a pass of `version`'s rollout soon, outside the caller's transaction. Requests that come
-   * while a pass runs are folded into one more pass, so a burst of finished upgrades costs a few
-   * transactions, not one each. If this process dies first, the reconcile loop's advanceAll runs it.
-   */
-  requestAdvance(version: string) {
-    const pass = this.passes.get(version);
-    if (pass) {
-      pass.again = true;
-      return;
-    }
-    const state = { again: false };
-    this.passes.set(version, state);
-    void (async () => {
-      try {
-        do {
-          state.again = false;
-          const started = await this.db.transaction((tx) => advanceRollout(tx, version));
-          if (started > 0) this.wakeWorkers();
-        } while (state.again);
-      } catch {
-        // The reconcile loop's periodic advanceAll retries; nothing is lost.
-      } finally {
-        this.passes.delete(version);
-      }
-    })();
   }
 
   /** One pass over every running rollout; how a rollout continues after a restart. Returns upgrades started. */

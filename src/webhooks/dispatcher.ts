@@ -16,6 +16,7 @@ import {
   type Settlement,
 } from '../db/webhook-deliveries.ts';
 import type { Logger } from '../logger.ts';
+import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { serializeEnvelope } from './envelope.ts';
 import { nextStep } from './retry-policy.ts';
 import type { WebhookSender } from './send-webhook.ts';
@@ -39,14 +40,13 @@ const FAN_OUT_BATCH = 500;
 const SETTLE_BATCH = 256;
 
 export class WebhookDispatcher {
-  private stopped = true;
-  private wakeRequested = false;
-  // Fan-out is needed only when events were written (or another replica may have written some:
-  // every poll), not each time a delivery finishes.
-  private fanOutRequested = true;
-  private fanningOut: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-  private loop: Promise<void> | undefined;
+  // Two loops, each with its own poll: fan-out turns new events into deliveries (woken when this
+  // process wrote events; its poll finds other replicas' events), and claiming sends due
+  // deliveries (woken when fan-out added some, a slot freed up or a node's next delivery may go).
+  // Fan-out runs beside claiming because a large batch of events takes a while to turn into
+  // deliveries, and the slots should not sit idle meanwhile.
+  private readonly fanOutLoop: BackgroundLoop;
+  private readonly claimLoop: BackgroundLoop;
   private readonly inFlight = new Set<Promise<void>>();
   // Outcomes waiting to be written. They are written together, one statement per batch: those that
   // finish while a batch is being written go in the next one (no timer: under light load an
@@ -61,94 +61,53 @@ export class WebhookDispatcher {
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
     this.leaseMs = opts.timeoutMs * 2 + 5_000;
+    const every = { intervalMs: opts.pollIntervalMs, log: opts.log };
+    this.fanOutLoop = new BackgroundLoop({ ...every, name: 'webhook fan-out', run: () => this.fanOut() });
+    this.claimLoop = new BackgroundLoop({ ...every, name: 'webhook claim', run: () => this.claimDue() });
   }
 
   start() {
-    this.stopped = false;
-    this.loop = this.run();
+    this.fanOutLoop.start();
+    this.claimLoop.start();
   }
 
-  /** Looks for new events and due deliveries now (called when this process wrote events). */
+  /** Looks for new events now (called once this process has committed events). */
   wake() {
-    this.fanOutRequested = true;
-    this.nudge();
-  }
-
-  /** Looks for due deliveries now (a slot is free, or a node's next delivery may go). */
-  private nudge() {
-    this.wakeRequested = true;
-    this.wakeUp?.();
+    this.fanOutLoop.wake();
   }
 
   /** Stops claiming and waits for the attempts under way (each is bounded by the timeout). */
   async stop() {
-    this.stopped = true;
-    this.nudge();
-    await this.loop;
-    await this.fanningOut;
+    await Promise.all([this.claimLoop.stop(), this.fanOutLoop.stop()]);
     await Promise.allSettled([...this.inFlight]);
     this.opts.sender.close();
   }
 
-  private async run() {
-    while (!this.stopped) {
-      this.wakeRequested = false;
-      let busy = false;
-      // Fan-out runs beside claiming (a large batch of events takes a while to turn into
-      // deliveries, and the slots should not sit idle meanwhile); it nudges when it added work.
-      if (this.fanOutRequested && !this.fanningOut) {
-        this.fanOutRequested = false;
-        this.fanningOut = this.fanOut();
-      }
-      try {
-        const free = this.opts.concurrency - this.inFlight.size;
-        if (free > 0) {
-          const claimed = await claimDeliveries(this.opts.db, free, this.leaseMs, randomUUID());
-          for (const d of claimed) this.track(this.deliver(d));
-          if (claimed.length === free) busy = true;
-        }
-      } catch (err) {
-        this.opts.log.error({ err }, 'webhook claim failed; retrying at the next poll');
-      }
-      if (this.stopped) break;
-      if (busy || this.wakeRequested) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.fanOutRequested = true;
-          resolve();
-        }, this.opts.pollIntervalMs);
-        this.wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wakeUp = undefined;
+  /** Turns new events into deliveries, batch after batch, until none are left. */
+  private async fanOut() {
+    for (;;) {
+      const events = await fanOutNodeEvents(this.opts.db, FAN_OUT_BATCH);
+      if (events > 0) this.claimLoop.wake();
+      if (events < FAN_OUT_BATCH || this.fanOutLoop.stopping) break;
     }
   }
 
-  /** Turns new events into deliveries, batch after batch, until none are left. */
-  private async fanOut() {
-    try {
-      for (;;) {
-        const events = await fanOutNodeEvents(this.opts.db, FAN_OUT_BATCH);
-        if (events > 0) this.nudge();
-        if (events < FAN_OUT_BATCH || this.stopped) break;
-      }
-    } catch (err) {
-      // Retried at the next poll (not at once: a failing database is not hammered).
-      this.opts.log.error({ err }, 'webhook fan-out failed; retrying at the next poll');
-    } finally {
-      this.fanningOut = undefined;
-      // Events written while this ran are looked for now.
-      if (this.fanOutRequested) this.nudge();
-    }
+  /**
+   * Claims as many due deliveries as there are free slots and starts sending them. When every slot
+   * is taken, the next run comes when one frees up (each finished delivery wakes the loop).
+   */
+  private async claimDue() {
+    const free = this.opts.concurrency - this.inFlight.size;
+    if (free <= 0) return;
+    const claimed = await claimDeliveries(this.opts.db, free, this.leaseMs, randomUUID());
+    for (const d of claimed) this.track(this.deliver(d));
   }
 
   private track(p: Promise<void>) {
     const tracked = p.finally(() => {
       this.inFlight.delete(tracked);
       // The node's next delivery may now go, and a slot is free.
-      this.nudge();
+      this.claimLoop.wake();
     });
     this.inFlight.add(tracked);
   }
