@@ -55,7 +55,7 @@ export const S3_VARIABLES = {
   prefix: variable('S3_PREFIX', text(), {
     default: 'log-exports/',
     keepEmpty: true,
-    doc: 'prefix of every object key, so the bucket can hold other data',
+    doc: 'prefix of every object key, so the bucket can hold other data (set but empty: no prefix)',
   }),
 };
 

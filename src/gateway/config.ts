@@ -58,19 +58,19 @@ export const NODE_ACCESS_VARIABLES = {
     doc: 'how long a client may take to send a request (headers within at most 10 s); slow clients are cut off',
   }),
   caCertFile: variable('CA_CERT_FILE', text(), {
-    unset: '`DATA_DIR/pki/ca.pem`, created at first start',
+    unset: 'unset: `DATA_DIR/pki/ca.pem`, created at first start',
     doc: "the certificate of the mutual-TLS gateway's certificate authority (ECDSA P-256 or P-384, PEM); set with `CA_KEY_FILE`, and share both between replicas",
   }),
   caKeyFile: variable('CA_KEY_FILE', text(), {
-    unset: '`DATA_DIR/pki/ca.key`, created at first start',
+    unset: 'unset: `DATA_DIR/pki/ca.key`, created at first start',
     doc: "the certificate authority's private key (PEM); set with `CA_CERT_FILE`",
   }),
   mtlsCertFile: variable('MTLS_CERT_FILE', text(), {
-    unset: 'issued by the CA, kept in `DATA_DIR/pki/gateway.pem`',
+    unset: 'unset: issued by the CA, kept in `DATA_DIR/pki/gateway.pem`',
     doc: "the mutual-TLS gateway's server certificate (PEM), e.g. one from a public CA for `USER_NODE_URL`'s host; set with `MTLS_KEY_FILE`",
   }),
   mtlsKeyFile: variable('MTLS_KEY_FILE', text(), {
-    unset: 'issued with the certificate',
+    unset: 'unset: issued with the certificate',
     doc: "the server certificate's private key (PEM); set with `MTLS_CERT_FILE`",
   }),
   // Short-lived certificates limit what a lost laptop exposes; 825 days is the browsers' ceiling.
