@@ -1,5 +1,7 @@
 // Where export archives are stored: local files under DATA_DIR (one machine) or an S3 bucket
 // (several replicas, or simply to keep large archives off the service's disk).
+import { boolean, matching, oneOf, text, url } from '../config/env-formats.ts';
+import { checkSetTogether, readEnv, variable, type Env } from '../config/env-variable.ts';
 
 export type BlobStoreConfig =
   | { kind: 'local' }
@@ -17,39 +19,60 @@ export type BlobStoreConfig =
       prefix: string;
     };
 
-type Env = Record<string, string | undefined>;
+export const BLOB_STORE_VARIABLES = {
+  // Local files need nothing set up, and one machine is what the defaults are for.
+  kind: variable('BLOB_STORE', oneOf(['local', 's3']), {
+    default: 'local',
+    doc: 'where export archives go: `local` (`DATA_DIR/exports`, served at `PUBLIC_URL/downloads/...`) or `s3`',
+  }),
+};
+
+/** Read only with BLOB_STORE=s3. */
+export const S3_VARIABLES = {
+  bucket: variable('S3_BUCKET', matching(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'be a valid bucket name'), {
+    unset: 'unset',
+    doc: 'the bucket (required with `BLOB_STORE=s3`; it must exist)',
+  }),
+  region: variable('S3_REGION', text(), { default: 'us-east-1', doc: "the bucket's region" }),
+  endpoint: variable('S3_ENDPOINT', url(['http:', 'https:']), {
+    unset: 'unset: AWS',
+    doc: 'an S3-compatible server, e.g. `http://127.0.0.1:9000` (MinIO)',
+  }),
+  forcePathStyle: variable('S3_FORCE_PATH_STYLE', boolean(), {
+    unset: '`true` with `S3_ENDPOINT`, else `false`',
+    doc: '`http://host/bucket/key` addressing, which most S3-compatible servers need',
+  }),
+  accessKeyId: variable('S3_ACCESS_KEY_ID', text(), {
+    unset: "unset: the AWS SDK's default chain",
+    doc: 'static credentials, with `S3_SECRET_ACCESS_KEY` (both or neither); otherwise `AWS_*` variables, a profile or an instance role',
+  }),
+  secretAccessKey: variable('S3_SECRET_ACCESS_KEY', text(), {
+    unset: "unset: the AWS SDK's default chain",
+    doc: 'the secret of `S3_ACCESS_KEY_ID`',
+    secret: true,
+  }),
+  // An empty prefix is a choice (a bucket of its own), so it is kept rather than replaced.
+  prefix: variable('S3_PREFIX', text(), {
+    default: 'log-exports/',
+    keepEmpty: true,
+    doc: 'prefix of every object key, so the bucket can hold other data (set but empty: no prefix)',
+  }),
+};
 
 export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConfig {
-  const kind = env.BLOB_STORE || 'local';
-  if (kind === 'local') return { kind };
-  if (kind !== 's3') {
-    problems.push(`BLOB_STORE must be "local" or "s3", got "${kind}"`);
-    return { kind: 'local' };
-  }
-  const bucket = env.S3_BUCKET ?? '';
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) problems.push('S3_BUCKET must be set to a valid bucket name when BLOB_STORE=s3');
-  const endpoint = env.S3_ENDPOINT || undefined;
-  if (endpoint) {
-    try {
-      if (!['http:', 'https:'].includes(new URL(endpoint).protocol)) throw new Error();
-    } catch {
-      problems.push(`S3_ENDPOINT must be an http(s) URL, got "${endpoint}"`);
-    }
-  }
-  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
-  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
-  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
-  const pathStyle = (env.S3_FORCE_PATH_STYLE || (endpoint ? 'true' : 'false')).toLowerCase();
-  if (!['true', 'false', '1', '0'].includes(pathStyle)) problems.push(`S3_FORCE_PATH_STYLE must be true or false, got "${pathStyle}"`);
-  let prefix = env.S3_PREFIX ?? 'log-exports/';
-  if (prefix && !prefix.endsWith('/')) prefix += '/';
+  const { kind } = readEnv(BLOB_STORE_VARIABLES, env, problems);
+  if (kind !== 's3') return { kind: 'local' };
+  const s3 = readEnv(S3_VARIABLES, env, problems);
+  // A bad name was reported by readEnv already; this is for a bucket not given at all.
+  if (!env.S3_BUCKET?.trim()) problems.push('S3_BUCKET must be set to a valid bucket name when BLOB_STORE=s3');
+  checkSetTogether(problems, S3_VARIABLES.accessKeyId, s3.accessKeyId, S3_VARIABLES.secretAccessKey, s3.secretAccessKey);
   return {
     kind,
-    bucket,
-    region: env.S3_REGION || 'us-east-1',
-    endpoint,
-    forcePathStyle: pathStyle === 'true' || pathStyle === '1',
-    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
-    prefix,
+    bucket: s3.bucket ?? '',
+    region: s3.region,
+    endpoint: s3.endpoint,
+    forcePathStyle: s3.forcePathStyle ?? s3.endpoint !== undefined,
+    credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
+    prefix: s3.prefix && !s3.prefix.endsWith('/') ? `${s3.prefix}/` : s3.prefix,
   };
 }

@@ -1,6 +1,9 @@
 // Configuration of webhook delivery, read by config.ts with the rest of the environment (it lives
 // here so each setting and its reason sit beside the code using it).
 import { join, resolve } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { boolean, format, integer, text } from '../config/env-formats.ts';
+import { readEnv, variable, type Env } from '../config/env-variable.ts';
 import { DEFAULT_RETRY_SCHEDULE, parseDurationMs, parseRetrySchedule } from './retry-policy.ts';
 
 export interface WebhookConfig {
@@ -22,38 +25,48 @@ export interface WebhookConfig {
   keyOverlapMs: number;
 }
 
-type Env = Record<string, string | undefined>;
+const duration = (minMs: number) =>
+  format(Type.Integer({ minimum: minMs }), `be a duration of at least ${minMs} ms (e.g. 15s, 500ms, 24h)`, parseDurationMs);
+
+const retrySchedule = format(
+  Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 50 }),
+  'be 1-50 comma-separated durations like 0,5s,5m,2h',
+  parseRetrySchedule,
+);
+
+export const WEBHOOK_VARIABLES = {
+  // Derived from NODE_ENV in readWebhookConfig; see allowPrivateTargets above for why that is safe.
+  allowPrivateTargets: variable('WEBHOOK_ALLOW_PRIVATE_TARGETS', boolean(), {
+    unset: '`true` unless `NODE_ENV=production`',
+    doc: 'let webhook URLs reach loopback, private and link-local addresses (a laptop); production refuses them (SSRF)',
+  }),
+  retryScheduleMs: variable('WEBHOOK_RETRY_SCHEDULE', retrySchedule, {
+    default: DEFAULT_RETRY_SCHEDULE,
+    doc: 'delay before each attempt (`ms`, `s`, `m`, `h`); as many attempts as entries; each delay gets +-20% jitter',
+  }),
+  timeoutMs: variable('WEBHOOK_TIMEOUT', duration(100), {
+    default: '15s',
+    doc: 'how long one attempt (connect, send, answer) may take',
+  }),
+  concurrency: variable('WEBHOOK_CONCURRENCY', integer(1, 1000), {
+    default: '32',
+    doc: 'deliveries in flight at once per replica (one per node at a time)',
+  }),
+  signingKeyFile: variable('WEBHOOK_SIGNING_KEY_FILE', text(), {
+    unset: '`<DATA_DIR>/webhook-signing-keys.json`',
+    doc: 'the Ed25519 signing keyring (mode 0600), created at first start; may be a PEM private key you provide (share one file between replicas)',
+  }),
+  keyOverlapMs: variable('WEBHOOK_KEY_OVERLAP', duration(0), {
+    default: '24h',
+    doc: 'how long a rotated-out key keeps signing beside the new one',
+  }),
+};
 
 export function readWebhookConfig(env: Env, problems: string[], ctx: { dataDir: string; production: boolean }): WebhookConfig {
-  const raw = (name: string, fallback: string) => (env[name] === undefined || env[name] === '' ? fallback : env[name]!);
-
-  const allowRaw = raw('WEBHOOK_ALLOW_PRIVATE_TARGETS', String(!ctx.production)).toLowerCase();
-  if (!['true', 'false', '1', '0', 'yes', 'no'].includes(allowRaw)) problems.push(`WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false, got "${allowRaw}"`);
-
-  const scheduleRaw = raw('WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE);
-  const schedule = parseRetrySchedule(scheduleRaw);
-  if (!schedule) problems.push(`WEBHOOK_RETRY_SCHEDULE must be 1-50 comma-separated durations like 0,5s,5m,2h, got "${scheduleRaw}"`);
-
-  const duration = (name: string, fallback: string, minMs: number) => {
-    const text = raw(name, fallback);
-    const ms = parseDurationMs(text);
-    if (ms === undefined || ms < minMs) {
-      problems.push(`${name} must be a duration of at least ${minMs} ms (e.g. 15s, 500ms, 24h), got "${text}"`);
-      return parseDurationMs(fallback)!;
-    }
-    return ms;
-  };
-  const concurrencyRaw = raw('WEBHOOK_CONCURRENCY', '32');
-  if (!/^\d+$/.test(concurrencyRaw) || Number(concurrencyRaw) < 1 || Number(concurrencyRaw) > 1000) {
-    problems.push(`WEBHOOK_CONCURRENCY must be an integer between 1 and 1000, got "${concurrencyRaw}"`);
-  }
-
+  const values = readEnv(WEBHOOK_VARIABLES, env, problems);
   return {
-    allowPrivateTargets: ['true', '1', 'yes'].includes(allowRaw),
-    retryScheduleMs: schedule ?? parseRetrySchedule(DEFAULT_RETRY_SCHEDULE)!,
-    timeoutMs: duration('WEBHOOK_TIMEOUT', '15s', 100),
-    concurrency: /^\d+$/.test(concurrencyRaw) ? Math.max(1, Number(concurrencyRaw)) : 32,
-    signingKeyFile: resolve(raw('WEBHOOK_SIGNING_KEY_FILE', join(ctx.dataDir, 'webhook-signing-keys.json'))),
-    keyOverlapMs: duration('WEBHOOK_KEY_OVERLAP', '24h', 0),
+    ...values,
+    allowPrivateTargets: values.allowPrivateTargets ?? !ctx.production,
+    signingKeyFile: resolve(values.signingKeyFile ?? join(ctx.dataDir, 'webhook-signing-keys.json')),
   };
 }

@@ -1,16 +1,24 @@
 // Settings of the `kubernetes` runtime (RUNTIME=kubernetes): where nodes run, what they run and
 // with which resources. Read once at start with the rest of the configuration; every value is
 // checked there, so a typo stops the start instead of failing the first build.
+import { Type, type Static } from '@sinclair/typebox';
+import { boolean, commaList, format, integer, json, matching, oneOf, text } from '../../config/env-formats.ts';
+import { readEnv, variable, type Env } from '../../config/env-variable.ts';
 
 export type PeerServiceType = 'NodePort' | 'LoadBalancer';
 
-export interface Toleration {
-  key?: string;
-  operator?: 'Exists' | 'Equal';
-  value?: string;
-  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
-  tolerationSeconds?: number;
-}
+/** A toleration exactly as in a pod spec; unknown fields are refused (a typo would be ignored by Kubernetes). */
+const TolerationSchema = Type.Object(
+  {
+    key: Type.Optional(Type.String()),
+    operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')])),
+    value: Type.Optional(Type.String()),
+    effect: Type.Optional(Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')])),
+    tolerationSeconds: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+export type Toleration = Static<typeof TolerationSchema>;
 
 export interface KubernetesConfig {
   /** A kubeconfig file; unset: the service account of the pod the service runs in. */
@@ -37,93 +45,80 @@ export interface KubernetesConfig {
   readOnlyRootFilesystem: boolean;
 }
 
-type Env = Record<string, string | undefined>;
-
-const CPU = /^\d+(\.\d+)?m?$/;
-const MEMORY = /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|K|M|G|T)?$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_KEY = /^([a-z0-9.-]{1,253}\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 
-export function readKubernetesConfig(env: Env, problems: string[]): KubernetesConfig {
-  const str = (name: string, fallback: string) => (env[name] === undefined || env[name] === '' ? fallback : env[name]!.trim());
-  const quantity = (name: string, fallback: string, pattern: RegExp, what: string) => {
-    const value = str(name, fallback);
-    if (!pattern.test(value)) problems.push(`${name} must be a Kubernetes ${what} quantity (e.g. ${fallback}), got "${value}"`);
-    return value;
-  };
-  const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
-    const value = str(name, fallback) as T;
-    if (!allowed.includes(value)) problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
-    return value;
-  };
-
-  const namespace = str('K8S_NAMESPACE', 'rln-nodes');
-  if (!DNS_LABEL.test(namespace)) problems.push(`K8S_NAMESPACE must be a DNS label (lowercase letters, digits, "-"), got "${namespace}"`);
-  const imageTemplate = str('K8S_IMAGE', 'localhost/devnode:{version}');
-  if (!imageTemplate.includes('{version}')) problems.push(`K8S_IMAGE must contain {version} (each node runs its own image version), got "${imageTemplate}"`);
-  const storageClass = env.K8S_STORAGE_CLASS?.trim() || undefined;
-  if (storageClass && !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(storageClass)) problems.push(`K8S_STORAGE_CLASS is not a valid name: "${storageClass}"`);
-  const runAsUser = Number(str('K8S_RUN_AS_USER', '1000'));
-  if (!Number.isInteger(runAsUser) || runAsUser < 1) problems.push('K8S_RUN_AS_USER must be a user id above 0 (nodes never run as root)');
-  const readOnly = str('K8S_READ_ONLY_ROOT_FILESYSTEM', 'true');
-  if (readOnly !== 'true' && readOnly !== 'false') problems.push(`K8S_READ_ONLY_ROOT_FILESYSTEM must be true or false, got "${readOnly}"`);
-
-  return {
-    kubeconfig: env.KUBECONFIG?.trim() || undefined,
-    namespace,
-    imageTemplate,
-    imagePullPolicy: oneOf('K8S_IMAGE_PULL_POLICY', 'IfNotPresent', ['Always', 'IfNotPresent', 'Never'] as const),
-    imagePullSecrets: list(str('K8S_IMAGE_PULL_SECRETS', '')).filter((name) => {
-      if (DNS_LABEL.test(name)) return true;
-      problems.push(`K8S_IMAGE_PULL_SECRETS: "${name}" is not a secret name`);
-      return false;
-    }),
-    resources: {
-      cpuRequest: quantity('K8S_CPU_REQUEST', '500m', CPU, 'CPU'),
-      cpuLimit: quantity('K8S_CPU_LIMIT', '500m', CPU, 'CPU'),
-      memoryRequest: quantity('K8S_MEMORY_REQUEST', '512Mi', MEMORY, 'memory'),
-      memoryLimit: quantity('K8S_MEMORY_LIMIT', '512Mi', MEMORY, 'memory'),
-    },
-    storageClass,
-    storageSize: quantity('K8S_STORAGE_SIZE', '10Gi', MEMORY, 'storage'),
-    peerServiceType: oneOf('K8S_PEER_SERVICE_TYPE', 'NodePort', ['NodePort', 'LoadBalancer'] as const),
-    peerHost: env.K8S_PEER_HOST?.trim() || undefined,
-    nodeSelector: parseNodeSelector(str('K8S_NODE_SELECTOR', ''), problems),
-    tolerations: parseTolerations(str('K8S_TOLERATIONS', '[]'), problems),
-    runAsUser,
-    readOnlyRootFilesystem: readOnly !== 'false',
-  };
-}
-
-const list = (raw: string) => raw.split(',').map((s) => s.trim()).filter(Boolean);
+const cpu = matching(/^\d+(\.\d+)?m?$/, 'be a Kubernetes CPU quantity (e.g. 500m)');
+const bytes = (what: string, example: string) => matching(/^\d+(\.\d+)?(Ki|Mi|Gi|Ti|K|M|G|T)?$/, `be a Kubernetes ${what} quantity (e.g. ${example})`);
 
 /** `key=value,key2=value2`, as kubectl's --selector writes it. */
-function parseNodeSelector(raw: string, problems: string[]): Record<string, string> {
-  const selector: Record<string, string> = {};
-  for (const pair of list(raw)) {
-    const [key = '', value = '', ...rest] = pair.split('=');
-    if (!pair.includes('=') || rest.length > 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
-      problems.push(`K8S_NODE_SELECTOR must be key=value pairs separated by commas, got "${pair}"`);
-      continue;
-    }
-    selector[key] = value;
-  }
-  return selector;
-}
+const nodeSelector = format(
+  Type.Record(Type.String({ pattern: LABEL_KEY.source }), Type.String({ pattern: LABEL_VALUE.source })),
+  'be key=value pairs separated by commas',
+  (t) => {
+    const pairs = t.split(',').map((p) => p.trim()).filter(Boolean).map((p) => p.split('='));
+    return pairs.every((p) => p.length === 2) ? Object.fromEntries(pairs) as Record<string, string> : undefined;
+  },
+);
 
-/** A JSON array of tolerations, exactly as in a pod spec. */
-function parseTolerations(raw: string, problems: string[]): Toleration[] {
-  const fields = new Set(['key', 'operator', 'value', 'effect', 'tolerationSeconds']);
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    const valid =
-      Array.isArray(parsed) &&
-      parsed.every((t) => typeof t === 'object' && t !== null && !Array.isArray(t) && Object.keys(t).every((k) => fields.has(k)));
-    if (valid) return parsed as Toleration[];
-  } catch {
-    // reported below
-  }
-  problems.push('K8S_TOLERATIONS must be a JSON array of tolerations ({key, operator, value, effect, tolerationSeconds})');
-  return [];
+// The defaults are the original (pre-cloud) service's: 0.5 CPU and 512 MiB per node, requests
+// equal to limits so a node is never throttled or evicted for using what it was promised.
+export const KUBERNETES_VARIABLES = {
+  kubeconfig: variable('KUBECONFIG', text(), {
+    unset: 'unset: in-cluster service account',
+    doc: 'kubeconfig file of the cluster the nodes run on',
+  }),
+  namespace: variable('K8S_NAMESPACE', matching(DNS_LABEL, 'be a DNS label (lowercase letters, digits, "-")'), {
+    default: 'rln-nodes',
+    doc: "namespace of every node's objects",
+  }),
+  imageTemplate: variable('K8S_IMAGE', matching(/\{version\}/, 'contain {version} (each node runs its own image version)'), {
+    default: 'localhost/devnode:{version}',
+    doc: "node image; `{version}` is the node's image version (an RLN commit id: upstream images are tagged by commit)",
+  }),
+  imagePullPolicy: variable('K8S_IMAGE_PULL_POLICY', oneOf(['Always', 'IfNotPresent', 'Never']), {
+    default: 'IfNotPresent',
+    doc: '`Always`, `IfNotPresent` or `Never`',
+  }),
+  imagePullSecrets: variable('K8S_IMAGE_PULL_SECRETS', commaList(DNS_LABEL, 'be secret names separated by commas'), {
+    default: '',
+    doc: 'comma-separated names of pull secrets in the namespace',
+  }),
+  cpuRequest: variable('K8S_CPU_REQUEST', cpu, { default: '500m', doc: 'CPU requested per node (a Kubernetes quantity)' }),
+  cpuLimit: variable('K8S_CPU_LIMIT', cpu, { default: '500m', doc: 'CPU limit per node' }),
+  memoryRequest: variable('K8S_MEMORY_REQUEST', bytes('memory', '512Mi'), { default: '512Mi', doc: 'memory requested per node' }),
+  memoryLimit: variable('K8S_MEMORY_LIMIT', bytes('memory', '512Mi'), { default: '512Mi', doc: 'memory limit per node' }),
+  storageClass: variable('K8S_STORAGE_CLASS', matching(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'be a StorageClass name'), {
+    unset: "unset: the cluster's default",
+    doc: "StorageClass of each node's volume",
+  }),
+  storageSize: variable('K8S_STORAGE_SIZE', bytes('storage', '10Gi'), { default: '10Gi', doc: "size of each node's volume" }),
+  peerServiceType: variable('K8S_PEER_SERVICE_TYPE', oneOf(['NodePort', 'LoadBalancer']), {
+    default: 'NodePort',
+    doc: 'how the Lightning peer port is exposed: `NodePort` or `LoadBalancer`',
+  }),
+  peerHost: variable('K8S_PEER_HOST', text(), {
+    unset: "unset: the host of `PUBLIC_URL` (NodePort) or the load balancer's address",
+    doc: 'the `peerDNS` users are given',
+  }),
+  nodeSelector: variable('K8S_NODE_SELECTOR', nodeSelector, { default: '', doc: '`key=value,...` for the node pods' }),
+  tolerations: variable('K8S_TOLERATIONS', json<Toleration[]>(Type.Array(TolerationSchema), 'be a JSON array of tolerations ({key, operator, value, effect, tolerationSeconds})'), {
+    default: '[]',
+    doc: 'a JSON array of tolerations for the node pods',
+  }),
+  // Never root: a compromised daemon should not own its pod's file system or the node's mounts.
+  runAsUser: variable('K8S_RUN_AS_USER', integer(1, undefined, 'be a user id above 0 (nodes never run as root)'), {
+    default: '1000',
+    doc: 'the user id the daemon runs as (not 0)',
+  }),
+  readOnlyRootFilesystem: variable('K8S_READ_ONLY_ROOT_FILESYSTEM', boolean(), {
+    default: 'true',
+    doc: '`false` only for an image that must write outside `/data` and `/tmp`',
+  }),
+};
+
+export function readKubernetesConfig(env: Env, problems: string[]): KubernetesConfig {
+  const { cpuRequest, cpuLimit, memoryRequest, memoryLimit, ...values } = readEnv(KUBERNETES_VARIABLES, env, problems);
+  return { ...values, resources: { cpuRequest, cpuLimit, memoryRequest, memoryLimit } };
 }

@@ -1,0 +1,74 @@
+// The README's configuration tables, rendered from the variable declarations. Each table sits
+// between two HTML comments (invisible on GitHub) so the script can rewrite it in place and the
+// test can compare it with what the declarations say.
+import { SERVICE_VARIABLES } from '../config.ts';
+import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/config.ts';
+import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/config.ts';
+import { LOG_VARIABLES } from '../logs/config.ts';
+import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
+import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
+import type { EnvVariable, EnvVariables } from './env-variable.ts';
+
+const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
+
+/** Every variable the service reads, by README table, in the order the tables list them. */
+export const README_TABLES = {
+  // "## Configuration"
+  service: rows(
+    SERVICE_VARIABLES,
+    NODE_ACCESS_VARIABLES,
+    REGTEST_VARIABLES,
+    TESTNET_VARIABLES,
+    WEBHOOK_VARIABLES,
+    LOG_VARIABLES,
+    BLOB_STORE_VARIABLES,
+    S3_VARIABLES,
+  ),
+  // "### Nodes on Kubernetes"
+  kubernetes: rows(KUBERNETES_VARIABLES),
+};
+export type TableName = keyof typeof README_TABLES;
+
+const start = (table: TableName) => `<!-- config-table ${table}: rendered from the variable declarations by scripts/render-config-table.ts; edit those -->`;
+const end = (table: TableName) => `<!-- /config-table ${table} -->`;
+
+/** The README "default" column: the default text, or what unset means. */
+export function documentedDefault(variable: EnvVariable<unknown>): string {
+  if (variable.default === undefined) return variable.unset ?? '';
+  const text = variable.default === '' ? 'empty' : `\`${variable.default}\``;
+  return variable.note ? `${text} ${variable.note}` : text;
+}
+
+export function renderTable(table: TableName): string {
+  const cell = (text: string) => text.replaceAll('|', '\\|');
+  const lines = README_TABLES[table].map((v) => `| \`${v.name}\` | ${cell(documentedDefault(v))} | ${cell(v.doc)} |`);
+  return ['| variable | default | meaning |', '|---|---|---|', ...lines].join('\n');
+}
+
+/** The lines between a table's markers; undefined when the README lacks them. */
+export function tableInReadme(readme: string, table: TableName): string | undefined {
+  const from = readme.indexOf(start(table));
+  const to = readme.indexOf(end(table));
+  if (from < 0 || to < from) return undefined;
+  return readme.slice(from + start(table).length, to).trim();
+}
+
+/** A table's rows as documented: variable name and default cell. */
+export function documentedRows(tableText: string): { name: string; default: string }[] {
+  return tableText
+    .split('\n')
+    .slice(2)
+    .map((line) => line.split(/(?<!\\)\|/).map((c) => c.trim()))
+    .map(([, name = '', def = '']) => ({ name: name.replace(/^`|`$/g, ''), default: def.replaceAll('\\|', '|') }));
+}
+
+/** The README with every table rendered afresh; throws when a table's markers are missing. */
+export function renderTablesInto(readme: string): string {
+  let out = readme;
+  for (const table of Object.keys(README_TABLES) as TableName[]) {
+    if (tableInReadme(out, table) === undefined) throw new Error(`README.md has no markers for the ${table} table: ${start(table)} ... ${end(table)}`);
+    const from = out.indexOf(start(table)) + start(table).length;
+    out = `${out.slice(0, from)}\n${renderTable(table)}\n${out.slice(out.indexOf(end(table)))}`;
+  }
+  return out;
+}
