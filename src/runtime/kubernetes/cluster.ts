@@ -48,6 +48,11 @@ export function describeApiError(err: unknown, action: string): Error {
 
 export class Cluster {
   private readonly objects: KubernetesObjectApi;
+  /**
+   * Requests made (applies, deletes, reads), for the benchmark's calls per lifecycle operation. The
+   * client's resource discovery, once per kind per process, and the watches are not counted.
+   */
+  requests = 0;
 
   constructor(readonly kc: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(kc);
@@ -55,6 +60,7 @@ export class Cluster {
 
   /** Server-side apply: idempotent, and it takes back fields someone edited by hand. */
   async apply<T extends KubernetesObject>(spec: T): Promise<T> {
+    this.requests++;
     try {
       return (await this.objects.patch(spec, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
     } catch (err) {
@@ -64,6 +70,7 @@ export class Cluster {
 
   /** Deletes an object; false when it was already gone. */
   async delete(spec: KubernetesObject): Promise<boolean> {
+    this.requests++;
     try {
       await this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background');
       return true;
@@ -75,6 +82,7 @@ export class Cluster {
 
   /** Whether an object exists now (asked of the API server, not of a cache). */
   async exists(spec: KubernetesObject): Promise<boolean> {
+    this.requests++;
     try {
       await this.objects.read(spec as KubernetesObject & { metadata: { name: string } });
       return true;

@@ -116,6 +116,11 @@ export class KubernetesRuntime implements NodeRuntime {
     if (!this.isReady()) this.opts.log.warn('the Kubernetes watches are not synced yet; retrying in the background');
   }
 
+  /** API requests made so far (see Cluster.requests). */
+  get apiRequests() {
+    return this.cluster.requests;
+  }
+
   isReady() {
     return this.sets.synced && this.services.synced && this.pods.synced;
   }
