@@ -3,21 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { itRequiresBearerAuth } from '../helpers/security.ts';
+import { createTenants } from '../helpers/tenants.ts';
 
 describe(`node API on ${databaseLabel()}`, () => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;
-  let revoked: TestUser;
   let nodeId: string;
 
   beforeAll(async () => {
     t = await startTestServer();
-    alice = await t.createUser('scale');
-    bob = await t.createUser('starter');
-    revoked = await t.createUser('starter');
-    await t.server.services.accounts.revokeToken(revoked.tokenId);
+    ({ alice, bob } = await createTenants(t, { alice: 'scale' }));
   });
   afterAll(() => t?.stop());
 
@@ -158,15 +154,6 @@ describe(`node API on ${databaseLabel()}`, () => {
       expect(r.status).toBe(409);
       expect(r.json.error.code).toBe('node_destroyed');
     });
-  });
-
-  describe('authentication', () => {
-    const ctx = () => ({ t, revoked, nodeId: nodeId ?? 'f'.repeat(32) });
-    itRequiresBearerAuth(ctx, { name: 'GET /api/nodes', method: 'GET', path: () => '/api/nodes' });
-    itRequiresBearerAuth(ctx, { name: 'POST /api/nodes', method: 'POST', path: () => '/api/nodes', body: () => ({ name: 'x', network: 'regtest' }) });
-    itRequiresBearerAuth(ctx, { name: 'GET /api/nodes/{id}', method: 'GET', path: (id) => `/api/nodes/${id}` });
-    itRequiresBearerAuth(ctx, { name: 'DELETE /api/nodes', method: 'DELETE', path: () => '/api/nodes', body: (id) => ({ destroyNodeId: id }) });
-    itRequiresBearerAuth(ctx, { name: 'GET /api/nodes/latest-rln-image', method: 'GET', path: () => '/api/nodes/latest-rln-image' });
   });
 
   it('serves an OpenAPI 3.1 document without credentials', async () => {

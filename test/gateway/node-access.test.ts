@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
+import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { repoRoot } from '../helpers/service-process.ts';
 import { rawRequest, tlsRequest, type ClientCredentials } from './gateway-client.ts';
 
@@ -51,8 +52,6 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
   const mtls = (creds: Partial<ClientCredentials>, path: string, opts: { method?: string; body?: string; agent?: https.Agent } = {}) =>
     tlsRequest(t.config.userNodeUrl, path, { ...creds, ca }, { method: opts.method, body: opts.body, agent: opts.agent, headers: opts.body ? { 'content-type': 'application/json' } : {} });
   const node = async (id: string, user: TestUser) => (await t.call(`/api/nodes/${id}`, { token: user.token })).json.data;
-  const createNode = async (user: TestUser, name: string) =>
-    (await t.call('/api/nodes', { method: 'POST', token: user.token, body: { name, network: 'regtest' } })).json.data.nodeId as string;
   const issue = async (user: TestUser, nodeId: string, body?: object) => {
     const r = await t.call(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: user.token, body });
     expect(r.status, r.text).toBe(200);
@@ -61,12 +60,9 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     t = await startTestServer({ NODE_API_TIMEOUT_MS: '1500' });
-    alice = await t.createUser('starter');
-    bob = await t.createUser('starter');
-    revoked = await t.createUser('starter');
-    await t.server.services.accounts.revokeToken(revoked.tokenId);
-    [aliceNode, aliceOther, bobNode] = [await createNode(alice, 'a1'), await createNode(alice, 'a2'), await createNode(bob, 'b1')];
-    for (const [id, user] of [[aliceNode, alice], [aliceOther, alice], [bobNode, bob]] as const) await t.waitForStatus(user, id, 'RUNNING');
+    ({ alice, bob, revoked } = await createTenants(t));
+    [aliceNode, aliceOther] = await createNodes(t, alice, [{ name: 'a1' }, { name: 'a2' }]);
+    [bobNode] = await createNodes(t, bob, [{ name: 'b1' }]);
     aliceCert = await issue(alice, aliceNode);
     ca = aliceCert.certificateChain;
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { itRequiresBearerAuth } from '../helpers/security.ts';
+import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { insertLogExport } from '../../src/db/log-exports.ts';
 import { ExportJanitor } from '../../src/logs/export-janitor.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -17,7 +17,6 @@ describe(`log export, local blob store, on ${databaseLabel()}`, () => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;
-  let revoked: TestUser;
   let nodeId: string;
   let otherNodeId: string;
   let taskId: string;
@@ -35,16 +34,9 @@ describe(`log export, local blob store, on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     t = await startTestServer({ LOG_EXPORT_PART_BYTES: String(PART_BYTES) });
-    [alice, bob, revoked] = [await t.createUser('scale'), await t.createUser('starter'), await t.createUser('starter')];
-    await t.server.services.accounts.revokeToken(revoked.tokenId);
+    ({ alice, bob } = await createTenants(t, { alice: 'scale' }));
     createdAt = new Date();
-    for (const name of ['logs-a', 'logs-b']) {
-      const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name, network: 'regtest' } });
-      if (name === 'logs-a') nodeId = r.json.data.nodeId;
-      else otherNodeId = r.json.data.nodeId;
-    }
-    await t.waitForStatus(alice, nodeId, 'RUNNING');
-    await t.waitForStatus(alice, otherNodeId, 'RUNNING');
+    [nodeId, otherNodeId] = await createNodes(t, alice, [{ name: 'logs-a' }, { name: 'logs-b' }]);
   });
   afterAll(() => t?.stop());
 
@@ -213,8 +205,4 @@ describe(`log export, local blob store, on ${databaseLabel()}`, () => {
     expect(gone.status).toBe(404);
     expect((await t.server.db.query('SELECT id FROM log_exports')).length).toBe(0);
   });
-
-  const ctx = () => ({ t, revoked, nodeId });
-  itRequiresBearerAuth(ctx, { name: 'POST /api/nodes/{id}/logs', method: 'POST', path: (id) => `/api/nodes/${id}/logs` });
-  itRequiresBearerAuth(ctx, { name: 'GET /api/nodes/{id}/logs', method: 'GET', path: (id) => `/api/nodes/${id}/logs?taskId=${'0'.repeat(32)}` });
 });

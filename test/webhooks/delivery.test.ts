@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { itRequiresBearerAuth } from '../helpers/security.ts';
+import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { startReceiver, verifyWithPython, type Receiver, type ReceivedWebhook } from './receiver.ts';
 
 // Short steps so a test sees several attempts; long enough in total (about 12 s) to outlast an outage.
@@ -15,21 +15,14 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;
-  let revoked: TestUser;
   let receiver: Receiver;
   let nodeId: string;
 
   beforeAll(async () => {
     receiver = await startReceiver();
     t = await startTestServer({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: SCHEDULE, WEBHOOK_TIMEOUT: '5s' });
-    alice = await t.createUser('starter');
-    bob = await t.createUser('starter');
-    revoked = await t.createUser('starter');
-    await t.server.services.accounts.revokeToken(revoked.tokenId);
-    const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'hooked', network: 'regtest', settings: { webhookUrl: receiver.url } } });
-    expect(r.status).toBe(200);
-    nodeId = r.json.data.nodeId;
-    await t.waitForStatus(alice, nodeId, 'RUNNING');
+    ({ alice, bob } = await createTenants(t));
+    [nodeId] = await createNodes(t, alice, [{ name: 'hooked', settings: { webhookUrl: receiver.url } }]);
   });
   afterAll(async () => {
     await t?.stop();
@@ -245,10 +238,4 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
     expect(hook.parameters.map((p: any) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
   });
-
-  const ctx = () => ({ t, revoked, nodeId });
-  itRequiresBearerAuth(ctx, { name: 'GET webhook-public-key', method: 'GET', path: () => '/api/webhook-public-key' });
-  itRequiresBearerAuth(ctx, { name: 'GET deliveries', method: 'GET', path: (id) => `/api/nodes/${id}/webhooks/deliveries` });
-  itRequiresBearerAuth(ctx, { name: 'POST test event', method: 'POST', path: (id) => `/api/nodes/${id}/webhooks/test` });
-  itRequiresBearerAuth(ctx, { name: 'POST redeliver', method: 'POST', path: (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${'0'.repeat(32)}/redeliver` });
 });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { itRequiresBearerAuth } from '../helpers/security.ts';
+import { createNodes, createTenants } from '../helpers/tenants.ts';
 
 // A public address (IP literal: these machines have no DNS) on the discard port: if anything is
 // ever sent there it goes nowhere quickly.
@@ -34,18 +34,12 @@ describe(`node settings and the webhook URL policy on ${databaseLabel()}`, () =>
   let t: TestServer;
   let alice: TestUser;
   let bob: TestUser;
-  let revoked: TestUser;
   let nodeId: string;
 
   beforeAll(async () => {
     t = await startTestServer({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE: '0', WEBHOOK_TIMEOUT: '1s' });
-    alice = await t.createUser('starter');
-    bob = await t.createUser('starter');
-    revoked = await t.createUser('starter');
-    await t.server.services.accounts.revokeToken(revoked.tokenId);
-    const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'configured', network: 'regtest', settings: { webhookUrl: PUBLIC_URL } } });
-    expect(r.status).toBe(200);
-    nodeId = r.json.data.nodeId;
+    ({ alice, bob } = await createTenants(t));
+    [nodeId] = await createNodes(t, alice, [{ name: 'configured', settings: { webhookUrl: PUBLIC_URL } }], { untilRunning: false });
   });
   afterAll(() => t?.stop());
 
@@ -120,12 +114,5 @@ describe(`node settings and the webhook URL policy on ${databaseLabel()}`, () =>
       expect(r.json.error.code).toBe('node_not_found');
     }
     expect(await settingsOf()).toEqual({ webhookUrl: PUBLIC_URL });
-  });
-
-  itRequiresBearerAuth(() => ({ t, revoked, nodeId }), {
-    name: 'POST settings',
-    method: 'POST',
-    path: (id) => `/api/nodes/${id}/settings`,
-    body: () => ({ settings: { webhookUrl: '' } }),
   });
 });

@@ -1,0 +1,68 @@
+// Every route of the management API behind a bearer token, with a request that reaches it. The
+// security suite (bearer-auth.test.ts) runs the shared checks over this table and fails when the
+// server registers a route that is neither here nor in its list of public routes.
+import type { RouteUnderTest } from '../helpers/security.ts';
+
+export interface BearerRoute extends RouteUnderTest {
+  /** About one node, named in its path or body: another user's attempt must look like a missing node. */
+  nodeScoped: boolean;
+}
+
+const ZEROS = '0'.repeat(32);
+
+function route(method: string, url: string, path: (nodeId: string) => string, more: Partial<BearerRoute> = {}): BearerRoute {
+  return { name: `${method} ${url}`, method, path, nodeScoped: url.includes('/:id') && url.startsWith('/api/nodes/'), ...more };
+}
+
+export const BEARER_ROUTES: BearerRoute[] = [
+  // Nodes.
+  route('GET', '/api/nodes', () => '/api/nodes'),
+  route('POST', '/api/nodes', () => '/api/nodes', { body: () => ({ name: 'x', network: 'regtest' }) }),
+  route('DELETE', '/api/nodes', () => '/api/nodes', { body: (id) => ({ destroyNodeId: id }), nodeScoped: true }),
+  route('GET', '/api/nodes/latest-rln-image', () => '/api/nodes/latest-rln-image'),
+  route('GET', '/api/nodes/:id', (id) => `/api/nodes/${id}`),
+  route('POST', '/api/nodes/:id/start', (id) => `/api/nodes/${id}/start`),
+  route('POST', '/api/nodes/:id/stop', (id) => `/api/nodes/${id}/stop`),
+  route('POST', '/api/nodes/:id/upgrade', (id) => `/api/nodes/${id}/upgrade`),
+  route('POST', '/api/nodes/:id/unlock', (id) => `/api/nodes/${id}/unlock`, { body: () => ({ password: 'not-the-password' }) }),
+  route('POST', '/api/nodes/:id/settings', (id) => `/api/nodes/${id}/settings`, { body: () => ({ settings: { webhookUrl: '' } }) }),
+  // Log exports.
+  route('POST', '/api/nodes/:id/logs', (id) => `/api/nodes/${id}/logs`),
+  route('GET', '/api/nodes/:id/logs', (id) => `/api/nodes/${id}/logs?taskId=${ZEROS}`),
+  // Client certificates.
+  route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`),
+  route('GET', '/api/nodes/:id/certs', (id) => `/api/nodes/${id}/certs`),
+  route('DELETE', '/api/nodes/:id/certs/:serial', (id) => `/api/nodes/${id}/certs/${'ab'.repeat(16)}`),
+  // Webhooks.
+  route('GET', '/api/webhook-public-key', () => '/api/webhook-public-key'),
+  route('GET', '/api/nodes/:id/webhooks/deliveries', (id) => `/api/nodes/${id}/webhooks/deliveries`),
+  route('POST', '/api/nodes/:id/webhooks/test', (id) => `/api/nodes/${id}/webhooks/test`),
+  route('POST', '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver', (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${ZEROS}/redeliver`),
+  // API tokens (another user's token: test/web/session.test.ts).
+  route('GET', '/api/tokens', () => '/api/tokens'),
+  route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }) }),
+  route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`),
+];
+
+/**
+ * Routes served without a bearer token, and why. Anything registered that is in neither list
+ * fails the suite until someone decides which list it belongs to.
+ */
+export const PUBLIC_ROUTES: Record<string, string> = {
+  'GET /healthz': 'the health probe of load balancers and supervisors',
+  'GET /api/openapi.json': 'the API description is public',
+  'GET /api/session': 'the web UI session: authenticated by its cookie',
+  'POST /api/session': 'sign-in: email and password are the credential',
+  'DELETE /api/session': 'sign-out: authenticated by the session cookie',
+  'GET /downloads/*': 'log export downloads: the signature in the URL is the credential',
+  'GET /': 'web UI page shell (its data comes from the API)',
+  'GET /sign-in': 'web UI page shell',
+  'GET /tokens': 'web UI page shell',
+  'GET /nodes': 'web UI page shell',
+  'GET /nodes/:id': "web UI page shell; another user's node answers 404 (test/web/browser.test.ts)",
+  'GET /nodes/:id/connect': 'web UI page shell',
+  'GET /ui/*': 'web UI assets',
+};
+
+/** The docs page's plugin (@fastify/swagger-ui) registers its own routes under this prefix. */
+export const PUBLIC_PREFIX = 'GET /api/docs';
