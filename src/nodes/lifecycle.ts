@@ -122,7 +122,7 @@ const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
   buildRunning,
   {
-    when: 'already on the latest version',
+    when: 'already on the target version',
     holds: ({ request, node }) => !request.toVersion || request.toVersion === node.image_version,
     refusal: {
       code: 'nothing_to_upgrade',
