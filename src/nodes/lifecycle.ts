@@ -101,13 +101,13 @@ const withStatus = ({ node }: Judged<unknown>) => ({ status: node.status });
 
 // A destroyed (or destroying) node is final: whatever else holds, this is the answer, so this
 // check comes first everywhere it appears.
-const destroyedNode: Check<any> = {
+const destroyedNode: Check = {
   statuses: ['DESTROYING', 'DESTROYED'],
   refusal: { code: 'node_destroyed', message: ({ node }) => `node ${node.id} is ${node.status}`, details: withStatus },
 };
 
 // A node has at most one build in progress: builds of the same node never race each other.
-const buildRunning: Check<any> = {
+const buildRunning: Check = {
   when: 'a build is in progress',
   holds: ({ build }) => build !== undefined,
   refusal: {
