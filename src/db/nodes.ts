@@ -105,22 +105,26 @@ export async function listLiveNodes(db: Queryable) {
   return db.query<NodeRow>(`SELECT * FROM nodes WHERE status <> 'DESTROYED' ORDER BY created_at, id`);
 }
 
-export async function updateNode(
-  db: Queryable,
-  nodeId: string,
-  patch: Partial<Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port'>> & {
-    destroyed?: boolean;
-  },
-) {
+/** The columns a node change may set; `destroyed` stamps destroyed_at. */
+export type NodePatch = Partial<Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port'>> & {
+  destroyed?: boolean;
+};
+
+export async function updateNode(db: Queryable, nodeId: string, patch: NodePatch) {
+  return (await updateNodes(db, [nodeId], patch))[0];
+}
+
+/** One patch to many nodes in one statement (a rollout pass starts many upgrades at once). */
+export async function updateNodes(db: Queryable, nodeIds: string[], patch: NodePatch) {
   const sets: string[] = ['updated_at = now()'];
-  const params: unknown[] = [nodeId];
+  const params: unknown[] = [nodeIds];
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined || column === 'destroyed') continue;
     params.push(column === 'settings' ? JSON.stringify(value) : value);
     sets.push(`${column} = $${params.length}`);
   }
   if (patch.destroyed) sets.push('destroyed_at = now()');
-  return (await db.query<NodeRow>(`UPDATE nodes SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params))[0];
+  return db.query<NodeRow>(`UPDATE nodes SET ${sets.join(', ')} WHERE id = ANY($1) RETURNING *`, params);
 }
 
 /** Ports held by nodes that are not destroyed (their daemons may run, or will again). */

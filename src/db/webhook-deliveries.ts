@@ -2,7 +2,6 @@
 // oldest unfinished delivery of each node (so one node's events arrive in order), and every attempt
 // is recorded with its outcome.
 import type { Database, Queryable } from './database.ts';
-import { lockNode, updateNode } from './nodes.ts';
 
 const FAN_OUT_LOCK_KEY = 727_003; // arbitrary, constant: "rln-cloud webhook fan-out" among advisory locks
 
@@ -174,29 +173,12 @@ export async function settleDeliveries(db: Queryable, items: SettleItem[]): Prom
   return new Set(rows.map((r) => Number(r.id)));
 }
 
-/**
- * Records one attempt and moves its delivery on, atomically. A 410 also removes the node's URL and
- * cancels its waiting deliveries, in the same transaction.
- */
-export async function settleDelivery(db: Database, d: ClaimedDelivery, attempt: AttemptRecord, outcome: Settlement) {
-  if (outcome.state !== 'gone') return void (await settleDeliveries(db, [{ delivery: d, attempt, outcome }]));
-  await db.transaction(async (tx) => {
-    const settled = await settleDeliveries(tx, [{ delivery: d, attempt, outcome: { state: 'failed', error: outcome.error } }]);
-    if (settled.size > 0) await stopSendingTo(tx, d.nodeId, attempt.url);
-  });
-}
-
-/** After a 410: the node's webhook URL is removed (if still that one) and its pending deliveries cancelled. */
-async function stopSendingTo(tx: Queryable, nodeId: string, url: string) {
-  const node = await lockNode(tx, nodeId);
-  if (!node || node.settings.webhookUrl !== url) return;
-  const { webhookUrl: _removed, ...rest } = node.settings;
-  await updateNode(tx, nodeId, { settings: rest });
+/** Cancels the node's deliveries that wait for an attempt (its receiver is gone). */
+export async function cancelPendingDeliveries(tx: Queryable, nodeId: string, reason: string) {
   await tx.query(
-    `UPDATE webhook_deliveries SET state = 'cancelled', finished_at = now(),
-       last_error = 'the receiver answered 410 Gone to an earlier delivery; the webhook URL was removed'
+    `UPDATE webhook_deliveries SET state = 'cancelled', finished_at = now(), last_error = $2
      WHERE node_id = $1 AND state = 'pending'`,
-    [nodeId],
+    [nodeId, reason],
   );
 }
 

@@ -6,7 +6,8 @@ import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
 import type { NodeEventInput } from '../events/record.ts';
-import { changeNode, type NodeChange } from './transition.ts';
+import { applyDecision } from './transition.ts';
+import { decide, type NodeRequest } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
@@ -57,7 +58,7 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
       log.info('build succeeded');
     },
     async onGiveUp(p, error) {
-      await finish(deps, { node_id: p.nodeId, build_number: p.buildNumber }, 'FAILURE', { status: 'FAILED' }, error.message);
+      await finish(deps, { node_id: p.nodeId, build_number: p.buildNumber }, 'FAILURE', { type: 'buildFailed' }, error.message);
     },
   };
 }
@@ -78,17 +79,17 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
       await runtime.provision(spec);
       await runtime.start(spec);
       await waitUntilAnswering(deps, spec);
-      await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true, ...peerOf(deps, node) });
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress?.(node.id) });
       return;
     }
     case 'stop': {
       await runtime.stop(node.id);
-      await finish(deps, build, 'SUCCESS', { status: 'PAUSED' });
+      await finish(deps, build, 'SUCCESS', { type: 'stopBuildSucceeded' });
       return;
     }
     case 'destroy': {
       await runtime.destroy(node.id);
-      await finish(deps, build, 'SUCCESS', { status: 'DESTROYED', destroyed: true });
+      await finish(deps, build, 'SUCCESS', { type: 'destroyBuildSucceeded' });
       return;
     }
   }
@@ -115,20 +116,13 @@ async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) 
       await waitUntilAnswering(deps, back);
     } catch (rollbackErr) {
       const error = `${reason}; rolling back to ${previous} failed too: ${(rollbackErr as Error).message}`;
-      await finish(deps, build, 'FAILURE', { status: 'FAILED' }, error);
+      await finish(deps, build, 'FAILURE', { type: 'buildFailed' }, error);
       return;
     }
-    await finish(deps, build, 'FAILURE', { status: 'RUNNING', locked: true, image_version: previous }, `${reason}; rolled back to ${previous}`);
+    await finish(deps, build, 'FAILURE', { type: 'upgradeRolledBack', imageVersion: previous }, `${reason}; rolled back to ${previous}`);
     return;
   }
-  await finish(deps, build, 'SUCCESS', { status: 'RUNNING', locked: true, image_version: build.image_version, ...peerOf(deps, node) });
-}
-
-/** The peer address the runtime gave the node (a Kubernetes Service's), to show in the API. */
-function peerOf(deps: BuildJobDeps, node: NodeRow): NodeChange {
-  const peer = deps.runtime.peerAddress?.(node.id);
-  if (!peer || (peer.host === node.peer_host && peer.port === node.peer_port)) return {};
-  return { peer_host: peer.host, peer_port: peer.port };
+  await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress?.(node.id) });
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
@@ -143,24 +137,28 @@ async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
   }
 }
 
-/** Closes the build and applies its outcome to the node, atomically, with the events it causes. */
+/**
+ * Closes the build and applies its outcome (`happened`, as the lifecycle table names it) to the
+ * node, atomically, with the events it causes.
+ */
 async function finish(
   deps: BuildJobDeps,
   which: Pick<BuildRow, 'node_id' | 'build_number'>,
   outcome: 'SUCCESS' | 'FAILURE',
-  change: NodeChange,
+  happened: NodeRequest,
   error?: string,
 ) {
   const rolloutVersion = await deps.db.transaction(async (tx) => {
     const node = await lockNode(tx, which.node_id);
     const build = await finishBuild(tx, which.node_id, which.build_number, outcome, error);
     if (!node || !build) return undefined; // finished by an earlier attempt that crashed before its job was marked done
+    const decision = decide(happened, node);
     if (!changesImage(build)) {
-      await changeNode(tx, node, change);
+      await applyDecision(tx, node, decision);
       return undefined;
     }
     const settled = outcome === 'SUCCESS' ? 'succeeded' : 'failed';
-    await changeNode(tx, node, change, (n) => [upgradeEvent(n, build, settled, error)]);
+    await applyDecision(tx, node, decision, (n) => [upgradeEvent(n, build, settled, error)]);
     const inRollout = await settleRolloutNode(tx, build.image_version, node.id, settled, error);
     return inRollout ? build.image_version : undefined;
   });

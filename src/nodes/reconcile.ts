@@ -7,7 +7,8 @@ import { listNodesToReconcile, lockNode, purgeDestroyedNodes, type NodeRow } fro
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
 import { purgeFinishedJobs } from '../db/jobs.ts';
 import type { ReleaseService } from '../releases/service.ts';
-import { changeNode } from './transition.ts';
+import { applyDecision } from './transition.ts';
+import { daemonShouldRun, decide } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { specOf } from './build-job.ts';
@@ -92,7 +93,7 @@ export class Reconciler {
 
   private async reconcileNode(node: NodeRow) {
     const actual = await this.opts.runtime.status(node.id);
-    const shouldRun = node.desired_state === 'running' && node.status === 'RUNNING';
+    const shouldRun = daemonShouldRun(node);
     if (shouldRun && (actual.state !== 'running' || actual.imageVersion !== node.image_version)) {
       const backoff = this.restarts.get(node.id);
       if (backoff && Date.now() < backoff.notBefore) return;
@@ -116,7 +117,7 @@ export class Reconciler {
   private async markLocked(nodeId: string) {
     await this.opts.db.transaction(async (tx) => {
       const current = await lockNode(tx, nodeId);
-      if (current) await changeNode(tx, current, { locked: true });
+      if (current) await applyDecision(tx, current, decide({ type: 'daemonRestarted' }, current));
     });
   }
 }

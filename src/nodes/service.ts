@@ -6,7 +6,7 @@ import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
 import { recordNodeEvent } from '../events/record.ts';
 import { upgradesAutomatically } from '../releases/plans.ts';
-import { beginUpgrade, enqueueBuild } from './enqueue-build.ts';
+import { enqueueBuild } from './enqueue-build.ts';
 import {
   findUserNode,
   findUserNodeStatus,
@@ -24,7 +24,8 @@ import { latestRelease } from '../db/releases.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { NodePorts } from '../runtime/types.ts';
-import { changeNode } from './transition.ts';
+import { applyDecision } from './transition.ts';
+import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { presentCreatedNode, presentNode, type ApiNode } from './present.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 import type { IdempotencyKey } from '../api/idempotency-key.ts';
@@ -142,13 +143,11 @@ export class NodeService {
    */
   async startNode(userId: string, nodeId: string): Promise<NodeActionResult> {
     const result = await this.deps.db.transaction(async (tx) => {
-      const node = await this.lockForBuild(tx, userId, nodeId);
-      if (node.status === 'RUNNING') throw new AppError('already_running', `node ${nodeId} is already running`, { status: node.status });
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'start' });
       const user = await findUserById(tx, userId);
       const latest = await latestRelease(tx);
       const version = user && latest && upgradesAutomatically(user.plan) ? latest.version : node.image_version;
-      const after = await changeNode(tx, node, { status: 'STARTING', desired_state: 'running', locked: true });
-      await enqueueBuild(tx, after, 'start', version);
+      const after = await carryOut(tx, node, decision, version);
       return { nodeId, status: after.status };
     });
     this.deps.wakeWorkers();
@@ -158,10 +157,8 @@ export class NodeService {
   /** Stops a RUNNING (or FAILED) node's daemon, keeping its storage: PAUSED once the build completes. */
   async stopNode(userId: string, nodeId: string): Promise<NodeActionResult> {
     const result = await this.deps.db.transaction(async (tx) => {
-      const node = await this.lockForBuild(tx, userId, nodeId);
-      if (node.status === 'PAUSED') throw new AppError('already_stopped', `node ${nodeId} is already stopped`, { status: node.status });
-      const after = await changeNode(tx, node, { desired_state: 'stopped' });
-      await enqueueBuild(tx, after, 'stop', node.image_version);
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'stop' });
+      const after = await carryOut(tx, node, decision, node.image_version);
       return { nodeId, status: after.status };
     });
     this.deps.wakeWorkers();
@@ -171,18 +168,11 @@ export class NodeService {
   /** Moves a RUNNING (or FAILED) node to the latest image version; see replaceImage in build-job.ts. */
   async upgradeNode(userId: string, nodeId: string): Promise<{ nodeId: string; fromVersion: string; toVersion: string }> {
     const result = await this.deps.db.transaction(async (tx) => {
-      const node = await this.lockForBuild(tx, userId, nodeId);
-      const latest = await latestRelease(tx);
-      if (!latest || latest.version === node.image_version) {
-        throw new AppError('nothing_to_upgrade', `node ${nodeId} already runs the latest image version ${node.image_version}`, {
-          version: node.image_version,
-        });
-      }
-      if (node.status === 'PAUSED') {
-        throw new AppError('node_not_running', `node ${nodeId} is PAUSED; start it, then upgrade it`, { status: node.status });
-      }
-      await beginUpgrade(tx, node, latest.version);
-      return { nodeId, fromVersion: node.image_version, toVersion: latest.version };
+      const node = await lockOwnNode(tx, userId, nodeId);
+      const toVersion = (await latestRelease(tx))?.version;
+      const decision = await judge(tx, node, { type: 'upgrade', toVersion });
+      await carryOut(tx, node, decision, toVersion!);
+      return { nodeId, fromVersion: node.image_version, toVersion: toVersion! };
     });
     this.deps.wakeWorkers();
     return result;
@@ -190,14 +180,8 @@ export class NodeService {
 
   async destroyNode(userId: string, nodeId: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
-      const node = await lockUserNode(tx, userId, nodeId);
-      if (!node) throw nodeNotFound(nodeId);
-      if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {
-        throw new AppError('node_destroyed', `node ${nodeId} is already ${node.status}`, { status: node.status });
-      }
-      await this.ensureNoBuildInProgress(tx, node);
-      await changeNode(tx, node, { status: 'DESTROYING', desired_state: 'destroyed' });
-      await enqueueBuild(tx, node, 'destroy', node.image_version);
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'destroy' });
+      await carryOut(tx, node, decision, node.image_version);
     });
     this.deps.wakeWorkers();
   }
@@ -207,10 +191,7 @@ export class NodeService {
    * the node gateway after the node answered 200 to /unlock.
    */
   async markUnlocked(nodeId: string): Promise<void> {
-    await this.deps.db.transaction(async (tx) => {
-      const node = await lockNode(tx, nodeId);
-      if (node && node.locked && node.status === 'RUNNING') await changeNode(tx, node, { locked: false });
-    });
+    await this.markNode(nodeId, { type: 'markUnlocked' });
   }
 
   /**
@@ -219,57 +200,58 @@ export class NodeService {
    */
   async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null }): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
-      const node = await lockUserNode(tx, userId, nodeId);
-      if (!node) throw nodeNotFound(nodeId);
-      if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {
-        throw new AppError('node_destroyed', `node ${nodeId} is ${node.status}`, { status: node.status });
-      }
-      if (change.webhookUrl === undefined) return;
-      const { webhookUrl: _previous, ...rest } = node.settings;
-      await changeNode(tx, node, { settings: change.webhookUrl === null ? rest : { ...rest, webhookUrl: change.webhookUrl } });
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl: change.webhookUrl });
+      await applyDecision(tx, node, decision);
     });
   }
 
   /** The daemon accepted /lock: locked until the next unlock. Called by the node gateway. */
   async markLocked(nodeId: string): Promise<void> {
-    await this.deps.db.transaction(async (tx) => {
-      const node = await lockNode(tx, nodeId);
-      if (node && !node.locked) await changeNode(tx, node, { locked: true });
-    });
+    await this.markNode(nodeId, { type: 'markLocked' });
   }
 
   /** The daemon accepted /init: its wallet exists. Called by the node gateway. */
   async markInitialized(nodeId: string): Promise<void> {
+    await this.markNode(nodeId, { type: 'markInitialized' });
+  }
+
+  private async markNode(nodeId: string, request: NodeRequest): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const node = await lockNode(tx, nodeId);
-      if (node && !node.initialized) await changeNode(tx, node, { initialized: true });
+      if (node) await applyDecision(tx, node, decide(request, node));
     });
   }
 
-  /** The caller's node, row-locked, in a state where a new build may begin. */
-  private async lockForBuild(tx: Queryable, userId: string, nodeId: string): Promise<NodeRow> {
-    const node = await lockUserNode(tx, userId, nodeId);
-    if (!node) throw nodeNotFound(nodeId);
-    if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {
-      throw new AppError('node_destroyed', `node ${nodeId} is ${node.status}`, { status: node.status });
-    }
-    await this.ensureNoBuildInProgress(tx, node);
-    return node;
-  }
-
-  private async ensureNoBuildInProgress(tx: Queryable, node: NodeRow) {
-    const build = await findBuildInProgress(tx, node.id);
-    if (build) {
-      throw new AppError(
-        'build_in_progress',
-        `node ${node.id} has a build in progress (#${build.build_number}, ${build.action}); try again when it completes`,
-        { buildNumber: build.build_number, action: build.action },
-      );
-    }
+  /** The caller's node, row-locked, and what the lifecycle table says to `request` on it (a refusal is thrown). */
+  private async decideOnOwnNode(tx: Queryable, userId: string, nodeId: string, request: NodeRequest) {
+    const node = await lockOwnNode(tx, userId, nodeId);
+    return { node, decision: await judge(tx, node, request) };
   }
 
   private async present(db: Queryable, node: NodeRow) {
     const builds = await buildsByNode(db, [node.id]);
     return presentNode(node, builds.get(node.id) ?? [], this.presentOpts);
   }
+}
+
+/** Another user's node is as missing as an unknown one. */
+async function lockOwnNode(tx: Queryable, userId: string, nodeId: string): Promise<NodeRow> {
+  const node = await lockUserNode(tx, userId, nodeId);
+  if (!node) throw nodeNotFound(nodeId);
+  return node;
+}
+
+/** What the lifecycle table says to `request` on a locked node; a refusal is thrown as its 409. */
+async function judge(tx: Queryable, node: NodeRow, request: NodeRequest): Promise<Decision> {
+  const build = refusedWhileBuilding(request.type) ? await findBuildInProgress(tx, node.id) : undefined;
+  const decision = decide(request, node, build);
+  if (decision.outcome === 'refused') throw refusalError(decision.refusal);
+  return decision;
+}
+
+/** Applies an accepted decision and enqueues the build that carries it out, on `imageVersion`. */
+async function carryOut(tx: Queryable, node: NodeRow, decision: Decision, imageVersion: string): Promise<NodeRow> {
+  const after = await applyDecision(tx, node, decision);
+  if (decision.outcome === 'change' && decision.build) await enqueueBuild(tx, after, decision.build, imageVersion);
+  return after;
 }

@@ -1,11 +1,28 @@
-// The one way node state changes: the row is updated and the events a user may care about are
-// recorded in the same transaction, in one statement. Callers hold the node's row lock
-// (lockNode / lockUserNode).
+// The one way node rows change: the row is updated and the events a user may care about are
+// recorded in the same transaction. What may change is the lifecycle table's to say (decide() in
+// lifecycle.ts); this module carries its answer out. Callers hold the nodes' row locks
+// (lockNode / lockUserNode / lockUpgradeCandidates).
 import type { Queryable } from '../db/database.ts';
-import { updateNode, type NodeRow } from '../db/nodes.ts';
+import { updateNode, updateNodes, type NodePatch, type NodeRow } from '../db/nodes.ts';
 import { recordNodeEvents, type NodeEventInput } from '../events/record.ts';
+import { refusalError, type Decision } from './lifecycle.ts';
 
-export type NodeChange = Parameters<typeof updateNode>[2];
+export type NodeChange = NodePatch;
+
+/**
+ * Carries out what decide() answered: a refusal is thrown as its 409, "no change" changes nothing,
+ * a change goes through changeNode. Returns the node as it is afterwards.
+ */
+export async function applyDecision(
+  tx: Queryable,
+  before: NodeRow,
+  decision: Decision,
+  alsoRecord?: (after: NodeRow) => NodeEventInput[],
+): Promise<NodeRow> {
+  if (decision.outcome === 'refused') throw refusalError(decision.refusal);
+  if (decision.outcome === 'no change') return before;
+  return changeNode(tx, before, decision.change, alsoRecord);
+}
 
 /** `alsoRecord` adds events that depend on the node after the change (e.g. an upgrade's outcome). */
 export async function changeNode(
@@ -15,6 +32,32 @@ export async function changeNode(
   alsoRecord?: (after: NodeRow) => NodeEventInput[],
 ): Promise<NodeRow> {
   const after = (await updateNode(tx, before.id, change))!;
+  await recordNodeEvents(tx, [...eventsOf(before, after), ...(alsoRecord?.(after) ?? [])]);
+  return after;
+}
+
+/**
+ * The same change to many nodes, one statement per distinct change and one for all their events
+ * (a rollout pass starts many upgrades at once). Returns the nodes afterwards, in input order.
+ */
+export async function changeNodes(tx: Queryable, changes: Array<{ before: NodeRow; change: NodeChange }>): Promise<NodeRow[]> {
+  const groups = new Map<string, { change: NodeChange; ids: string[] }>();
+  for (const { before, change } of changes) {
+    const key = JSON.stringify(change);
+    const group = groups.get(key) ?? { change, ids: [] };
+    group.ids.push(before.id);
+    groups.set(key, group);
+  }
+  const afterById = new Map<string, NodeRow>();
+  for (const { change, ids } of groups.values()) {
+    for (const row of await updateNodes(tx, ids, change)) afterById.set(row.id, row);
+  }
+  const afters = changes.map(({ before }) => afterById.get(before.id)!);
+  await recordNodeEvents(tx, changes.flatMap(({ before }, i) => eventsOf(before, afters[i]!)));
+  return afters;
+}
+
+function eventsOf(before: NodeRow, after: NodeRow): NodeEventInput[] {
   const events: NodeEventInput[] = [];
   if (after.status !== before.status) {
     events.push({ node: after, eventType: 'NODE_STATUS_UPDATED', details: { status: after.status, previousStatus: before.status } });
@@ -22,7 +65,5 @@ export async function changeNode(
   if (after.locked !== before.locked) {
     events.push({ node: after, eventType: after.locked ? 'NODE_LOCKED' : 'NODE_UNLOCKED', details: { locked: after.locked } });
   }
-  events.push(...(alsoRecord?.(after) ?? []));
-  await recordNodeEvents(tx, events);
-  return after;
+  return events;
 }

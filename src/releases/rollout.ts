@@ -1,9 +1,12 @@
 // Rolling out a release: upgrades the nodes enrolled in a rollout a few at a time. A pass fills
-// free slots (up to the rollout's concurrency) and is run whenever a slot may have opened: at
-// publish, when an upgrade build finishes (in that build's completing transaction), and
-// periodically from the reconcile loop, which is also how a rollout resumes after a restart.
-// Passes serialise on the rollout's row lock; candidate nodes are taken with SKIP LOCKED, so a
-// pass never waits for a node another transaction holds.
+// free slots (up to the rollout's concurrency) and runs in its caller's transaction whenever a
+// slot may have opened: inside publish's and resume's transactions; in a transaction of its own
+// after an upgrade build finished (the build job asks for it once the build's transaction has
+// committed, see ReleaseService.requestAdvance, so builds finishing together never queue on the
+// rollout's row lock); and periodically from the reconcile loop, which is also how a rollout
+// resumes after a restart. Passes serialise on the rollout's row lock; candidate nodes are taken
+// with SKIP LOCKED, so a pass never waits for a node another transaction holds. Which candidates
+// take the upgrade is the lifecycle table's to say (rolloutUpgrade in nodes/lifecycle.ts).
 import type { Queryable } from '../db/database.ts';
 import { latestRelease } from '../db/releases.ts';
 import {
@@ -14,7 +17,14 @@ import {
   skipPendingRolloutNodes,
   updateRollout,
 } from '../db/rollouts.ts';
-import { beginUpgrades } from '../nodes/enqueue-build.ts';
+import { enqueueBuilds } from '../nodes/enqueue-build.ts';
+import { decide, type RefusalCode } from '../nodes/lifecycle.ts';
+import { changeNodes, type NodeChange } from '../nodes/transition.ts';
+import type { NodeRow } from '../db/nodes.ts';
+
+// A PAUSED node is upgraded by its next start (startNode applies the latest version); a node
+// refused for any other reason (destroyed, already on the version) has nothing left to do.
+const DEFERS: RefusalCode = 'node_not_running';
 
 /** Returns how many upgrades the pass started (the caller wakes its workers when > 0). */
 export async function advanceRollout(tx: Queryable, version: string): Promise<number> {
@@ -42,12 +52,18 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<nu
   while (free > 0) {
     const batch = await lockUpgradeCandidates(tx, version, free);
     if (batch.length === 0) break;
-    const done = batch.filter((n) => n.status === 'DESTROYING' || n.status === 'DESTROYED' || n.image_version === version);
-    const paused = batch.filter((n) => n.status === 'PAUSED' && !done.includes(n));
-    const upgrade = batch.filter((n) => !done.includes(n) && !paused.includes(n));
-    await setRolloutNodes(tx, version, 'skipped', done.map((n) => ({ nodeId: n.id })));
-    await setRolloutNodes(tx, version, 'deferred', paused.map((n) => ({ nodeId: n.id })));
-    const builds = await beginUpgrades(tx, upgrade, version);
+    const skipped: NodeRow[] = [];
+    const deferred: NodeRow[] = [];
+    const upgrade: Array<{ before: NodeRow; change: NodeChange }> = [];
+    for (const node of batch) {
+      const decision = decide({ type: 'rolloutUpgrade', toVersion: version }, node);
+      if (decision.outcome === 'change') upgrade.push({ before: node, change: decision.change });
+      else if (decision.outcome === 'refused' && decision.refusal.code === DEFERS) deferred.push(node);
+      else skipped.push(node);
+    }
+    await setRolloutNodes(tx, version, 'skipped', skipped.map((n) => ({ nodeId: n.id })));
+    await setRolloutNodes(tx, version, 'deferred', deferred.map((n) => ({ nodeId: n.id })));
+    const builds = upgrade.length === 0 ? [] : await enqueueBuilds(tx, await changeNodes(tx, upgrade), 'upgrade', version);
     await setRolloutNodes(tx, version, 'upgrading', builds.map((b) => ({ nodeId: b.node_id, buildNumber: b.build_number })));
     started += builds.length;
     free -= builds.length;

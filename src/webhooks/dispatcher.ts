@@ -10,11 +10,11 @@ import {
   claimDeliveries,
   fanOutNodeEvents,
   settleDeliveries,
-  settleDelivery,
   type ClaimedDelivery,
   type SettleItem,
   type Settlement,
 } from '../db/webhook-deliveries.ts';
+import { settleDelivery } from './receiver-gone.ts';
 import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { serializeEnvelope } from './envelope.ts';

@@ -1,0 +1,26 @@
+// The README's lifecycle table is the rendering of the one in lifecycle.ts, byte for byte; when
+// this fails, run `node --import tsx scripts/render-lifecycle-table.ts` and commit the README.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { lifecycleTableIn, renderLifecycleTable, withLifecycleTable, TABLE_END, TABLE_START } from './lifecycle-markdown.ts';
+import { REQUEST_TYPES } from './lifecycle.ts';
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+describe('the README lifecycle table', () => {
+  it('is exactly the rendering of the lifecycle table', () => {
+    expect(lifecycleTableIn(readme)).toBe(renderLifecycleTable());
+  });
+
+  it('has one row per request, below a header', () => {
+    expect(renderLifecycleTable().split('\n')).toHaveLength(2 + REQUEST_TYPES.length);
+  });
+
+  it('is rewritten between its markers and nowhere else', () => {
+    const doc = `# Title\n\nbefore\n${TABLE_START}\n| old |\n${TABLE_END}\nafter\n`;
+    const rewritten = withLifecycleTable(doc, '| new |');
+    expect(rewritten).toBe(`# Title\n\nbefore\n${TABLE_START}\n| new |\n${TABLE_END}\nafter\n`);
+    expect(lifecycleTableIn(rewritten)).toBe('| new |');
+    expect(() => withLifecycleTable('# no markers', '| new |')).toThrow(/no block/);
+  });
+});

@@ -1,0 +1,72 @@
+// The lifecycle table (lifecycle.ts) as the README shows it. The README's block between the
+// markers is this rendering, checked by lifecycle-markdown.test.ts and rewritten by
+// `node --import tsx scripts/render-lifecycle-table.ts`, so the documentation cannot drift from
+// what the code decides.
+import type { NodeStatus } from '../db/nodes.ts';
+import { EVERY_STATUS, LIFECYCLE, REQUEST_TYPES, type Check, type Rule } from './lifecycle.ts';
+import type { NodeChange } from './transition.ts';
+
+export const TABLE_START = '<!-- lifecycle-table:start: rendered from src/nodes/lifecycle.ts; edit there, then run scripts/render-lifecycle-table.ts -->';
+export const TABLE_END = '<!-- lifecycle-table:end -->';
+
+export function renderLifecycleTable(): string {
+  const lines = [
+    '| request | by | accepted from | changes | build | refused (409), first that applies | nothing to change when |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const type of REQUEST_TYPES) {
+    const rule = LIFECYCLE[type] as Rule;
+    const refusals = rule.checks.filter((c) => c.refusal).map((c) => `\`${c.refusal!.code}\` (${condition(c)})`);
+    const noChange = rule.checks.filter((c) => !c.refusal).map(condition);
+    const cells = [rule.name, rule.by, acceptedFrom(rule), changes(rule), rule.build ? `\`${rule.build}\`` : '', refusals.join(', '), noChange.join('; ')];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The README with its lifecycle block replaced by `table`; throws when the markers are missing. */
+export function withLifecycleTable(readme: string, table: string): string {
+  const { before, after } = splitAtBlock(readme);
+  return `${before}${TABLE_START}\n${table}\n${TABLE_END}${after}`;
+}
+
+/** The table between the README's markers, as it is now. */
+export function lifecycleTableIn(readme: string): string {
+  const { block } = splitAtBlock(readme);
+  return block;
+}
+
+function splitAtBlock(readme: string) {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`the README has no block between ${TABLE_START} and ${TABLE_END}`);
+  return {
+    before: readme.slice(0, start),
+    block: readme.slice(start + TABLE_START.length, end).replace(/^\n/, '').replace(/\n$/, ''),
+    after: readme.slice(end + TABLE_END.length),
+  };
+}
+
+/** Statuses no status check catches: where the request goes through (when nothing else holds). */
+function acceptedFrom(rule: Rule): string {
+  const caught = new Set<NodeStatus>(rule.checks.flatMap((c) => c.statuses ?? []));
+  const from = EVERY_STATUS.filter((s) => !caught.has(s));
+  return from.length === EVERY_STATUS.length ? 'any' : from.join(', ');
+}
+
+function condition(check: Check): string {
+  return check.statuses ? check.statuses.join(', ') : check.when!;
+}
+
+function changes(rule: Rule): string {
+  const c: NodeChange = rule.change;
+  const parts = [
+    c.status,
+    c.locked === undefined ? undefined : c.locked ? 'locked' : 'unlocked',
+    c.initialized ? 'initialized' : undefined,
+    c.desired_state && `desired ${c.desired_state}`,
+    c.destroyed ? 'destroyed_at set' : undefined,
+    rule.changeFrom?.describe,
+  ];
+  return parts.filter((p) => p !== undefined).join(', ');
+}

@@ -1,0 +1,204 @@
+// The lifecycle table on its own: every request in every status, then each condition that is not
+// a status (a build in progress, versions, lock and init flags, webhook URLs), the exact 409
+// codes, messages and details, and the changes and builds accepted requests make.
+import { describe, expect, it } from 'vitest';
+import type { NodeStatus } from '../db/nodes.ts';
+import { ERROR_STATUS } from '../errors.ts';
+import {
+  EVERY_STATUS,
+  LIFECYCLE,
+  REQUEST_TYPES,
+  daemonShouldRun,
+  decide,
+  refusalError,
+  refusedWhileBuilding,
+  type BuildInProgress,
+  type LifecycleNode,
+  type NodeRequest,
+  type RequestType,
+} from './lifecycle.ts';
+
+const HOOK = 'https://hooks.example/a';
+
+const nodeIn = (status: NodeStatus, more: Partial<LifecycleNode> = {}): LifecycleNode => ({
+  id: 'n1',
+  status,
+  locked: true,
+  initialized: false,
+  image_version: 'v1',
+  settings: { webhookUrl: HOOK },
+  ...more,
+});
+
+/** What decide() answers, in one word: 'change', 'none' (nothing to change) or the refusal's code. */
+const verdict = (request: NodeRequest, node: LifecycleNode, build?: BuildInProgress) => {
+  const d = decide(request, node, build);
+  return d.outcome === 'change' ? 'change' : d.outcome === 'refused' ? d.refusal.code : 'none';
+};
+
+// Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED DESTROYING DESTROYED.
+// No build in progress, a newer version to upgrade to, the node locked, not initialized, with a webhook URL.
+const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expect: string }> = [
+  { request: { type: 'start' }, expect: 'change already_running change change change node_destroyed node_destroyed' },
+  { request: { type: 'stop' }, expect: 'change change change already_stopped change node_destroyed node_destroyed' },
+  { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
+  { request: { type: 'destroy' }, expect: 'change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, expect: 'change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'markUnlocked' }, expect: 'none change none none none none none' },
+  { request: { type: 'markLocked' }, node: { locked: false }, expect: 'change change change change change change change' },
+  { request: { type: 'markInitialized' }, expect: 'change change change change change change change' },
+  { request: { type: 'startBuildSucceeded' }, expect: 'change change change change change change change' },
+  { request: { type: 'stopBuildSucceeded' }, expect: 'change change change change change change change' },
+  { request: { type: 'destroyBuildSucceeded' }, expect: 'change change change change change change change' },
+  { request: { type: 'upgradeRolledBack', imageVersion: 'v0' }, expect: 'change change change change change change change' },
+  { request: { type: 'buildFailed' }, expect: 'change change change change change change change' },
+  { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change' },
+  { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
+  { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change' },
+];
+
+describe('the lifecycle table', () => {
+  it('covers every request once in the matrix below', () => {
+    expect(MATRIX.map((m) => m.request.type).sort()).toEqual([...REQUEST_TYPES].sort());
+    expect(EVERY_STATUS).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED']);
+  });
+
+  for (const { request, node, expect: row } of MATRIX) {
+    it(`${request.type} in every status`, () => {
+      const got = EVERY_STATUS.map((s) => verdict(request, nodeIn(s, node)));
+      expect(got.join(' ')).toBe(row);
+    });
+  }
+
+  describe('while a build is in progress', () => {
+    const build: BuildInProgress = { build_number: 3, action: 'stop' };
+    const building: RequestType[] = ['start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade'];
+    const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;
+
+    it('refuses exactly the requests that begin a build, in every live status', () => {
+      for (const type of REQUEST_TYPES) {
+        expect(refusedWhileBuilding(type), type).toBe(building.includes(type));
+        expect(LIFECYCLE[type].build !== undefined, type).toBe(building.includes(type));
+        for (const status of EVERY_STATUS.filter((s) => s !== 'DESTROYING' && s !== 'DESTROYED')) {
+          const got = verdict(requests[type], nodeIn(status, type === 'markLocked' ? { locked: false } : {}), build);
+          if (building.includes(type)) expect(got, `${type} in ${status}`).toBe('build_in_progress');
+          else expect(got, `${type} in ${status}`).not.toBe('build_in_progress');
+        }
+      }
+    });
+
+    it('says which build, after node_destroyed and before the status refusals', () => {
+      expect(decide({ type: 'start' }, nodeIn('RUNNING'), build)).toEqual({
+        outcome: 'refused',
+        refusal: {
+          code: 'build_in_progress',
+          message: 'node n1 has a build in progress (#3, stop); try again when it completes',
+          details: { buildNumber: 3, action: 'stop' },
+        },
+      });
+      expect(verdict({ type: 'stop' }, nodeIn('PAUSED'), build)).toBe('build_in_progress');
+      expect(verdict({ type: 'upgrade', toVersion: 'v1' }, nodeIn('RUNNING'), build)).toBe('build_in_progress');
+      expect(verdict({ type: 'destroy' }, nodeIn('DESTROYING'), build)).toBe('node_destroyed');
+    });
+  });
+
+  describe('upgrades', () => {
+    it('refuse nothing_to_upgrade on the target version or without a release, before node_not_running', () => {
+      const refusal = { code: 'nothing_to_upgrade', message: 'node n1 already runs the latest image version v1', details: { version: 'v1' } };
+      expect(decide({ type: 'upgrade', toVersion: 'v1' }, nodeIn('RUNNING'))).toEqual({ outcome: 'refused', refusal });
+      expect(decide({ type: 'upgrade', toVersion: undefined }, nodeIn('FAILED'))).toEqual({ outcome: 'refused', refusal });
+      expect(verdict({ type: 'upgrade', toVersion: 'v1' }, nodeIn('PAUSED'))).toBe('nothing_to_upgrade');
+      expect(verdict({ type: 'rolloutUpgrade', toVersion: 'v1' }, nodeIn('PAUSED'))).toBe('nothing_to_upgrade');
+      expect(verdict({ type: 'upgrade', toVersion: 'v1' }, nodeIn('DESTROYED'))).toBe('node_destroyed');
+    });
+
+    it('make the node IN_PROGRESS and locked, with an upgrade build', () => {
+      const accepted = { outcome: 'change', change: { status: 'IN_PROGRESS', locked: true }, build: 'upgrade' };
+      expect(decide({ type: 'upgrade', toVersion: 'v2' }, nodeIn('RUNNING', { locked: false }))).toEqual(accepted);
+      expect(decide({ type: 'rolloutUpgrade', toVersion: 'v2' }, nodeIn('FAILED'))).toEqual(accepted);
+    });
+  });
+
+  it('refuses with the messages and details users see', () => {
+    const refusal = (request: NodeRequest, node: LifecycleNode) => {
+      const d = decide(request, node);
+      if (d.outcome !== 'refused') throw new Error(`${request.type} was not refused`);
+      return d.refusal;
+    };
+    expect(refusal({ type: 'start' }, nodeIn('RUNNING'))).toEqual({ code: 'already_running', message: 'node n1 is already running', details: { status: 'RUNNING' } });
+    expect(refusal({ type: 'stop' }, nodeIn('PAUSED'))).toEqual({ code: 'already_stopped', message: 'node n1 is already stopped', details: { status: 'PAUSED' } });
+    expect(refusal({ type: 'upgrade', toVersion: 'v2' }, nodeIn('PAUSED'))).toEqual({
+      code: 'node_not_running',
+      message: 'node n1 is PAUSED; start it, then upgrade it',
+      details: { status: 'PAUSED' },
+    });
+    for (const status of ['DESTROYING', 'DESTROYED'] as const) {
+      for (const request of [{ type: 'start' }, { type: 'stop' }, { type: 'upgrade', toVersion: 'v2' }, { type: 'updateSettings', webhookUrl: null }] as const) {
+        expect(refusal(request, nodeIn(status))).toEqual({ code: 'node_destroyed', message: `node n1 is ${status}`, details: { status } });
+      }
+      expect(refusal({ type: 'destroy' }, nodeIn(status))).toEqual({ code: 'node_destroyed', message: `node n1 is already ${status}`, details: { status } });
+    }
+  });
+
+  it('turns a refusal into the 409 AppError the API answers with', () => {
+    const d = decide({ type: 'start' }, nodeIn('RUNNING'));
+    const error = refusalError((d as Extract<typeof d, { outcome: 'refused' }>).refusal);
+    expect([error.code, error.status, error.message, error.details]).toEqual(['already_running', 409, 'node n1 is already running', { status: 'RUNNING' }]);
+    for (const type of REQUEST_TYPES) {
+      for (const check of LIFECYCLE[type].checks) if (check.refusal) expect(ERROR_STATUS[check.refusal.code]).toBe(409);
+    }
+  });
+
+  it('changes what each accepted request says, with its build', () => {
+    const change = (request: NodeRequest, node = nodeIn('RUNNING')) => decide(request, node);
+    expect(change({ type: 'start' }, nodeIn('PAUSED', { locked: false }))).toEqual({
+      outcome: 'change',
+      change: { status: 'STARTING', desired_state: 'running', locked: true },
+      build: 'start',
+    });
+    expect(change({ type: 'stop' })).toEqual({ outcome: 'change', change: { desired_state: 'stopped' }, build: 'stop' });
+    expect(change({ type: 'destroy' })).toEqual({ outcome: 'change', change: { status: 'DESTROYING', desired_state: 'destroyed' }, build: 'destroy' });
+    expect(change({ type: 'markUnlocked' })).toEqual({ outcome: 'change', change: { locked: false } });
+    expect(change({ type: 'markLocked' }, nodeIn('PAUSED', { locked: false }))).toEqual({ outcome: 'change', change: { locked: true } });
+    expect(change({ type: 'markInitialized' })).toEqual({ outcome: 'change', change: { initialized: true } });
+    expect(change({ type: 'startBuildSucceeded' })).toEqual({ outcome: 'change', change: { status: 'RUNNING', locked: true } });
+    expect(change({ type: 'startBuildSucceeded', imageVersion: 'v2' })).toEqual({
+      outcome: 'change',
+      change: { status: 'RUNNING', locked: true, image_version: 'v2' },
+    });
+    expect(change({ type: 'stopBuildSucceeded' })).toEqual({ outcome: 'change', change: { status: 'PAUSED' } });
+    expect(change({ type: 'destroyBuildSucceeded' })).toEqual({ outcome: 'change', change: { status: 'DESTROYED', destroyed: true } });
+    expect(change({ type: 'upgradeRolledBack', imageVersion: 'v0' })).toEqual({
+      outcome: 'change',
+      change: { status: 'RUNNING', locked: true, image_version: 'v0' },
+    });
+    expect(change({ type: 'buildFailed' })).toEqual({ outcome: 'change', change: { status: 'FAILED' } });
+    // A restarted daemon is locked again even if the row already says so (RLN semantics).
+    expect(change({ type: 'daemonRestarted' })).toEqual({ outcome: 'change', change: { locked: true } });
+  });
+
+  it('leaves a node alone when there is nothing to change', () => {
+    expect(verdict({ type: 'markUnlocked' }, nodeIn('RUNNING', { locked: false }))).toBe('none');
+    expect(verdict({ type: 'markLocked' }, nodeIn('RUNNING', { locked: true }))).toBe('none');
+    expect(verdict({ type: 'markInitialized' }, nodeIn('RUNNING', { initialized: true }))).toBe('none');
+    expect(verdict({ type: 'updateSettings', webhookUrl: undefined }, nodeIn('RUNNING'))).toBe('none');
+    expect(verdict({ type: 'webhookGone', url: 'https://hooks.example/other' }, nodeIn('RUNNING'))).toBe('none');
+    expect(verdict({ type: 'webhookGone', url: HOOK }, nodeIn('RUNNING', { settings: {} }))).toBe('none');
+  });
+
+  it('sets, removes and forgets webhook URLs', () => {
+    const withUrl = nodeIn('RUNNING');
+    expect(decide({ type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, withUrl)).toEqual({
+      outcome: 'change',
+      change: { settings: { webhookUrl: 'https://hooks.example/b' } },
+    });
+    expect(decide({ type: 'updateSettings', webhookUrl: null }, withUrl)).toEqual({ outcome: 'change', change: { settings: {} } });
+    expect(decide({ type: 'webhookGone', url: HOOK }, withUrl)).toEqual({ outcome: 'change', change: { settings: {} } });
+  });
+
+  it('keeps a daemon running only for a RUNNING node that should run', () => {
+    expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'running' })).toBe(true);
+    expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'stopped' })).toBe(false);
+    for (const status of EVERY_STATUS.filter((s) => s !== 'RUNNING')) expect(daemonShouldRun({ status, desired_state: 'running' })).toBe(false);
+  });
+});

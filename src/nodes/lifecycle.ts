@@ -1,0 +1,282 @@
+// The node lifecycle in one table: every request users and the system make of a node, the checks
+// that refuse it (with the 409 a user gets) or leave the node as it is, what it changes and the
+// build that carries it out. Pure, no I/O: a caller locks the node's row, asks decide(), and
+// carries the answer out in the same transaction with applyDecision / changeNodes (transition.ts),
+// enqueueing the build if there is one. The README's lifecycle table is rendered from this one
+// (lifecycle-markdown.ts), so adding a status or a request happens here and nowhere else.
+import type { BuildAction, BuildRow } from '../db/builds.ts';
+import type { NodeRow, NodeStatus } from '../db/nodes.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
+import type { NodeChange } from './transition.ts';
+
+export type NodeRequest =
+  // Users, through the management API (the web UI and the CLI call the same service).
+  | { type: 'start' }
+  | { type: 'stop' }
+  /** `toVersion` is the latest release, undefined when none was published. */
+  | { type: 'upgrade'; toVersion: string | undefined }
+  | { type: 'destroy' }
+  /** undefined leaves the URL as it is, null removes it. */
+  | { type: 'updateSettings'; webhookUrl: string | null | undefined }
+  // The node gateways, after the daemon accepted the call.
+  | { type: 'markUnlocked' }
+  | { type: 'markLocked' }
+  | { type: 'markInitialized' }
+  // The system: builds finishing, the reconcile loop, rollouts, webhook delivery.
+  /**
+   * A create, start or upgrade build brought the daemon up; `imageVersion` when it changed the
+   * image, `peer` when the runtime gives the node its peer address (a Kubernetes Service).
+   */
+  | { type: 'startBuildSucceeded'; imageVersion?: string; peer?: { host: string; port: number } }
+  | { type: 'stopBuildSucceeded' }
+  | { type: 'destroyBuildSucceeded' }
+  /** The new image did not come up, the previous one (`imageVersion`) did. */
+  | { type: 'upgradeRolledBack'; imageVersion: string }
+  | { type: 'buildFailed' }
+  | { type: 'daemonRestarted' }
+  | { type: 'rolloutUpgrade'; toVersion: string }
+  /** A webhook receiver at `url` answered 410 Gone. */
+  | { type: 'webhookGone'; url: string };
+
+export type RequestType = NodeRequest['type'];
+type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
+
+/** What decide() looks at: the node's row as the caller locked it. */
+export type LifecycleNode = Pick<NodeRow, 'id' | 'status' | 'locked' | 'initialized' | 'image_version' | 'settings'>;
+export type BuildInProgress = Pick<BuildRow, 'build_number' | 'action'>;
+
+export type RefusalCode = Extract<
+  ErrorCode,
+  'node_destroyed' | 'build_in_progress' | 'already_running' | 'already_stopped' | 'nothing_to_upgrade' | 'node_not_running'
+>;
+
+export interface Refusal {
+  code: RefusalCode;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+export type Decision =
+  | { outcome: 'change'; change: NodeChange; build?: BuildAction }
+  | { outcome: 'no change' }
+  | { outcome: 'refused'; refusal: Refusal };
+
+interface Judged<R> {
+  request: R;
+  node: LifecycleNode;
+  build: BuildInProgress | undefined;
+}
+
+/**
+ * One check of a request. It holds in `statuses`, or when `holds` says so (`when` says it in
+ * words); the first check that holds decides: the request is refused with `refusal`, or, without
+ * one, accepted with nothing to change.
+ */
+export interface Check<R = NodeRequest> {
+  statuses?: readonly NodeStatus[];
+  when?: string;
+  holds?: (j: Judged<R>) => boolean;
+  refusal?: {
+    code: RefusalCode;
+    message: (j: Judged<R>) => string;
+    details: (j: Judged<R>) => Record<string, unknown>;
+  };
+}
+
+export interface Rule<R = NodeRequest> {
+  /** How the README names the request. */
+  name: string;
+  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery';
+  checks: Check<R>[];
+  /** What an accepted request changes... */
+  change: NodeChange;
+  /** ...and what it changes that depends on the request (versions, settings), said in words for the README. */
+  changeFrom?: { describe: string; of: (j: Judged<R>) => NodeChange };
+  /** The build that carries the change out, enqueued in the same transaction. */
+  build?: BuildAction;
+}
+
+// Compile-time complete: a new NodeStatus that is missing here fails the type check.
+const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, DESTROYING: 5, DESTROYED: 6 } satisfies Record<NodeStatus, number>;
+export const EVERY_STATUS = Object.keys(IN_ORDER) as NodeStatus[];
+
+const withStatus = ({ node }: Judged<unknown>) => ({ status: node.status });
+
+// A destroyed (or destroying) node is final: whatever else holds, this is the answer, so this
+// check comes first everywhere it appears.
+const destroyedNode: Check = {
+  statuses: ['DESTROYING', 'DESTROYED'],
+  refusal: { code: 'node_destroyed', message: ({ node }) => `node ${node.id} is ${node.status}`, details: withStatus },
+};
+
+// A node has at most one build in progress: builds of the same node never race each other.
+const buildRunning: Check = {
+  when: 'a build is in progress',
+  holds: ({ build }) => build !== undefined,
+  refusal: {
+    code: 'build_in_progress',
+    message: ({ node, build }) =>
+      `node ${node.id} has a build in progress (#${build!.build_number}, ${build!.action}); try again when it completes`,
+    details: ({ build }) => ({ buildNumber: build!.build_number, action: build!.action }),
+  },
+};
+
+const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
+  destroyedNode,
+  buildRunning,
+  {
+    when: 'already on the target version',
+    holds: ({ request, node }) => !request.toVersion || request.toVersion === node.image_version,
+    refusal: {
+      code: 'nothing_to_upgrade',
+      message: ({ node }) => `node ${node.id} already runs the latest image version ${node.image_version}`,
+      details: ({ node }) => ({ version: node.image_version }),
+    },
+  },
+  // A paused node takes the upgrade at its next start (startNode applies the latest version).
+  {
+    statuses: ['PAUSED'],
+    refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is PAUSED; start it, then upgrade it`, details: withStatus },
+  },
+];
+
+export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
+  start: {
+    name: 'start',
+    by: 'user',
+    checks: [
+      destroyedNode,
+      buildRunning,
+      {
+        statuses: ['RUNNING'],
+        refusal: { code: 'already_running', message: ({ node }) => `node ${node.id} is already running`, details: withStatus },
+      },
+    ],
+    // Every daemon start begins locked (RLN semantics).
+    change: { status: 'STARTING', desired_state: 'running', locked: true },
+    build: 'start',
+  },
+  stop: {
+    name: 'stop',
+    by: 'user',
+    checks: [
+      destroyedNode,
+      buildRunning,
+      {
+        statuses: ['PAUSED'],
+        refusal: { code: 'already_stopped', message: ({ node }) => `node ${node.id} is already stopped`, details: withStatus },
+      },
+    ],
+    // The status stays until the stop build has stopped the daemon.
+    change: { desired_state: 'stopped' },
+    build: 'stop',
+  },
+  upgrade: { name: 'upgrade', by: 'user', checks: upgradeChecks, change: { status: 'IN_PROGRESS', locked: true }, build: 'upgrade' },
+  destroy: {
+    name: 'destroy',
+    by: 'user',
+    checks: [
+      {
+        ...destroyedNode,
+        refusal: { ...destroyedNode.refusal!, message: ({ node }) => `node ${node.id} is already ${node.status}` },
+      },
+      buildRunning,
+    ],
+    change: { status: 'DESTROYING', desired_state: 'destroyed' },
+    build: 'destroy',
+  },
+  updateSettings: {
+    name: 'update settings',
+    by: 'user',
+    checks: [destroyedNode, { when: 'no webhookUrl in the request', holds: ({ request }) => request.webhookUrl === undefined }],
+    change: {},
+    changeFrom: {
+      describe: 'webhookUrl set or removed',
+      of: ({ request, node }) => {
+        const { webhookUrl: _previous, ...rest } = node.settings;
+        return { settings: request.webhookUrl === null ? rest : { ...rest, webhookUrl: request.webhookUrl } };
+      },
+    },
+  },
+  markUnlocked: {
+    name: 'unlock accepted',
+    by: 'gateway',
+    checks: [{ statuses: EVERY_STATUS.filter((s) => s !== 'RUNNING') }, { when: 'unlocked', holds: ({ node }) => !node.locked }],
+    change: { locked: false },
+  },
+  markLocked: { name: 'lock accepted', by: 'gateway', checks: [{ when: 'locked', holds: ({ node }) => node.locked }], change: { locked: true } },
+  markInitialized: {
+    name: 'init accepted',
+    by: 'gateway',
+    checks: [{ when: 'initialized', holds: ({ node }) => node.initialized }],
+    change: { initialized: true },
+  },
+  startBuildSucceeded: {
+    name: 'create, start or upgrade build succeeded',
+    by: 'build',
+    checks: [],
+    change: { status: 'RUNNING', locked: true },
+    changeFrom: {
+      describe: "the build's image version; the peer address the runtime gave",
+      of: ({ request }) => ({
+        ...(request.imageVersion === undefined ? {} : { image_version: request.imageVersion }),
+        ...(request.peer === undefined ? {} : { peer_host: request.peer.host, peer_port: request.peer.port }),
+      }),
+    },
+  },
+  stopBuildSucceeded: { name: 'stop build succeeded', by: 'build', checks: [], change: { status: 'PAUSED' } },
+  destroyBuildSucceeded: { name: 'destroy build succeeded', by: 'build', checks: [], change: { status: 'DESTROYED', destroyed: true } },
+  upgradeRolledBack: {
+    name: 'upgrade rolled back',
+    by: 'build',
+    checks: [],
+    change: { status: 'RUNNING', locked: true },
+    changeFrom: { describe: 'the previous image version', of: ({ request }) => ({ image_version: request.imageVersion }) },
+  },
+  // A build that gave up, or an upgrade whose rollback failed too.
+  buildFailed: { name: 'build failed', by: 'build', checks: [], change: { status: 'FAILED' } },
+  daemonRestarted: { name: 'daemon restarted', by: 'reconcile loop', checks: [], change: { locked: true } },
+  // The rollout skips a node refused for any other reason, and defers a PAUSED one to its next start.
+  rolloutUpgrade: { name: 'rollout upgrade', by: 'rollout', checks: upgradeChecks, change: { status: 'IN_PROGRESS', locked: true }, build: 'upgrade' },
+  webhookGone: {
+    name: 'webhook answered 410',
+    by: 'webhook delivery',
+    checks: [{ when: 'its webhook URL is another one', holds: ({ request, node }) => node.settings.webhookUrl !== request.url }],
+    change: {},
+    changeFrom: {
+      describe: 'webhookUrl removed',
+      of: ({ node }) => {
+        const { webhookUrl: _removed, ...rest } = node.settings;
+        return { settings: rest };
+      },
+    },
+  },
+};
+
+export const REQUEST_TYPES = Object.keys(LIFECYCLE) as RequestType[];
+
+const ruleOf = (type: RequestType) => LIFECYCLE[type] as Rule<NodeRequest>;
+
+/** What the lifecycle table says to `request` on `node` (with the build it has in progress, if any). */
+export function decide(request: NodeRequest, node: LifecycleNode, build?: BuildInProgress): Decision {
+  const rule = ruleOf(request.type);
+  const judged: Judged<NodeRequest> = { request, node, build };
+  for (const check of rule.checks) {
+    const holds = check.statuses ? check.statuses.includes(node.status) : check.holds!(judged);
+    if (!holds) continue;
+    if (!check.refusal) return { outcome: 'no change' };
+    const { code, message, details } = check.refusal;
+    return { outcome: 'refused', refusal: { code, message: message(judged), details: details(judged) } };
+  }
+  const change = { ...rule.change, ...rule.changeFrom?.of(judged) };
+  return rule.build ? { outcome: 'change', change, build: rule.build } : { outcome: 'change', change };
+}
+
+/** Whether decide() needs the node's build in progress to judge this request (one query fewer when not). */
+export const refusedWhileBuilding = (type: RequestType) => ruleOf(type).checks.includes(buildRunning);
+
+export const refusalError = (r: Refusal) => new AppError(r.code, r.message, r.details);
+
+/** Whether the node's daemon should be running now (what the reconcile loop keeps true). */
+export const daemonShouldRun = (node: Pick<NodeRow, 'status' | 'desired_state'>) =>
+  node.desired_state === 'running' && node.status === 'RUNNING';
