@@ -99,7 +99,8 @@ export class Reconciler {
       if (backoff && Date.now() < backoff.notBefore) return;
       this.opts.log.info({ nodeId: node.id, was: actual.state }, 'starting a node daemon that should be running');
       await this.opts.runtime.start(specOf(node));
-      await this.markLocked(node.id);
+      // Every daemon start begins locked; a runtime that reports restarts says when one happened.
+      if (!this.opts.runtime.reportsEveryRestart) await this.markLocked(node.id);
       const count = (backoff?.count ?? 0) + 1;
       const now = Date.now();
       this.restarts.set(node.id, { count, at: now, notBefore: now + Math.min(RESTART_BACKOFF_MAX_MS, 1000 * 2 ** count) });

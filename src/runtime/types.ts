@@ -77,6 +77,12 @@ export interface NodeRuntime {
    * `<ISO time received> <stream> <line>`; streamed, never loaded whole (log exports read 100s of MB).
    */
   readLogs(nodeId: string, range: LogRange): AsyncIterable<Buffer>;
+  /**
+   * True when every start or end of a daemon the runtime did not ask for is reported through
+   * onUnexpectedExit (Kubernetes restarts containers itself and repairs objects without touching
+   * a running pod): then a repair by start() is not assumed to have restarted the daemon.
+   */
+  readonly reportsEveryRestart?: boolean;
   /** Called with a node id whenever a daemon exits without being asked to. */
   onUnexpectedExit(listener: (nodeId: string, detail: string) => void): void;
   /** Releases the runtime's own resources; the process runtime stops the daemons it started. */

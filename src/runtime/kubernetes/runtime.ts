@@ -48,6 +48,7 @@ export interface KubernetesRuntimeOptions {
 const GONE_TIMEOUT_MS = 90_000;
 
 export class KubernetesRuntime implements NodeRuntime {
+  readonly reportsEveryRestart = true;
   private readonly cluster: Cluster;
   private readonly pods: WatchedObjects<V1Pod>;
   private readonly sets: WatchedObjects<V1StatefulSet>;
@@ -138,8 +139,9 @@ export class KubernetesRuntime implements NodeRuntime {
     const existing = this.sets.get(workloadName(nodeId));
     if (!existing) return;
     this.expectPodGone(nodeId);
-    const version = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
-    await this.applyAll({ nodeId, network: networkOf(existing), imageVersion: version, restPort: null, peerPort: null }, 0);
+    // Only the StatefulSet changes: its Services (and the peer's node port) stay as they are.
+    const imageVersion = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
+    await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0 }));
     await this.until(() => !this.pods.get(podName(nodeId)), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
   }
 
@@ -184,7 +186,10 @@ export class KubernetesRuntime implements NodeRuntime {
     if (set.spec?.replicas === 0) return { state: 'stopped' };
     const pod = this.pods.get(podName(nodeId));
     const version = set.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION];
+    // An image edited by hand is drift too: the next apply takes the field back.
+    const image = set.spec?.template.spec?.containers.find((c) => c.name === CONTAINER)?.image;
     const running =
+      image === imageFor(this.opts.config, version ?? '') &&
       pod !== undefined &&
       !pod.metadata?.deletionTimestamp &&
       isReady(pod) &&
