@@ -11,7 +11,7 @@ import type { Database } from '../db/database.ts';
 import { buildsByNode } from '../db/builds.ts';
 import { findNode } from '../db/nodes.ts';
 import { findLogExport, markLogExportFailed, markLogExportSucceeded, type LogExportPart } from '../db/log-exports.ts';
-import { recordNodeEvent } from '../events/record.ts';
+import { recordNodeEvent } from '../db/node-events.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';

@@ -2,7 +2,7 @@
 // markers is this rendering, checked by lifecycle-markdown.test.ts and rewritten by
 // `node --import tsx scripts/render-lifecycle-table.ts`, so the documentation cannot drift from
 // what the code decides.
-import type { NodeStatus } from '../db/nodes.ts';
+import type { NodeStatus } from '../domain/nodes.ts';
 import { EVERY_STATUS, LIFECYCLE, REQUEST_TYPES, type Check, type Rule } from './lifecycle.ts';
 import type { NodeChange } from './transition.ts';
 

@@ -4,8 +4,8 @@ import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
-import { recordNodeEvent } from '../events/record.ts';
-import { upgradesAutomatically } from '../releases/plans.ts';
+import { recordNodeEvent } from '../db/node-events.ts';
+import { upgradesAutomatically } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
 import {
   findUserNode,
@@ -15,11 +15,9 @@ import {
   lockNode,
   lockUserNode,
   usedPorts,
-  type Network,
   type NodeRow,
-  type NodeSettings,
-  type NodeStatus,
 } from '../db/nodes.ts';
+import type { Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
@@ -28,7 +26,12 @@ import { applyDecision } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { presentCreatedNode, presentNode, type ApiNode } from './present.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
-import type { IdempotencyKey } from '../api/idempotency-key.ts';
+
+/** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
+export interface IdempotencyKey {
+  key: string;
+  requestHash: string;
+}
 
 export interface CreateNodeInput {
   name: string;
@@ -129,7 +132,7 @@ export class NodeService {
       await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
       await enqueueBuild(tx, node, 'create', release.version);
       const body = presentCreatedNode(node);
-      if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, 200, body);
+      if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };
     });
     if (!answer.replayed) this.deps.wakeWorkers();
