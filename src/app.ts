@@ -146,7 +146,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const reconciler = new Reconciler({
       db,
       runtime,
-      releases: services.releases,
+      advanceRollouts: () => services.releases.advanceAll(),
       intervalMs: config.reconcileIntervalMs,
       destroyedRetentionHours: config.destroyedRetentionHours,
       log: log.child({ part: 'reconcile' }),
@@ -167,7 +167,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     cleanups.push(() => nodeAccess.stop());
 
     let ready = false;
-    const api = await buildApiServer({ ...services, unlocker: nodeAccess.unlocker, isReady: () => ready, log, publicUrl: config.publicUrl, web: webUi(db, config) });
+    const api = await buildApiServer({ ...services, blobs: services.logExports.blobs, unlocker: nodeAccess.unlocker, isReady: () => ready, log, publicUrl: config.publicUrl, web: webUi(db, config) });
     await api.listen({ host: config.host, port: config.apiPort });
     cleanups.push(() => api.close());
 

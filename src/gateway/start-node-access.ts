@@ -3,13 +3,13 @@
 // every pooled connection.
 import http from 'node:http';
 import type { AccountService } from '../accounts/service.ts';
-import type { Config } from '../config.ts';
+import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { specOf } from '../nodes/build-job.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
-import { loadOrCreateCertificateAuthority, serverTlsMaterial } from '../pki/ca-store.ts';
+import { loadOrCreateCertificateAuthority, serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import { createBearerGateway, createMtlsGateway, type GatewayServerDeps } from './gateway-server.ts';
@@ -18,7 +18,7 @@ import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
 
 export interface NodeAccessDeps {
-  config: Config;
+  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number };
   db: Database;
   accounts: AccountService;
   nodes: NodeService;

@@ -1,6 +1,5 @@
 // The node service: what users can do to their nodes. Every change of what runs is recorded as a
 // build and carried out by a durable job enqueued in the same transaction as the state change.
-import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
@@ -55,7 +54,8 @@ export interface NodeActionResult {
 
 export interface NodeServiceDeps {
   db: Database;
-  config: Pick<Config, 'nodeApiUrl' | 'publicUrl'>;
+  /** Where clients reach the API and the nodes: what a node's answer tells them. */
+  config: { nodeApiUrl: string; publicUrl: string };
   /** The ports a new node gets from the configured runtime (runtime/create-runtime.ts: nodePortsFor). */
   assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
   /** Tells this process's workers that a job is waiting, so they need not wait for a poll. */
