@@ -38,13 +38,13 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 export function buildServices(db: Database, config: Config, wakeWorkers: () => void) {
   const accounts = new AccountService(db);
   const releases = new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget }, wakeWorkers);
-  const nodes = new NodeService({ db, config, wakeWorkers, assignPorts: nodePortsFor(config) });
   const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
   const webhooks = new WebhookService({
     db,
     keyring: webhookKeys,
     policy: { allowPrivateTargets: config.webhooks.allowPrivateTargets, httpsOnly: config.production },
   });
+  const nodes = new NodeService({ db, config, wakeWorkers, assignPorts: nodePortsFor(config), checkWebhookUrl: (url) => webhooks.checkWebhookUrl(url) });
   const logExports = new LogExportService({ db, blobs: createBlobStore(config), config, wakeWorkers });
   const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
   return { accounts, releases, nodes, webhooks, webhookKeys, logExports, certificates };

@@ -35,8 +35,16 @@ export interface IdempotencyKey {
 export interface CreateNodeInput {
   name: string;
   network: Network;
-  settings?: NodeSettings;
+  /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.checkWebhookUrl). */
+  settings?: { webhookUrl?: string | null };
 }
+
+/**
+ * Checks a webhook URL a user sent (scheme, credentials, the addresses it resolves to: SSRF) and
+ * returns it normalised; an empty string or null becomes null (no URL), undefined stays undefined
+ * (unchanged). Throws a 400 naming the reason. WebhookService.checkWebhookUrl is the one used.
+ */
+export type WebhookUrlCheck = (webhookUrl: string | null | undefined) => Promise<string | null | undefined>;
 
 const WAIT_POLL_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -60,6 +68,8 @@ export interface NodeServiceDeps {
   assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
   /** Tells this process's workers that a job is waiting, so they need not wait for a poll. */
   wakeWorkers: () => void;
+  /** Every webhook URL passes this before it is stored, whoever calls the service. */
+  checkWebhookUrl: WebhookUrlCheck;
 }
 
 export class NodeService {
@@ -107,6 +117,9 @@ export class NodeService {
    * failed creation leaves no key behind.
    */
   async createNode(userId: string, input: CreateNodeInput, idempotency?: IdempotencyKey): Promise<CreatedNode> {
+    // Checked before anything is stored, and outside the transaction: it may wait on DNS.
+    const webhookUrl = await this.deps.checkWebhookUrl(input.settings?.webhookUrl);
+    const settings: NodeSettings = webhookUrl ? { webhookUrl } : {};
     const answer = await this.deps.db.transaction(async (tx) => {
       if (idempotency) {
         const stored = await claimIdempotencyKey(tx, userId, idempotency.key, idempotency.requestHash);
@@ -125,7 +138,7 @@ export class NodeService {
         name: input.name,
         network: input.network,
         image_version: release.version,
-        settings: input.settings ?? {},
+        settings,
         rest_port: ports.restPort,
         peer_port: ports.peerPort,
       });
@@ -198,12 +211,13 @@ export class NodeService {
   }
 
   /**
-   * Changes the node's settings. `webhookUrl` must already be checked (webhooks/target-url.ts);
-   * null removes it, undefined leaves it as it is.
+   * Changes the node's settings. `webhookUrl` is checked first (a refused one stores nothing);
+   * an empty string or null removes it, undefined leaves it as it is.
    */
   async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null }): Promise<void> {
+    const webhookUrl = await this.deps.checkWebhookUrl(change.webhookUrl);
     await this.deps.db.transaction(async (tx) => {
-      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl: change.webhookUrl });
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl });
       await applyDecision(tx, node, decision);
     });
   }
