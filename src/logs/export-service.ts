@@ -19,7 +19,6 @@ export interface LogExportServiceDeps {
   db: Database;
   blobs: BlobStore;
   config: { logs: LogsConfig };
-  wakeWorkers: () => void;
 }
 
 export class LogExportService {
@@ -50,7 +49,6 @@ export class LogExportService {
       await insertJob(tx, LOG_EXPORT_JOB.newJob({ v: 1, taskId: task.id }));
       return task;
     });
-    this.deps.wakeWorkers();
     return { taskId: task.id };
   }
 

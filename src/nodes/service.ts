@@ -66,8 +66,6 @@ export interface NodeServiceDeps {
   config: { nodeApiUrl: string; publicUrl: string };
   /** The ports a new node gets from the configured runtime (runtime/create-runtime.ts: nodePortsFor). */
   assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
-  /** Tells this process's workers that a job is waiting, so they need not wait for a poll. */
-  wakeWorkers: () => void;
   /** Every webhook URL passes this before it is stored, whoever calls the service. */
   checkWebhookUrl: WebhookUrlCheck;
 }
@@ -120,7 +118,7 @@ export class NodeService {
     // Checked before anything is stored, and outside the transaction: it may wait on DNS.
     const webhookUrl = await this.deps.checkWebhookUrl(input.settings?.webhookUrl);
     const settings: NodeSettings = webhookUrl ? { webhookUrl } : {};
-    const answer = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       if (idempotency) {
         const stored = await claimIdempotencyKey(tx, userId, idempotency.key, idempotency.requestHash);
         if (stored && stored.request_hash !== idempotency.requestHash) {
@@ -148,8 +146,6 @@ export class NodeService {
       if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };
     });
-    if (!answer.replayed) this.deps.wakeWorkers();
-    return answer;
   }
 
   /**
@@ -158,7 +154,7 @@ export class NodeService {
    * paused), with the same rollback as an upgrade.
    */
   async startNode(userId: string, nodeId: string): Promise<NodeActionResult> {
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'start' });
       const user = await findUserById(tx, userId);
       const latest = await latestRelease(tx);
@@ -166,32 +162,26 @@ export class NodeService {
       const after = await carryOut(tx, node, decision, version);
       return { nodeId, status: after.status };
     });
-    this.deps.wakeWorkers();
-    return result;
   }
 
   /** Stops a RUNNING (or FAILED) node's daemon, keeping its storage: PAUSED once the build completes. */
   async stopNode(userId: string, nodeId: string): Promise<NodeActionResult> {
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'stop' });
       const after = await carryOut(tx, node, decision, node.image_version);
       return { nodeId, status: after.status };
     });
-    this.deps.wakeWorkers();
-    return result;
   }
 
   /** Moves a RUNNING (or FAILED) node to the latest image version; see replaceImage in build-job.ts. */
   async upgradeNode(userId: string, nodeId: string): Promise<{ nodeId: string; fromVersion: string; toVersion: string }> {
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const node = await lockOwnNode(tx, userId, nodeId);
       const toVersion = (await latestRelease(tx))?.version;
       const decision = await judge(tx, node, { type: 'upgrade', toVersion });
       await carryOut(tx, node, decision, toVersion!);
       return { nodeId, fromVersion: node.image_version, toVersion: toVersion! };
     });
-    this.deps.wakeWorkers();
-    return result;
   }
 
   async destroyNode(userId: string, nodeId: string): Promise<void> {
@@ -199,7 +189,6 @@ export class NodeService {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'destroy' });
       await carryOut(tx, node, decision, node.image_version);
     });
-    this.deps.wakeWorkers();
   }
 
   /**
