@@ -84,10 +84,9 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     await seed(raw, nodes / 20, 20);
     const { db, counter } = countStatements(raw);
     const log = createLogger('silent');
-    const wake = () => worker?.wake();
     for (const ids of await raw.query<{ id: string }>('SELECT id FROM nodes')) await runtime.start({ nodeId: ids.id, network: 'regtest', imageVersion: 'bench-v1', restPort: 0, peerPort: 0 });
-    const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 }, wake);
-    rolloutPasses = new RolloutPasses({ db, wakeWorkers: wake, log });
+    const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 });
+    rolloutPasses = new RolloutPasses({ db, log });
     rolloutPasses.start();
     worker = new JobWorker({
       db,

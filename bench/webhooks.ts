@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { openPglite, openPostgres } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createLogger } from '../src/logger.ts';
-import { recordNodeEvent } from '../src/events/record.ts';
+import { recordNodeEvent } from '../src/db/node-events.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { WebhookSender } from '../src/webhooks/send-webhook.ts';
 import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';

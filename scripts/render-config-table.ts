@@ -2,7 +2,7 @@
 // --write, rewrites them in README.md (between their <!-- config-table ... --> markers).
 //   node --import tsx scripts/render-config-table.ts [--write]
 import { readFileSync, writeFileSync } from 'node:fs';
-import { README_TABLES, renderTable, renderTablesInto, type TableName } from '../src/config/readme-tables.ts';
+import { README_TABLES, renderTable, renderTablesInto, type TableName } from '../src/readme/config-tables.ts';
 
 const readmePath = new URL('../README.md', import.meta.url);
 

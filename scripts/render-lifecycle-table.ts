@@ -1,7 +1,7 @@
 // Rewrites the README's lifecycle table from the one in src/nodes/lifecycle.ts:
 //   node --import tsx scripts/render-lifecycle-table.ts
 import { readFileSync, writeFileSync } from 'node:fs';
-import { renderLifecycleTable, withLifecycleTable } from '../src/nodes/lifecycle-markdown.ts';
+import { renderLifecycleTable, withLifecycleTable } from '../src/readme/lifecycle-table.ts';
 
 const readme = new URL('../README.md', import.meta.url);
 const before = readFileSync(readme, 'utf8');

@@ -1,5 +1,6 @@
-// The composition root: builds every part of the service from the configuration, starts them in
-// order, and stops them from one shutdown path.
+// The composition root: builds every part of the service once from the configuration, in
+// dependency order (composition/), starts them in order, and stops them from one shutdown path.
+// Nothing imports this file but main.ts (and the tests, which start the service as a user would).
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -9,46 +10,18 @@ import { openServerDatabase, type ServerDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { releaseAllLeases } from './db/jobs.ts';
 import { countUsers } from './db/users.ts';
+import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import type { Logger } from './logger.ts';
-import { AccountService } from './accounts/service.ts';
-import { ReleaseService } from './releases/service.ts';
-import { RolloutPasses } from './releases/rollout-passes.ts';
-import { NodeService } from './nodes/service.ts';
-import { buildJob } from './nodes/build-job.ts';
-import { Reconciler } from './nodes/reconcile.ts';
-import { JobWorker } from './jobs/worker.ts';
-import { createRuntime, nodePortsFor } from './runtime/create-runtime.ts';
+import type { AccountService } from './accounts/service.ts';
+import { createRuntime } from './runtime/create-runtime.ts';
 import type { NodeRuntime } from './runtime/types.ts';
 import { buildApiServer } from './api/server.ts';
 import { webUi } from './web/web-ui.ts';
 import { startAdminChannel } from './operator/admin-channel.ts';
-import type { OperatorContext } from './operator/commands.ts';
-import { WebhookKeyring } from './webhooks/signing-keys.ts';
-import { WebhookService } from './webhooks/service.ts';
-import { WebhookDispatcher } from './webhooks/dispatcher.ts';
-import { WebhookSender } from './webhooks/send-webhook.ts';
-import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
-import { createBlobStore } from './blobs/create-blob-store.ts';
-import { LogExportService } from './logs/export-service.ts';
-import { logExportJob } from './logs/export-job.ts';
-import { ExportJanitor } from './logs/export-janitor.ts';
-import { CertificateService } from './pki/client-certificates.ts';
+import { loadOrCreateCertificateAuthority } from './pki/ca-store.ts';
 import { startNodeAccess } from './gateway/start-node-access.ts';
-
-export function buildServices(db: Database, config: Config, wakeWorkers: () => void) {
-  const accounts = new AccountService(db);
-  const releases = new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget }, wakeWorkers);
-  const nodes = new NodeService({ db, config, wakeWorkers, assignPorts: nodePortsFor(config) });
-  const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
-  const webhooks = new WebhookService({
-    db,
-    keyring: webhookKeys,
-    policy: { allowPrivateTargets: config.webhooks.allowPrivateTargets, httpsOnly: config.production },
-  });
-  const logExports = new LogExportService({ db, blobs: createBlobStore(config), config, wakeWorkers });
-  const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
-  return { accounts, releases, nodes, webhooks, webhookKeys, logExports, certificates };
-}
+import { buildServices, type Services } from './composition/services.ts';
+import { buildBackground } from './composition/background.ts';
 
 export interface DevCredentials {
   email: string;
@@ -60,7 +33,7 @@ export interface RunningServer {
   config: Config;
   db: Database;
   api: FastifyInstance;
-  services: ReturnType<typeof buildServices>;
+  services: Services;
   runtime: NodeRuntime;
   /** Set on the very first start with an empty database (see BOOTSTRAP_DEV_USER). */
   devCredentials: DevCredentials | undefined;
@@ -88,82 +61,26 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
-    let worker: JobWorker | undefined;
-    const wakeWorkers = () => worker?.wake();
-    const services = buildServices(db, config, wakeWorkers);
+    // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
+    const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
+    const services = buildServices(db, config, ca);
     await services.releases.seed(config.initialImageVersion);
     services.webhookKeys.ensure();
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
     const runtime = await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }));
     cleanups.push(() => runtime.shutdown());
-    // Embedded PGlite has exactly one worker process (the lock above), so every job still marked
-    // running was left by a crash of this service: take them over now rather than after their lease.
-    if (db.kind === 'pglite') await releaseAllLeases(db);
+    // Embedded PGlite has exactly one worker process (the lock above), so every job and delivery
+    // still marked running was left by a crash of this service: take them over now rather than
+    // after their lease.
+    if (db.kind === 'pglite') {
+      await releaseAllLeases(db);
+      await releaseDeliveryLeases(db);
+    }
+    const background = buildBackground({ db, config, runtime, services, log });
 
-    // Background loops start once every listener is up: on PGlite (one session) their first
-    // queries would otherwise queue in front of the start-up's own.
-    const background: Array<() => void> = [];
-    // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
-    const rolloutPasses = new RolloutPasses({ db, wakeWorkers, log: log.child({ part: 'rollouts' }) });
-    background.push(() => {
-      rolloutPasses.start();
-      cleanups.push(() => rolloutPasses.stop());
-    });
-    worker = new JobWorker({
-      db,
-      definitions: [
-        buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => rolloutPasses.request(v) }),
-        logExportJob({ db, runtime, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) }),
-      ],
-      concurrency: config.jobConcurrency,
-      pollIntervalMs: config.jobPollIntervalMs,
-      log: log.child({ part: 'jobs' }),
-    });
-    background.push(() => {
-      worker!.start();
-      cleanups.push(() => worker!.stop());
-    });
-
-    if (db.kind === 'pglite') await releaseDeliveryLeases(db);
-    const webhookDispatcher = new WebhookDispatcher({
-      db,
-      sender: new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
-      keyring: services.webhookKeys,
-      retryScheduleMs: config.webhooks.retryScheduleMs,
-      timeoutMs: config.webhooks.timeoutMs,
-      concurrency: config.webhooks.concurrency,
-      pollIntervalMs: config.jobPollIntervalMs,
-      log: log.child({ part: 'webhooks' }),
-    });
-    // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
-    db.commitSignals.on('node-events', () => webhookDispatcher.wake());
-    background.push(() => {
-      webhookDispatcher.start();
-      cleanups.push(() => webhookDispatcher.stop());
-    });
-
-    const reconciler = new Reconciler({
-      db,
-      runtime,
-      releases: services.releases,
-      intervalMs: config.reconcileIntervalMs,
-      destroyedRetentionHours: config.destroyedRetentionHours,
-      log: log.child({ part: 'reconcile' }),
-    });
-    background.push(() => {
-      reconciler.start();
-      cleanups.push(() => reconciler.stop());
-    });
-
-    const exportJanitor = new ExportJanitor({ db, blobs: services.logExports.blobs, config, log: log.child({ part: 'log-exports' }) });
-    background.push(() => {
-      exportJanitor.start();
-      cleanups.push(() => exportJanitor.stop());
-    });
-
-    // The node access gateways (bearer and mutual TLS) and the certificate authority behind them.
-    const nodeAccess = await startNodeAccess({ config, db, ...services, runtime, log: log.child({ part: 'gateway' }) });
+    // The node access gateways (bearer and mutual TLS).
+    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, log: log.child({ part: 'gateway' }) });
     cleanups.push(() => nodeAccess.stop());
 
     let ready = false;
@@ -172,11 +89,15 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     cleanups.push(() => api.close());
 
     if (db.kind === 'pglite') {
-      const ctx: OperatorContext = { ...services, wakeWorkers };
-      const admin = await startAdminChannel(config.dataDir, ctx, log.child({ part: 'admin' }));
+      const admin = await startAdminChannel(config.dataDir, services, log.child({ part: 'admin' }));
       cleanups.push(() => admin.stop());
     }
-    for (const start of background) start();
+    // Background loops start once every listener is up: on PGlite (one session) their first
+    // queries would otherwise queue in front of the start-up's own. Stopped in reverse order.
+    for (const part of background) {
+      part.start();
+      cleanups.push(() => part.stop());
+    }
     ready = true;
     return { config, db, api, services, runtime, devCredentials, stop: stopAll };
   } catch (err) {

@@ -9,10 +9,9 @@ import {
   revokeToken,
   touchToken,
   updateUserPassword,
-  PLANS,
-  type Plan,
   type UserRow,
 } from '../db/users.ts';
+import { PLANS, type Plan } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
 import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';

@@ -3,13 +3,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
+import type { IdempotencyKey } from '../nodes/service.ts';
 
 const KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
-
-export interface IdempotencyKey {
-  key: string;
-  requestHash: string;
-}
 
 export function idempotencyKeyOf(request: FastifyRequest, body: unknown): IdempotencyKey | undefined {
   const raw = request.headers['idempotency-key'];

@@ -2,7 +2,7 @@
 // serialisation, the TypeScript types and the OpenAPI document at once.
 import { Type, type Static } from '@sinclair/typebox';
 import { ERROR_CODES } from '../errors.ts';
-import { NODE_STATUSES } from '../db/nodes.ts';
+import { NODE_STATUSES } from '../domain/nodes.ts';
 
 export const ID_PATTERN = '^[0-9a-f]{32}$';
 // Printable text without control characters, not starting or ending with whitespace.

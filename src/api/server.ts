@@ -5,7 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '../logger.ts';
-import { requireBearerAuth } from './bearer-auth.ts';
+import { requireBearerAuth, type SessionAuthenticator } from './bearer-auth.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { cachingSerializerFactory } from './serializer-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
@@ -18,12 +18,10 @@ import { latestImageRoute } from './nodes/latest-image.ts';
 import { listTokensRoute } from './tokens/list-tokens.ts';
 import { createTokenRoute } from './tokens/create-token.ts';
 import { revokeTokenRoute } from './tokens/revoke-token.ts';
-import { registerWebUi, type WebUi } from '../web/web-ui.ts';
 import { nodeActionRoutes } from './nodes/node-actions.ts';
 import { startLogExportRoute } from './nodes/start-log-export.ts';
 import { getLogExportRoute } from './nodes/get-log-export.ts';
 import { getDownloadRoute } from './downloads/get-download.ts';
-import { LocalBlobStore } from '../blobs/local-blob-store.ts';
 import { updateSettingsRoute } from './nodes/update-settings.ts';
 import { WebhookDelivery, WebhookEvent } from './webhooks/schemas.ts';
 import { webhookPublicKeyRoute } from './webhooks/public-key.ts';
@@ -38,7 +36,16 @@ import { certificateRoutes } from './nodes/certificates.ts';
 // nobody can make the service buffer megabytes.
 export const API_BODY_LIMIT = 64 * 1024;
 
-export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string; web?: WebUi }): Promise<FastifyInstance> {
+/**
+ * A user interface the listener serves beside the API (web/web-ui.ts): its own routes, registered
+ * outside the bearer scope, and the session the bearer scope accepts in place of a token.
+ */
+export interface MountedUi {
+  sessions: SessionAuthenticator;
+  register(app: FastifyInstance): void;
+}
+
+export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string; web?: MountedUi }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -83,10 +90,12 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // Web UI: pages, assets and the session routes (sign-in); its API calls go through the scope below.
-  if (deps.web) registerWebUi(app, deps.web);
+  deps.web?.register(app);
 
-  // Signed-URL routes: the signature in the query is the credential (local blob store only).
-  if (deps.logExports.blobs instanceof LocalBlobStore) getDownloadRoute(app, deps.logExports.blobs);
+  // Signed-URL routes: the signature in the query is the credential (a blob store whose download
+  // URLs point at this service, the local one; S3's point at S3).
+  const openSigned = deps.blobs.openSigned?.bind(deps.blobs);
+  if (openSigned) getDownloadRoute(app, openSigned);
 
   // Bearer-token routes.
   await app.register(async (scope) => {

@@ -1,6 +1,7 @@
 // Where finished export archives are kept and how users download them. One interface, chosen once
 // at start-up from BLOB_STORE: `local` (files under DATA_DIR, served by this service through
 // signed expiring URLs) or `s3` (a bucket, downloaded straight from S3 through presigned URLs).
+import type { ReadStream } from 'node:fs';
 
 export interface PresignedUrl {
   url: string;
@@ -17,7 +18,20 @@ export interface BlobStore {
   deletePrefix(prefix: string): Promise<number>;
   /** Deletes objects last written before `cutoff` (retention, and objects whose record is gone). */
   deleteOlderThan(cutoff: Date): Promise<number>;
+  /**
+   * The object behind one of this store's download URLs, for a store whose URLs point at this
+   * service (local); absent where they point elsewhere (S3 serves its own presigned URLs).
+   */
+  openSigned?: OpenSigned;
 }
+
+export interface OpenedBlob {
+  stream: ReadStream;
+  bytes: number;
+}
+
+/** The object behind a download URL; 'forbidden' when the URL is not valid for it right now. */
+export type OpenSigned = (key: string, query: { expires?: unknown; signature?: unknown }) => Promise<OpenedBlob | 'forbidden' | 'missing'>;
 
 // Keys are made by the service, but the local store turns them into paths and URLs: allow only
 // plain segments so no key can climb out of its directory or need URL escaping.

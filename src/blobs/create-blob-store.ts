@@ -1,10 +1,9 @@
 // Chooses the blob store once at start-up from the configuration.
-import type { Config } from '../config.ts';
 import type { BlobStore } from './blob-store.ts';
 import type { BlobStoreConfig } from './config.ts';
 import { LocalBlobStore } from './local-blob-store.ts';
 
-export function createBlobStore(config: Pick<Config, 'blobStore' | 'dataDir' | 'publicUrl'>): BlobStore {
+export function createBlobStore(config: { blobStore: BlobStoreConfig; dataDir: string; publicUrl: string }): BlobStore {
   if (config.blobStore.kind === 'local') return new LocalBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl });
   return lazyS3BlobStore(config.blobStore);
 }

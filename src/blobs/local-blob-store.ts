@@ -2,16 +2,11 @@
 // this service's /downloads route with a signed expiring URL (see signed-url.ts). For one
 // machine: replicas on several machines need the s3 store.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile, copyFile, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { assertValidBlobKey, isValidBlobKey, type BlobStore, type PresignedUrl } from './blob-store.ts';
+import { assertValidBlobKey, isValidBlobKey, type BlobStore, type OpenedBlob, type PresignedUrl } from './blob-store.ts';
 import { signDownloadUrl, verifyDownloadUrl } from './signed-url.ts';
-
-export interface OpenedBlob {
-  stream: ReadStream;
-  bytes: number;
-}
 
 export class LocalBlobStore implements BlobStore {
   readonly kind = 'local' as const;

@@ -1,6 +1,6 @@
 // One environment variable, declared as data: its name, how its text is read and checked (a
 // TypeBox schema), its default, and what it means. The same declarations drive reading at start
-// and the README's configuration tables (readme-tables.ts), so the two cannot drift apart.
+// and the README's configuration tables (readme/config-tables.ts), so the two cannot drift apart.
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 

@@ -1,8 +1,6 @@
 // Builds: the numbered history of everything the control plane did to a node.
 import type { Queryable } from './database.ts';
-
-export type BuildAction = 'create' | 'start' | 'stop' | 'upgrade' | 'destroy';
-export type BuildStatus = 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+import type { BuildAction, BuildStatus } from '../domain/nodes.ts';
 
 export interface BuildRow {
   node_id: string;

@@ -1,9 +1,9 @@
 // Some writes have a reader in this process waiting for them: the webhook dispatcher waits for
-// node events. The code that writes says so, with `tx.signalAfterCommit('node-events')` next to
-// its INSERT, and the readers' listeners (registered where the service is put together) are
+// node events, the job workers for jobs. The code that writes says so, with
+// `tx.signalAfterCommit('node-events')` next to its INSERT, and the readers' listeners (registered where the service is put together) are
 // called once that write has committed: a wake before the commit would find nothing, and a
 // rolled-back write wakes nobody. Writes of other processes are found by the readers' polls.
-export type CommitSignal = 'node-events';
+export type CommitSignal = 'node-events' | 'jobs';
 
 export class CommitSignals {
   private readonly listeners = new Map<CommitSignal, Array<() => void>>();

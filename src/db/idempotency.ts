@@ -1,11 +1,11 @@
-// Idempotency keys of POST /api/nodes: the first answer to a key, kept for a day.
+// Idempotency keys of node creation: the first answer to a key, kept for a day. What is kept is
+// the answer's body; how it travels (its HTTP status) is the API's business.
 import type { Queryable } from './database.ts';
 
 export const IDEMPOTENCY_KEY_TTL_HOURS = 24;
 
 export interface StoredAnswer {
   request_hash: string;
-  response_status: number;
   response_body: unknown;
 }
 
@@ -20,24 +20,21 @@ export async function claimIdempotencyKey(db: Queryable, userId: string, key: st
     [userId, key, IDEMPOTENCY_KEY_TTL_HOURS],
   );
   const claimed = await db.query(
-    `INSERT INTO idempotency_keys (user_id, key, request_hash, response_status, response_body)
-     VALUES ($1, $2, $3, 0, 'null') ON CONFLICT (user_id, key) DO NOTHING RETURNING key`,
+    `INSERT INTO idempotency_keys (user_id, key, request_hash, response_body)
+     VALUES ($1, $2, $3, 'null') ON CONFLICT (user_id, key) DO NOTHING RETURNING key`,
     [userId, key, requestHash],
   );
   if (claimed.length > 0) return undefined;
   return (
     await db.query<StoredAnswer>(
-      'SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2',
+      'SELECT request_hash, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2',
       [userId, key],
     )
   )[0];
 }
 
-export async function saveIdempotentAnswer(db: Queryable, userId: string, key: string, status: number, body: unknown) {
-  await db.query(
-    'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE user_id = $1 AND key = $2',
-    [userId, key, status, JSON.stringify(body)],
-  );
+export async function saveIdempotentAnswer(db: Queryable, userId: string, key: string, body: unknown) {
+  await db.query('UPDATE idempotency_keys SET response_body = $3 WHERE user_id = $1 AND key = $2', [userId, key, JSON.stringify(body)]);
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Queryable) {

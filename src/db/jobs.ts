@@ -31,7 +31,7 @@ export async function insertJob(db: Queryable, job: NewJob) {
 /** Several jobs in one statement; a job whose singleton key is already pending is left out of the result. */
 export async function insertJobs(db: Queryable, jobs: NewJob[]) {
   if (jobs.length === 0) return [];
-  return db.query<JobRow>(
+  const rows = await db.query<JobRow>(
     `INSERT INTO jobs (kind, payload, singleton_key, max_attempts, run_at)
      SELECT j.kind, j.payload::jsonb, j.singleton_key, j.max_attempts, now() + make_interval(secs => j.delay_s)
      FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::float8[]) AS j(kind, payload, singleton_key, max_attempts, delay_s)
@@ -44,6 +44,9 @@ export async function insertJobs(db: Queryable, jobs: NewJob[]) {
       jobs.map((j) => (j.delayMs ?? 0) / 1000),
     ],
   );
+  // This process's workers look at once (JobWorker listens); other replicas find it by polling.
+  db.signalAfterCommit('jobs');
+  return rows;
 }
 
 export async function claimJob(db: Queryable, kinds: string[], leaseMs: number) {

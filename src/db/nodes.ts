@@ -1,15 +1,7 @@
 // Nodes: the record of what a user asked for (desired_state) and what is true now (status).
 import type { Queryable } from './database.ts';
 import type { BuildRow } from './builds.ts';
-
-export type NodeStatus = 'STARTING' | 'RUNNING' | 'IN_PROGRESS' | 'PAUSED' | 'FAILED' | 'DESTROYING' | 'DESTROYED';
-export const NODE_STATUSES: NodeStatus[] = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'];
-export type DesiredState = 'running' | 'stopped' | 'destroyed';
-export type Network = 'regtest' | 'testnet';
-
-export interface NodeSettings {
-  webhookUrl?: string;
-}
+import type { DesiredState, Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 
 export interface NodeRow {
   id: string;

@@ -1,10 +1,15 @@
 // Opening the configured database: PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR.
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
 import { openPglite, openPostgres, type Database } from './database.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+/** Where the database is: DATABASE_URL, or PGlite under DATA_DIR when it is unset. */
+export interface DatabaseLocation {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}
+
+export async function openDatabase(config: DatabaseLocation): Promise<Database> {
   return config.databaseUrl ? openPostgres(config.databaseUrl) : openPglite(join(config.dataDir, 'pglite'));
 }
 
@@ -19,7 +24,7 @@ export interface ServerDatabase {
  * waiting: opening PGlite takes a few hundred milliseconds that the caller overlaps with loading
  * the rest of the service.
  */
-export function openServerDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): ServerDatabase {
+export function openServerDatabase(config: DatabaseLocation): ServerDatabase {
   let releaseLock = () => {};
   if (!config.databaseUrl) {
     const lock = acquireDataDirLock(config.dataDir, 'server');

@@ -1,7 +1,7 @@
 // Release rollouts: one per published version, with one row per node it is to upgrade.
 import type { Queryable } from './database.ts';
 import type { NodeRow } from './nodes.ts';
-import { AUTO_UPGRADE_PLANS } from '../releases/plans.ts';
+import { AUTO_UPGRADE_PLANS } from '../domain/plans.ts';
 
 export type RolloutState = 'running' | 'paused' | 'completed';
 export type RolloutNodeState = 'pending' | 'upgrading' | 'deferred' | 'succeeded' | 'failed' | 'skipped';

@@ -1,8 +1,6 @@
 // Users and their API tokens.
 import type { Queryable } from './database.ts';
-
-export type Plan = 'starter' | 'growth' | 'scale' | 'wallet';
-export const PLANS: Plan[] = ['starter', 'growth', 'scale', 'wallet'];
+import type { Plan } from '../domain/plans.ts';
 
 export interface UserRow {
   id: string;

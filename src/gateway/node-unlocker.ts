@@ -2,7 +2,7 @@
 // chain-sync, indexer and proxy settings, sent to the node, and on success the node is recorded
 // as unlocked. Used by both gateways (which pass the node's answer through) and by the management
 // API's POST /api/nodes/{id}/unlock (which turns a refusal into one of its error codes).
-import type { NodeAccessConfig } from '../config.ts';
+import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import { findUserNode, type NodeRow } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';

@@ -1,15 +1,15 @@
-// Composition of node access: the certificate authority, the connection pool to the nodes, the
-// unlock, and the two gateway listeners. Started by app.ts; stop() closes both listeners and
-// every pooled connection.
+// Composition of node access: the connection pool to the nodes, the unlock, and the two gateway
+// listeners, given the certificate authority the composition root loaded. Started by app.ts;
+// stop() closes both listeners and every pooled connection.
 import http from 'node:http';
 import type { AccountService } from '../accounts/service.ts';
-import type { Config } from '../config.ts';
+import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { specOf } from '../nodes/build-job.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
-import { loadOrCreateCertificateAuthority, serverTlsMaterial } from '../pki/ca-store.ts';
+import { serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import { createBearerGateway, createMtlsGateway, type GatewayServerDeps } from './gateway-server.ts';
@@ -18,26 +18,25 @@ import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
 
 export interface NodeAccessDeps {
-  config: Config;
+  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number };
   db: Database;
   accounts: AccountService;
   nodes: NodeService;
   certificates: CertificateService;
+  /** The CA client certificates are issued by and verified against (pki/ca-store.ts). */
+  ca: CertificateAuthority;
   runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon'>;
   log: Logger;
 }
 
 export interface RunningNodeAccess {
-  ca: CertificateAuthority;
   unlocker: NodeUnlocker;
   stop(): Promise<void>;
 }
 
 export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNodeAccess> {
-  const { config, db, log } = deps;
+  const { config, db, log, ca } = deps;
   const settings = config.nodeAccess;
-  const ca = await loadOrCreateCertificateAuthority(config, log);
-  deps.certificates.useAuthority(ca);
   const tls = await serverTlsMaterial(config, ca);
 
   const connector = new NodeConnector({
@@ -81,7 +80,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     await stop();
     throw err;
   }
-  return { ca, unlocker, stop };
+  return { unlocker, stop };
 }
 
 function listen(server: http.Server, host: string, port: number) {

@@ -3,7 +3,7 @@
 // configuration. This builds the body in the form the node's RLN version takes. The password is
 // carried, never logged, and never part of an error message (not even inside a JSON parse error,
 // whose text quotes the input).
-import type { ChainSettings } from '../config.ts';
+import type { ChainSettings } from './config.ts';
 import { AppError } from '../errors.ts';
 
 export interface UnlockInput {

@@ -33,7 +33,8 @@ export class JobWorker {
   private readonly kinds: string[];
   private readonly maxLeaseMs: number;
   private readonly running = new Set<Promise<void>>();
-  // Woken when a job was enqueued in this process or one finished (a slot is free); otherwise
+  // Woken when a job enqueued in this process committed (the 'jobs' commit signal) or one finished
+  // (a slot is free); otherwise
   // polls, which is how jobs enqueued by other processes and retries that come due are found.
   private readonly loop: BackgroundLoop;
 
@@ -47,13 +48,14 @@ export class JobWorker {
       log: opts.log,
       run: () => this.claimDueJobs(),
     });
+    opts.db.commitSignals.on('jobs', () => this.wake());
   }
 
   start() {
     this.loop.start();
   }
 
-  /** Looks for work now instead of at the next poll (called after enqueueing in-process). */
+  /** Looks for work now instead of at the next poll. */
   wake() {
     this.loop.wake();
   }

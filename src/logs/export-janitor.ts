@@ -5,7 +5,7 @@
 // idempotent, so replicas sharing a database may all run it.
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
+import type { LogsConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import { deleteLogExport, failLogExportsStartedBefore, listLogExportsCreatedBefore } from '../db/log-exports.ts';
 import type { Logger } from '../logger.ts';
@@ -16,7 +16,7 @@ import { BackgroundLoop } from '../jobs/background-loop.ts';
 export interface ExportJanitorOptions {
   db: Database;
   blobs: BlobStore;
-  config: Pick<Config, 'dataDir' | 'logs'>;
+  config: { dataDir: string; logs: LogsConfig };
   log: Logger;
   /** How often a sweep runs; retention is measured in hours, so minutes are precise enough. */
   intervalMs?: number;

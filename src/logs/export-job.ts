@@ -6,14 +6,14 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import type { Config } from '../config.ts';
+import type { LogsConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import { buildsByNode } from '../db/builds.ts';
 import { findNode } from '../db/nodes.ts';
 import { findLogExport, markLogExportFailed, markLogExportSucceeded, type LogExportPart } from '../db/log-exports.ts';
-import { recordNodeEvent } from '../events/record.ts';
+import { recordNodeEvent } from '../db/node-events.ts';
 import type { Logger } from '../logger.ts';
-import type { NodeRuntime } from '../runtime/types.ts';
+import type { LogRange } from './read-range.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
@@ -37,9 +37,10 @@ export const exportStagingDir = (dataDir: string, taskId?: string) =>
 
 export interface LogExportJobDeps {
   db: Database;
-  runtime: Pick<NodeRuntime, 'readLogs'>;
+  /** Where the daemon's collected output is read from: the runtime (NodeRuntime.readLogs). */
+  runtime: { readLogs(nodeId: string, range: LogRange): AsyncIterable<Buffer> };
   blobs: BlobStore;
-  config: Pick<Config, 'dataDir' | 'logs'>;
+  config: { dataDir: string; logs: LogsConfig };
   log: Logger;
 }
 

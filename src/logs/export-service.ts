@@ -1,6 +1,6 @@
 // Log exports as users see them: start one for a node (a durable job does the work) and ask for
 // its state; a finished export answers fresh download URLs, one per gzip part, every time.
-import type { Config } from '../config.ts';
+import type { LogsConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import { insertJob } from '../db/jobs.ts';
 import { findUserNode, lockUserNode } from '../db/nodes.ts';
@@ -18,8 +18,7 @@ export type LogExportAnswer =
 export interface LogExportServiceDeps {
   db: Database;
   blobs: BlobStore;
-  config: Pick<Config, 'logs'>;
-  wakeWorkers: () => void;
+  config: { logs: LogsConfig };
 }
 
 export class LogExportService {
@@ -50,7 +49,6 @@ export class LogExportService {
       await insertJob(tx, LOG_EXPORT_JOB.newJob({ v: 1, taskId: task.id }));
       return task;
     });
-    this.deps.wakeWorkers();
     return { taskId: task.id };
   }
 

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.ts';
 import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
-import type { NodeEventInput } from '../events/record.ts';
+import type { NodeEventInput } from '../db/node-events.ts';
 import { applyDecision } from './transition.ts';
 import { decide, type NodeRequest } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';

@@ -3,7 +3,8 @@
 // Written for many nodes at once (a rollout pass); the single-node form uses the same statements.
 // What the node becomes meanwhile is the lifecycle table's to say (decide() in lifecycle.ts).
 import type { Queryable } from '../db/database.ts';
-import { insertBuilds, type BuildAction, type BuildRow } from '../db/builds.ts';
+import { insertBuilds, type BuildRow } from '../db/builds.ts';
+import type { BuildAction } from '../domain/nodes.ts';
 import { insertJobs } from '../db/jobs.ts';
 import type { NodeRow } from '../db/nodes.ts';
 import { BUILD_JOB } from './build-job.ts';

@@ -2,7 +2,7 @@
 // a status (a build in progress, versions, lock and init flags, webhook URLs), the exact 409
 // codes, messages and details, and the changes and builds accepted requests make.
 import { describe, expect, it } from 'vitest';
-import type { NodeStatus } from '../db/nodes.ts';
+import type { NodeStatus } from '../domain/nodes.ts';
 import { ERROR_STATUS } from '../errors.ts';
 import {
   EVERY_STATUS,

@@ -3,9 +3,10 @@
 // build that carries it out. Pure, no I/O: a caller locks the node's row, asks decide(), and
 // carries the answer out in the same transaction with applyDecision / changeNodes (transition.ts),
 // enqueueing the build if there is one. The README's lifecycle table is rendered from this one
-// (lifecycle-markdown.ts), so adding a status or a request happens here and nowhere else.
-import type { BuildAction, BuildRow } from '../db/builds.ts';
-import type { NodeRow, NodeStatus } from '../db/nodes.ts';
+// (readme/lifecycle-table.ts), so adding a status or a request happens here and nowhere else.
+import type { BuildRow } from '../db/builds.ts';
+import type { NodeRow } from '../db/nodes.ts';
+import type { BuildAction, NodeStatus } from '../domain/nodes.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { NodeChange } from './transition.ts';
 

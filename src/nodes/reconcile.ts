@@ -6,7 +6,6 @@ import type { Database } from '../db/database.ts';
 import { listNodesToReconcile, lockNode, purgeDestroyedNodes, type NodeRow } from '../db/nodes.ts';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
 import { purgeFinishedJobs } from '../db/jobs.ts';
-import type { ReleaseService } from '../releases/service.ts';
 import { applyDecision } from './transition.ts';
 import { daemonShouldRun, decide } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
@@ -17,7 +16,11 @@ import { BackgroundLoop } from '../jobs/background-loop.ts';
 export interface ReconcilerOptions {
   db: Database;
   runtime: NodeRuntime;
-  releases: ReleaseService;
+  /**
+   * One pass over the running release rollouts (ReleaseService.advanceAll), run after each
+   * reconcile pass. Given as a function: releases/ builds on nodes/, not the other way round.
+   */
+  advanceRollouts: () => Promise<unknown>;
   intervalMs: number;
   destroyedRetentionHours: number;
   log: Logger;
@@ -81,7 +84,7 @@ export class Reconciler {
       }
     }
     // Rollouts continue here after a restart, and pick up nodes whose own build held them back.
-    await this.opts.releases.advanceAll();
+    await this.opts.advanceRollouts();
     if (Date.now() - this.lastHousekeeping > HOUSEKEEPING_EVERY_MS) {
       this.lastHousekeeping = Date.now();
       const purged = await purgeDestroyedNodes(this.opts.db, this.opts.destroyedRetentionHours);

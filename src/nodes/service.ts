@@ -1,11 +1,10 @@
 // The node service: what users can do to their nodes. Every change of what runs is recorded as a
 // build and carried out by a durable job enqueued in the same transaction as the state change.
-import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
-import { recordNodeEvent } from '../events/record.ts';
-import { upgradesAutomatically } from '../releases/plans.ts';
+import { recordNodeEvent } from '../db/node-events.ts';
+import { upgradesAutomatically } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
 import {
   findUserNode,
@@ -15,11 +14,9 @@ import {
   lockNode,
   lockUserNode,
   usedPorts,
-  type Network,
   type NodeRow,
-  type NodeSettings,
-  type NodeStatus,
 } from '../db/nodes.ts';
+import type { Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
@@ -28,13 +25,26 @@ import { applyDecision } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { presentCreatedNode, presentNode, type ApiNode } from './present.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
-import type { IdempotencyKey } from '../api/idempotency-key.ts';
+
+/** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
+export interface IdempotencyKey {
+  key: string;
+  requestHash: string;
+}
 
 export interface CreateNodeInput {
   name: string;
   network: Network;
-  settings?: NodeSettings;
+  /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.checkWebhookUrl). */
+  settings?: { webhookUrl?: string | null };
 }
+
+/**
+ * Checks a webhook URL a user sent (scheme, credentials, the addresses it resolves to: SSRF) and
+ * returns it normalised; an empty string or null becomes null (no URL), undefined stays undefined
+ * (unchanged). Throws a 400 naming the reason. WebhookService.checkWebhookUrl is the one used.
+ */
+export type WebhookUrlCheck = (webhookUrl: string | null | undefined) => Promise<string | null | undefined>;
 
 const WAIT_POLL_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -52,11 +62,12 @@ export interface NodeActionResult {
 
 export interface NodeServiceDeps {
   db: Database;
-  config: Pick<Config, 'nodeApiUrl' | 'publicUrl'>;
+  /** Where clients reach the API and the nodes: what a node's answer tells them. */
+  config: { nodeApiUrl: string; publicUrl: string };
   /** The ports a new node gets from the configured runtime (runtime/create-runtime.ts: nodePortsFor). */
   assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
-  /** Tells this process's workers that a job is waiting, so they need not wait for a poll. */
-  wakeWorkers: () => void;
+  /** Every webhook URL passes this before it is stored, whoever calls the service. */
+  checkWebhookUrl: WebhookUrlCheck;
 }
 
 export class NodeService {
@@ -104,7 +115,10 @@ export class NodeService {
    * failed creation leaves no key behind.
    */
   async createNode(userId: string, input: CreateNodeInput, idempotency?: IdempotencyKey): Promise<CreatedNode> {
-    const answer = await this.deps.db.transaction(async (tx) => {
+    // Checked before anything is stored, and outside the transaction: it may wait on DNS.
+    const webhookUrl = await this.deps.checkWebhookUrl(input.settings?.webhookUrl);
+    const settings: NodeSettings = webhookUrl ? { webhookUrl } : {};
+    return this.deps.db.transaction(async (tx) => {
       if (idempotency) {
         const stored = await claimIdempotencyKey(tx, userId, idempotency.key, idempotency.requestHash);
         if (stored && stored.request_hash !== idempotency.requestHash) {
@@ -122,18 +136,16 @@ export class NodeService {
         name: input.name,
         network: input.network,
         image_version: release.version,
-        settings: input.settings ?? {},
+        settings,
         rest_port: ports.restPort,
         peer_port: ports.peerPort,
       });
       await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
       await enqueueBuild(tx, node, 'create', release.version);
       const body = presentCreatedNode(node);
-      if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, 200, body);
+      if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };
     });
-    if (!answer.replayed) this.deps.wakeWorkers();
-    return answer;
   }
 
   /**
@@ -142,7 +154,7 @@ export class NodeService {
    * paused), with the same rollback as an upgrade.
    */
   async startNode(userId: string, nodeId: string): Promise<NodeActionResult> {
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'start' });
       const user = await findUserById(tx, userId);
       const latest = await latestRelease(tx);
@@ -150,32 +162,26 @@ export class NodeService {
       const after = await carryOut(tx, node, decision, version);
       return { nodeId, status: after.status };
     });
-    this.deps.wakeWorkers();
-    return result;
   }
 
   /** Stops a RUNNING (or FAILED) node's daemon, keeping its storage: PAUSED once the build completes. */
   async stopNode(userId: string, nodeId: string): Promise<NodeActionResult> {
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'stop' });
       const after = await carryOut(tx, node, decision, node.image_version);
       return { nodeId, status: after.status };
     });
-    this.deps.wakeWorkers();
-    return result;
   }
 
   /** Moves a RUNNING (or FAILED) node to the latest image version; see replaceImage in build-job.ts. */
   async upgradeNode(userId: string, nodeId: string): Promise<{ nodeId: string; fromVersion: string; toVersion: string }> {
-    const result = await this.deps.db.transaction(async (tx) => {
+    return this.deps.db.transaction(async (tx) => {
       const node = await lockOwnNode(tx, userId, nodeId);
       const toVersion = (await latestRelease(tx))?.version;
       const decision = await judge(tx, node, { type: 'upgrade', toVersion });
       await carryOut(tx, node, decision, toVersion!);
       return { nodeId, fromVersion: node.image_version, toVersion: toVersion! };
     });
-    this.deps.wakeWorkers();
-    return result;
   }
 
   async destroyNode(userId: string, nodeId: string): Promise<void> {
@@ -183,7 +189,6 @@ export class NodeService {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'destroy' });
       await carryOut(tx, node, decision, node.image_version);
     });
-    this.deps.wakeWorkers();
   }
 
   /**
@@ -195,12 +200,13 @@ export class NodeService {
   }
 
   /**
-   * Changes the node's settings. `webhookUrl` must already be checked (webhooks/target-url.ts);
-   * null removes it, undefined leaves it as it is.
+   * Changes the node's settings. `webhookUrl` is checked first (a refused one stores nothing);
+   * an empty string or null removes it, undefined leaves it as it is.
    */
   async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null }): Promise<void> {
+    const webhookUrl = await this.deps.checkWebhookUrl(change.webhookUrl);
     await this.deps.db.transaction(async (tx) => {
-      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl: change.webhookUrl });
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl });
       await applyDecision(tx, node, decision);
     });
   }

@@ -4,7 +4,7 @@
 // (lockNode / lockUserNode / lockUpgradeCandidates).
 import type { Queryable } from '../db/database.ts';
 import { updateNode, updateNodes, type NodePatch, type NodeRow } from '../db/nodes.ts';
-import { recordNodeEvents, type NodeEventInput } from '../events/record.ts';
+import { recordNodeEvents, type NodeEventInput } from '../db/node-events.ts';
 import { refusalError, type Decision } from './lifecycle.ts';
 
 export type NodeChange = NodePatch;

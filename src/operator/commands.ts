@@ -13,8 +13,6 @@ export interface OperatorContext {
   releases: ReleaseService;
   webhookKeys: WebhookKeyring;
   certificates: CertificateService;
-  /** Wakes the workers of the process that ran the command (no-op in a CLI process). */
-  wakeWorkers: () => void;
 }
 
 export type OperatorArgs = { positional: string[]; options: Record<string, string | true> };
@@ -49,18 +47,14 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'token revoke': (ctx, a) => ctx.accounts.revokeToken(required(a, 0, '<token-id>')),
   'token list': async (ctx, a) => ({ tokens: await ctx.accounts.listTokens(required(a, 0, '<email>')) }),
   'release publish': async (ctx, a) => {
-    const result = await ctx.releases.publish(required(a, 0, '<version>'), {
+    return ctx.releases.publish(required(a, 0, '<version>'), {
       concurrency: wholeNumber(a, 'concurrency', 1),
       failureBudget: wholeNumber(a, 'failure-budget', 0),
     });
-    ctx.wakeWorkers();
-    return result;
   },
   'release status': (ctx, a) => ctx.releases.status(required(a, 0, '<version>')),
   'release resume': async (ctx, a) => {
-    const result = await ctx.releases.resume(required(a, 0, '<version>'), wholeNumber(a, 'failure-budget', 0));
-    ctx.wakeWorkers();
-    return result;
+    return ctx.releases.resume(required(a, 0, '<version>'), wholeNumber(a, 'failure-budget', 0));
   },
   'release list': async (ctx) => ({ releases: await ctx.releases.list() }),
   // Works on the keyring file itself; a running service picks the new key up within a second.

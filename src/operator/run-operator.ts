@@ -4,10 +4,7 @@ import type { Config } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
 import { migrate } from '../db/migrate.ts';
 import { acquireDataDirLock } from '../db/data-dir-lock.ts';
-import { AccountService } from '../accounts/service.ts';
-import { ReleaseService } from '../releases/service.ts';
-import { WebhookKeyring } from '../webhooks/signing-keys.ts';
-import { CertificateService } from '../pki/client-certificates.ts';
+import { buildOperatorServices } from '../composition/services.ts';
 import { operatorCommands, type OperatorArgs } from './commands.ts';
 import { callAdminChannel, findAdminChannel } from './admin-channel.ts';
 
@@ -45,10 +42,7 @@ async function runDirect(config: Config, command: string, args: OperatorArgs): P
   try {
     const migrated = await migrate(db);
     if (command === 'migrate') return { migrated };
-    const rollouts = { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget };
-    const webhookKeys = new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
-    const certificates = new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays });
-    const ctx = { accounts: new AccountService(db), releases: new ReleaseService(db, rollouts), webhookKeys, certificates, wakeWorkers: () => {} };
+    const ctx = buildOperatorServices(db, config);
     await ctx.releases.seed(config.initialImageVersion);
     return await operatorCommands[command]!(ctx, args);
   } finally {

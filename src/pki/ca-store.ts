@@ -5,13 +5,20 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { CertificateAuthority } from './certificate-authority.ts';
 
 export const caDir = (dataDir: string) => join(dataDir, 'pki');
 
-export async function loadOrCreateCertificateAuthority(config: Config, log: Logger): Promise<CertificateAuthority> {
+/** The settings the CA and the gateway's certificate come from (CA_*, MTLS_*, DATA_DIR, HOST, USER_NODE_URL). */
+export interface CaStoreSettings {
+  dataDir: string;
+  host: string;
+  userNodeUrl: string;
+  nodeAccess: { caCertFile: string | undefined; caKeyFile: string | undefined; mtlsCertFile: string | undefined; mtlsKeyFile: string | undefined };
+}
+
+export async function loadOrCreateCertificateAuthority(config: CaStoreSettings, log: Logger): Promise<CertificateAuthority> {
   const { caCertFile, caKeyFile } = config.nodeAccess;
   if (caCertFile && caKeyFile) {
     try {
@@ -53,7 +60,7 @@ const SERVER_CERT_RENEW_MS = 30 * 86_400_000;
  * DATA_DIR/pki and reissued only when it no longer fits (another CA, other host names, or less
  * than 30 days left), so a start does not pay for signing one.
  */
-export async function serverTlsMaterial(config: Config, ca: CertificateAuthority): Promise<ServerTlsMaterial> {
+export async function serverTlsMaterial(config: CaStoreSettings, ca: CertificateAuthority): Promise<ServerTlsMaterial> {
   const { mtlsCertFile, mtlsKeyFile } = config.nodeAccess;
   if (mtlsCertFile && mtlsKeyFile) {
     return { certificatePem: readFileSync(mtlsCertFile, 'utf8'), privateKeyPem: readFileSync(mtlsKeyFile, 'utf8') };

@@ -59,18 +59,14 @@ export interface CertificateServiceDeps {
   db: Database;
   /** Default and longest validity of a client certificate. */
   maxValidityDays: number;
+  /** Only the serving process loads the CA; the operator CLI lists and revokes without it. */
+  ca?: CertificateAuthority;
 }
 
 export class CertificateService {
   private readonly revokedListeners: Array<(serial: string) => void> = [];
-  /** Only the serving process loads the CA; the operator CLI lists and revokes without it. */
-  private ca: CertificateAuthority | undefined;
 
   constructor(private readonly deps: CertificateServiceDeps) {}
-
-  useAuthority(ca: CertificateAuthority) {
-    this.ca = ca;
-  }
 
   /** Lets the gateway drop what it remembers about a certificate the moment it is revoked here. */
   onRevoked(listener: (serial: string) => void) {
@@ -78,7 +74,7 @@ export class CertificateService {
   }
 
   async issue(userId: string, nodeId: string, validitySeconds?: number): Promise<IssuedClientCertificate> {
-    const ca = this.ca;
+    const ca = this.deps.ca;
     if (!ca) throw new AppError('service_unavailable', 'this process has no certificate authority loaded');
     const maxSeconds = this.deps.maxValidityDays * 86_400;
     if (validitySeconds !== undefined && (validitySeconds < 1 || validitySeconds > maxSeconds)) {

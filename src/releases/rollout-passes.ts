@@ -10,8 +10,6 @@ import { advanceRollout } from './rollout.ts';
 
 export interface RolloutPassesOptions {
   db: Database;
-  /** Wakes this process's job workers after a pass enqueued upgrades. */
-  wakeWorkers: () => void;
   log: Logger;
 }
 
@@ -43,8 +41,7 @@ export class RolloutPasses {
     // a failure the versions not reached yet stay for the next run (advanceAll also covers them).
     for (const version of this.requested) {
       this.requested.delete(version);
-      const started = await this.opts.db.transaction((tx) => advanceRollout(tx, version));
-      if (started > 0) this.opts.wakeWorkers();
+      await this.opts.db.transaction((tx) => advanceRollout(tx, version));
     }
   }
 }

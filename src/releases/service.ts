@@ -33,8 +33,6 @@ export class ReleaseService {
   constructor(
     private readonly db: Database,
     private readonly rolloutDefaults: RolloutDefaults,
-    /** Wakes this process's job workers after upgrades were enqueued. */
-    private readonly wakeWorkers: () => void = () => {},
   ) {}
 
   /** Records the version, enrols the nodes that upgrade automatically and starts the first upgrades, atomically. */
@@ -62,7 +60,6 @@ export class ReleaseService {
         upgradeAvailableTo: notified,
       };
     });
-    this.wakeWorkers();
     return result;
   }
 
@@ -104,7 +101,6 @@ export class ReleaseService {
       await updateRollout(tx, version, { state: 'running', failure_budget: failed + extraFailures });
       await advanceRollout(tx, version);
     });
-    this.wakeWorkers();
     return this.status(version);
   }
 
@@ -114,7 +110,6 @@ export class ReleaseService {
     for (const rollout of await listRunningRollouts(this.db)) {
       started += await this.db.transaction((tx) => advanceRollout(tx, rollout.version));
     }
-    if (started > 0) this.wakeWorkers();
     return started;
   }
 

@@ -1,6 +1,6 @@
 // What runs the node daemons. One interface covers a node's whole lifecycle; an implementation is
 // chosen once at start-up (`process` on one machine; Kubernetes past it).
-import type { Network } from '../db/nodes.ts';
+import type { Network } from '../domain/nodes.ts';
 import type { LogRange } from '../logs/read-range.ts';
 
 export interface NodeSpec {

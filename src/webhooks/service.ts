@@ -4,7 +4,7 @@ import type { Database } from '../db/database.ts';
 import { findUserNode, lockUserNode } from '../db/nodes.ts';
 import { findNodeDelivery, insertRedelivery, listNodeDeliveries, type AttemptRow, type DeliveryRow } from '../db/webhook-deliveries.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
-import { recordNodeEvent } from '../events/record.ts';
+import { recordNodeEvent } from '../db/node-events.ts';
 import { checkWebhookUrl, systemResolveAll, type ResolveAll, type WebhookTargetPolicy } from './target-url.ts';
 import type { WebhookKeyring } from './signing-keys.ts';
 

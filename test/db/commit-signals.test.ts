@@ -2,7 +2,7 @@
 // listener hears a write only once it has committed, and never hears a rolled-back one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { recordNodeEvent } from '../../src/events/record.ts';
+import { recordNodeEvent } from '../../src/db/node-events.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 
 describe(`commit signals on ${databaseLabel()}`, () => {

@@ -94,7 +94,8 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const config = loadConfig({});
     const log = pino({ level: 'trace' }, new Writable({ write: (c, _e, cb) => ((logText += c.toString()), cb()) }));
     const connector = new NodeConnector({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
-    const nodes = new NodeService({ db: db.db, config, wakeWorkers: () => {}, assignPorts: nodePortsFor(config) });
+    // This test sets no webhook URL, so the check has nothing to refuse.
+    const nodes = new NodeService({ db: db.db, config, assignPorts: nodePortsFor(config), checkWebhookUrl: async (url) => url });
     const endpointOf = (node: { rest_port: number | null }) => ({ host: '127.0.0.1', port: node.rest_port! });
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, connector, nodes, endpointOf, log });
     gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), connector, unlocker, nodes, endpointOf, clientTimeoutMs: 1500, log });

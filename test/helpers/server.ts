@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/app.ts';
-import type { Plan } from '../../src/db/users.ts';
+import type { Plan } from '../../src/domain/plans.ts';
 import { createTestDatabase } from './database.ts';
 import { freePort, randomNodePortRange } from './ports.ts';
 

@@ -1,6 +1,6 @@
 // The cast most API suites need for their security cases: alice (who owns the nodes under test),
 // bob (another user, who must never reach them) and a user whose only token is revoked.
-import type { Plan } from '../../src/db/users.ts';
+import type { Plan } from '../../src/domain/plans.ts';
 import type { TestServer, TestUser } from './server.ts';
 
 export interface Tenants {

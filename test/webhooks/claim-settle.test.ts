@@ -3,7 +3,7 @@
 // lease makes a late outcome a no-op (its attempt still recorded), and an expired lease is taken over.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { recordNodeEvent } from '../../src/events/record.ts';
+import { recordNodeEvent } from '../../src/db/node-events.ts';
 import { claimDeliveries, fanOutNodeEvents, settleDeliveries, type ClaimedDelivery, type SettleItem } from '../../src/db/webhook-deliveries.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 

@@ -6,7 +6,7 @@ import { openMigratedTestDb, databaseLabel } from '../helpers/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { insertUser } from '../../src/db/users.ts';
 import { insertNode } from '../../src/db/nodes.ts';
-import { recordNodeEvent } from '../../src/events/record.ts';
+import { recordNodeEvent } from '../../src/db/node-events.ts';
 import { listNodeDeliveries } from '../../src/db/webhook-deliveries.ts';
 import { checkWebhookUrl } from '../../src/webhooks/target-url.ts';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';

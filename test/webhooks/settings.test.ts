@@ -107,6 +107,17 @@ describe(`node settings and the webhook URL policy on ${databaseLabel()}`, () =>
     await setSettings({ webhookUrl: PUBLIC_URL });
   });
 
+  it('refuses a private URL to a caller of the node service that skips the API (the check is inside the service)', async () => {
+    const { nodes } = t.server.services;
+    const before = await nodeCount();
+    await expect(nodes.createNode(alice.id, { name: 'direct', network: 'regtest', settings: { webhookUrl: 'http://169.254.169.254/' } })).rejects.toThrow(
+      /a link-local address/,
+    );
+    expect(await nodeCount()).toBe(before);
+    await expect(nodes.updateSettings(alice.id, nodeId, { webhookUrl: 'http://127.0.0.1/hook' })).rejects.toThrow(/a loopback address/);
+    expect(await settingsOf()).toEqual({ webhookUrl: PUBLIC_URL });
+  });
+
   it("answers 404 for another user's node and a missing one, changing nothing", async () => {
     for (const id of [nodeId, 'f'.repeat(32)]) {
       const r = await setSettings({ webhookUrl: '' }, bob.token, id);

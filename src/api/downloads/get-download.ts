@@ -3,16 +3,16 @@
 // URLs). Registered only with BLOB_STORE=local; with s3 the URLs point at S3 itself.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../errors.ts';
-import type { LocalBlobStore } from '../../blobs/local-blob-store.ts';
+import type { OpenSigned } from '../../blobs/blob-store.ts';
 import { DOWNLOADS_PATH } from '../../blobs/signed-url.ts';
 
-export function getDownloadRoute(app: FastifyInstance, store: LocalBlobStore) {
+export function getDownloadRoute(app: FastifyInstance, openSigned: OpenSigned) {
   app.get<{ Params: { '*': string }; Querystring: Record<string, unknown> }>(
     `${DOWNLOADS_PATH}*`,
     { schema: { hide: true } },
     async (request, reply) => {
       const key = request.params['*'];
-      const blob = await store.openSigned(key, request.query);
+      const blob = await openSigned(key, request.query);
       // One answer for every bad URL (tampered, expired, signed for another object, made up), so
       // a caller learns nothing about which objects exist.
       if (blob === 'forbidden') throw new AppError('forbidden', 'this download link is invalid or has expired');

@@ -26,7 +26,7 @@ const CreateNodeResponse = Type.Object({
   message: Type.String(),
 });
 
-export function createNodeRoute(app: FastifyInstance, { nodes, webhooks }: ApiDeps) {
+export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
   app.post<{ Body: CreateNodeBody }>(
     '/api/nodes',
     {
@@ -43,11 +43,9 @@ export function createNodeRoute(app: FastifyInstance, { nodes, webhooks }: ApiDe
       },
     },
     async (request, reply) => {
-      const { name, network } = request.body;
-      // The webhook URL is checked (scheme, credentials, target addresses) before anything is stored.
-      const webhookUrl = await webhooks.checkWebhookUrl(request.body.settings?.webhookUrl);
-      const settings = webhookUrl ? { webhookUrl } : {};
+      const { name, network, settings } = request.body;
       const idempotency = idempotencyKeyOf(request, request.body);
+      // The service checks the webhook URL (scheme, credentials, target addresses) before it stores anything.
       const { body, replayed } = await nodes.createNode(userOf(request).id, { name, network, settings }, idempotency);
       if (replayed) reply.header('idempotent-replayed', 'true');
       return body;

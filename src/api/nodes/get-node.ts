@@ -2,7 +2,7 @@
 // has that status (or the timeout passed), so clients need not poll.
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { NODE_STATUSES } from '../../db/nodes.ts';
+import { NODE_STATUSES } from '../../domain/nodes.ts';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, Node, NodeIdParams } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';

@@ -8,7 +8,7 @@ import type { ApiDeps } from '../deps.ts';
 const UpdateSettingsBody = Type.Object({ settings: Settings }, { additionalProperties: false });
 type UpdateSettingsBody = Static<typeof UpdateSettingsBody>;
 
-export function updateSettingsRoute(app: FastifyInstance, { nodes, webhooks }: ApiDeps) {
+export function updateSettingsRoute(app: FastifyInstance, { nodes }: ApiDeps) {
   app.post<{ Params: NodeIdParams; Body: UpdateSettingsBody }>(
     '/api/nodes/:id/settings',
     {
@@ -25,8 +25,8 @@ export function updateSettingsRoute(app: FastifyInstance, { nodes, webhooks }: A
       },
     },
     async (request) => {
-      const webhookUrl = await webhooks.checkWebhookUrl(request.body.settings.webhookUrl);
-      await nodes.updateSettings(userOf(request).id, request.params.id, { webhookUrl });
+      // The service checks the URL before it stores anything.
+      await nodes.updateSettings(userOf(request).id, request.params.id, { webhookUrl: request.body.settings.webhookUrl });
       return { message: `Settings of node ${request.params.id} updated` };
     },
   );

@@ -1,6 +1,6 @@
 // Schemas of the webhook routes and of the events themselves (documented in the OpenAPI document).
 import { Type } from '@sinclair/typebox';
-import { NODE_EVENT_TYPES } from '../../events/record.ts';
+import { NODE_EVENT_TYPES } from '../../domain/node-events.ts';
 
 export const WEBHOOK_EVENTS_DESCRIPTION =
   'Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node\'s `settings.webhookUrl`, ' +

@@ -2,7 +2,7 @@
 // holds the node's storage, a ClusterIP Service for the REST port (what the gateways reach) and a
 // Service exposing the Lightning peer port. Pure functions, so the exact spec is unit-tested and the
 // runtime only applies what these return.
-import type { Network } from '../../db/nodes.ts';
+import type { Network } from '../../domain/nodes.ts';
 import type { KubernetesConfig } from './config.ts';
 
 /** The daemon listens on fixed ports: every pod has its own address. */

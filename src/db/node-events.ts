@@ -1,27 +1,9 @@
 // Node events: what happened to a node, recorded in the caller's transaction so an event exists
 // exactly when its change does. Webhook delivery reads them from the node_events table; whatever
-// inserts into it signals 'node-events' (see db/commit-signals.ts) so delivery starts at once.
+// inserts into it signals 'node-events' (see commit-signals.ts) so delivery starts at once.
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../db/database.ts';
-
-export const NODE_EVENT_TYPES = [
-  'NODE_STATUS_UPDATED',
-  'NODE_LOCKED',
-  'NODE_UNLOCKED',
-  'NODE_UPGRADE_AVAILABLE',
-  'NODE_UPGRADE_COMPLETED',
-  'NODE_UPGRADE_FAILED',
-  'LOG_EXPORT_READY',
-  'TEST',
-] as const;
-export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];
-
-export interface NodeEventEnvelope {
-  eventType: NodeEventType;
-  eventTimestamp: string;
-  nodeId: string;
-  details: Record<string, unknown> & { nodeId: string };
-}
+import type { Queryable } from './database.ts';
+import type { NodeEventEnvelope, NodeEventType } from '../domain/node-events.ts';
 
 export interface RecordedEvent {
   id: number;

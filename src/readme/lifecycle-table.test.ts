@@ -1,9 +1,9 @@
-// The README's lifecycle table is the rendering of the one in lifecycle.ts, byte for byte; when
+// The README's lifecycle table is the rendering of the one in nodes/lifecycle.ts, byte for byte; when
 // this fails, run `node --import tsx scripts/render-lifecycle-table.ts` and commit the README.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { lifecycleTableIn, renderLifecycleTable, withLifecycleTable, TABLE_END, TABLE_START } from './lifecycle-markdown.ts';
-import { REQUEST_TYPES } from './lifecycle.ts';
+import { lifecycleTableIn, renderLifecycleTable, withLifecycleTable, TABLE_END, TABLE_START } from './lifecycle-table.ts';
+import { REQUEST_TYPES } from '../nodes/lifecycle.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

@@ -7,7 +7,7 @@ import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../
 import { LOG_VARIABLES } from '../logs/config.ts';
 import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
 import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
-import type { EnvVariable, EnvVariables } from './env-variable.ts';
+import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
 

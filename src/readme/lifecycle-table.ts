@@ -1,10 +1,10 @@
-// The lifecycle table (lifecycle.ts) as the README shows it. The README's block between the
-// markers is this rendering, checked by lifecycle-markdown.test.ts and rewritten by
+// The lifecycle table (nodes/lifecycle.ts) as the README shows it. The README's block between the
+// markers is this rendering, checked by lifecycle-table.test.ts and rewritten by
 // `node --import tsx scripts/render-lifecycle-table.ts`, so the documentation cannot drift from
 // what the code decides.
-import type { NodeStatus } from '../db/nodes.ts';
-import { EVERY_STATUS, LIFECYCLE, REQUEST_TYPES, type Check, type Rule } from './lifecycle.ts';
-import type { NodeChange } from './transition.ts';
+import type { NodeStatus } from '../domain/nodes.ts';
+import { EVERY_STATUS, LIFECYCLE, REQUEST_TYPES, type Check, type Rule } from '../nodes/lifecycle.ts';
+import type { NodeChange } from '../nodes/transition.ts';
 
 export const TABLE_START = '<!-- lifecycle-table:start: rendered from src/nodes/lifecycle.ts; edit there, then run scripts/render-lifecycle-table.ts -->';
 export const TABLE_END = '<!-- lifecycle-table:end -->';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readEnv } from './env-variable.ts';
-import { README_TABLES, documentedDefault, documentedRows, renderTable, tableInReadme, type TableName } from './readme-tables.ts';
+import { readEnv } from '../config/env-variable.ts';
+import { README_TABLES, documentedDefault, documentedRows, renderTable, tableInReadme, type TableName } from './config-tables.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const tables = Object.keys(README_TABLES) as TableName[];

@@ -1,0 +1,128 @@
+// The layering rules of docs/ARCHITECTURE.md, checked on every test run so they cannot rot. The
+// unit is a folder of src/ (src/nodes/...); files directly in src/ each count on their own. Every
+// import counts, type-only and dynamic ones included: a type import is still a dependency of
+// meaning, and a dynamic one of behaviour.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname);
+
+/** Parts anyone may import; they import no other part of src/. */
+const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'domain', 'config', 'auth'];
+/** What the node daemons run on knows the log files it writes, and nothing of nodes or storage. */
+const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
+/** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
+const SERVICES = ['accounts', 'blobs', 'db', 'jobs', 'logs', 'nodes', 'pki', 'releases', 'runtime', 'webhooks'];
+const CALLERS = ['api', 'web', 'gateway', 'operator', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
+/** Only these read the whole configuration; every other part is handed the settings it uses. */
+const CONFIG_READERS = ['app.ts', 'main.ts', 'composition', 'operator', 'readme'];
+
+interface Import {
+  from: string; // path relative to src/
+  to: string;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'public' ? [] : sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+function importsOf(file: string): Import[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles
+    .map((i) => i.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => ({ from: relative(SRC, file), to: relative(SRC, resolve(file, '..', name)) }))
+    .filter((i) => !i.to.startsWith('..'));
+}
+
+/** The folder of a path relative to src/, or the file itself for files directly in src/. */
+const partOf = (path: string) => path.split(sep)[0]!;
+
+const imports = sourceFiles(SRC).flatMap(importsOf);
+const crossing = imports.filter((i) => partOf(i.from) !== partOf(i.to));
+const edges = new Map<string, Set<string>>();
+for (const i of crossing) {
+  if (!edges.has(partOf(i.from))) edges.set(partOf(i.from), new Set());
+  edges.get(partOf(i.from))!.add(partOf(i.to));
+}
+
+/** Strongly connected components with more than one part (Tarjan). */
+function cycles(): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do component.push((w = stack.pop()!));
+      while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+const describeImport = (i: Import) => `${i.from} -> ${i.to}`;
+const importsInto = (targets: string[], filter: (i: Import) => boolean) =>
+  crossing.filter((i) => targets.includes(partOf(i.to)) && filter(i)).map(describeImport);
+
+describe('the layers of src/', () => {
+  it('sees the imports (the parser works)', () => {
+    expect(crossing.length).toBeGreaterThan(100);
+    expect(crossing.some((i) => i.from === join('nodes', 'service.ts') && i.to === join('db', 'nodes.ts'))).toBe(true);
+  });
+
+  it('has no import cycle between folders', () => {
+    const found = cycles();
+    const detail = found.map((component) =>
+      crossing.filter((i) => component.includes(partOf(i.from)) && component.includes(partOf(i.to))).map(describeImport),
+    );
+    expect(detail, `folder cycles: ${found.map((c) => c.join(' <-> ')).join('; ')}`).toEqual([]);
+  });
+
+  it('keeps the shared leaves free of every other part', () => {
+    expect(crossing.filter((i) => LEAVES.includes(partOf(i.from)) && !LEAVES.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps db/ below every service: it imports only the leaves', () => {
+    expect(crossing.filter((i) => partOf(i.from) === 'db' && !LEAVES.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps runtime/ apart from the database and the services', () => {
+    expect(crossing.filter((i) => partOf(i.from) === 'runtime' && !RUNTIME_MAY_IMPORT.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps services unaware of their callers (HTTP, gateways, CLI, composition)', () => {
+    expect(crossing.filter((i) => SERVICES.includes(partOf(i.from)) && CALLERS.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps SQL out of the API routes: api/ calls services, never db/', () => {
+    expect(crossing.filter((i) => partOf(i.from) === 'api' && partOf(i.to) === 'db').map(describeImport)).toEqual([]);
+  });
+
+  it('hands parts their settings: only the composition root reads config.ts', () => {
+    expect(importsInto(['config.ts'], (i) => !CONFIG_READERS.includes(partOf(i.from)))).toEqual([]);
+  });
+
+  it('imports the composition root from nowhere but main.ts', () => {
+    expect(importsInto(['app.ts', 'main.ts'], (i) => i.from !== 'main.ts')).toEqual([]);
+  });
+});

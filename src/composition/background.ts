@@ -1,0 +1,66 @@
+// The long-running parts of a serving process, built in dependency order and returned in the
+// order they start; app.ts starts them once every listener is up and stops them in reverse.
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
+import { RolloutPasses } from '../releases/rollout-passes.ts';
+import { buildJob } from '../nodes/build-job.ts';
+import { Reconciler } from '../nodes/reconcile.ts';
+import { JobWorker } from '../jobs/worker.ts';
+import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { WebhookSender } from '../webhooks/send-webhook.ts';
+import { logExportJob } from '../logs/export-job.ts';
+import { ExportJanitor } from '../logs/export-janitor.ts';
+import type { Services } from './services.ts';
+
+export interface BackgroundPart {
+  start(): void;
+  stop(): Promise<void> | void;
+}
+
+export interface BackgroundDeps {
+  db: Database;
+  config: Config;
+  runtime: NodeRuntime;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs'>;
+  log: Logger;
+}
+
+export function buildBackground({ db, config, runtime, services, log }: BackgroundDeps): BackgroundPart[] {
+  // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
+  const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
+  // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
+  const worker = new JobWorker({
+    db,
+    definitions: [
+      buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => rolloutPasses.request(v) }),
+      logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
+    ],
+    concurrency: config.jobConcurrency,
+    pollIntervalMs: config.jobPollIntervalMs,
+    log: log.child({ part: 'jobs' }),
+  });
+  const webhookDispatcher = new WebhookDispatcher({
+    db,
+    sender: new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
+    keyring: services.webhookKeys,
+    retryScheduleMs: config.webhooks.retryScheduleMs,
+    timeoutMs: config.webhooks.timeoutMs,
+    concurrency: config.webhooks.concurrency,
+    pollIntervalMs: config.jobPollIntervalMs,
+    log: log.child({ part: 'webhooks' }),
+  });
+  // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
+  db.commitSignals.on('node-events', () => webhookDispatcher.wake());
+  const reconciler = new Reconciler({
+    db,
+    runtime,
+    advanceRollouts: () => services.releases.advanceAll(),
+    intervalMs: config.reconcileIntervalMs,
+    destroyedRetentionHours: config.destroyedRetentionHours,
+    log: log.child({ part: 'reconcile' }),
+  });
+  const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });
+  return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor];
+}

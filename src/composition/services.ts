@@ -1,0 +1,58 @@
+// The services, built from the configuration in dependency order: what `serve` runs and what the
+// operator commands use, through the same functions. Constructors here do no I/O; whatever reads
+// files or the network (the CA, the runtime) is loaded by the caller and handed in.
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { AccountService } from '../accounts/service.ts';
+import { ReleaseService } from '../releases/service.ts';
+import { NodeService } from '../nodes/service.ts';
+import { nodePortsFor } from '../runtime/create-runtime.ts';
+import { WebhookKeyring } from '../webhooks/signing-keys.ts';
+import { WebhookService } from '../webhooks/service.ts';
+import { createBlobStore } from '../blobs/create-blob-store.ts';
+import { LogExportService } from '../logs/export-service.ts';
+import { CertificateService } from '../pki/client-certificates.ts';
+import type { CertificateAuthority } from '../pki/certificate-authority.ts';
+
+const accountsOf = (db: Database) => new AccountService(db);
+
+const releasesOf = (db: Database, config: Config) =>
+  new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
+
+const webhookKeysOf = (config: Config) => new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
+
+const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
+  new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, ca });
+
+/** Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts), loaded first. */
+export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined) {
+  const accounts = accountsOf(db);
+  const releases = releasesOf(db, config);
+  const webhookKeys = webhookKeysOf(config);
+  const webhooks = new WebhookService({
+    db,
+    keyring: webhookKeys,
+    policy: { allowPrivateTargets: config.webhooks.allowPrivateTargets, httpsOnly: config.production },
+  });
+  const nodes = new NodeService({
+    db,
+    config,
+    assignPorts: nodePortsFor(config),
+    // Every webhook URL a node is given passes the SSRF policy inside the service.
+    checkWebhookUrl: (url) => webhooks.checkWebhookUrl(url),
+  });
+  const blobs = createBlobStore(config);
+  const logExports = new LogExportService({ db, blobs, config });
+  const certificates = certificatesOf(db, config, ca);
+  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, logExports, certificates };
+}
+
+export type Services = ReturnType<typeof buildServices>;
+
+/**
+ * What the operator commands use (operator/commands.ts: OperatorContext), built by the same
+ * functions as the server's. No CA: the CLI lists and revokes certificates but issues none.
+ */
+export function buildOperatorServices(db: Database, config: Config) {
+  return { accounts: accountsOf(db), releases: releasesOf(db, config), webhookKeys: webhookKeysOf(config), certificates: certificatesOf(db, config, undefined) };
+}

@@ -1,0 +1,21 @@
+// Node events: what happened to a node, as webhooks deliver it (the envelope) and the API
+// documents it. Recorded by db/node-events.ts in the transaction of the change they describe.
+
+export const NODE_EVENT_TYPES = [
+  'NODE_STATUS_UPDATED',
+  'NODE_LOCKED',
+  'NODE_UNLOCKED',
+  'NODE_UPGRADE_AVAILABLE',
+  'NODE_UPGRADE_COMPLETED',
+  'NODE_UPGRADE_FAILED',
+  'LOG_EXPORT_READY',
+  'TEST',
+] as const;
+export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];
+
+export interface NodeEventEnvelope {
+  eventType: NodeEventType;
+  eventTimestamp: string;
+  nodeId: string;
+  details: Record<string, unknown> & { nodeId: string };
+}
