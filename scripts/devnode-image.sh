@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# scripts/devnode-image.sh <out.tar> <image>...
+#
+# Builds devnode's container image without Docker and writes it as ONE docker-archive tar (for
+# `ctr images import`) that holds one image per <image> argument, e.g.
+#   scripts/devnode-image.sh /tmp/devnode.tar localhost/devnode:devnode-0.1.0 localhost/devnode:devnode-0.2.0
+# An argument without ":" is a version: `devnode-0.3.0` means localhost/devnode:devnode-0.3.0.
+#
+# All the images share one layer:
+#   /devnode/devnode.mjs   devnode (devnode/main.ts) bundled by esbuild into one ES module; devnode
+#                          imports only node: built-ins, so nothing else is needed
+#   /usr/bin/node          the host's node binary, and the shared libraries `ldd` lists for it
+#   /etc/passwd, /etc/group  root and devnode (uid/gid 1000)
+#   /tmp                   mode 1777
+# and each image has its own config:
+#   Entrypoint ["/usr/bin/node", "/devnode/devnode.mjs"]: the container takes exactly
+#     rgb-lightning-node's command line (<storage_dir> --daemon-listening-port ... ), as RLN's does
+#   Env DEVNODE_HOST=0.0.0.0 (devnode binds loopback by default; in a pod it must listen on the pod
+#     address, as real RLN does) and DEVNODE_VERSION=<the image's tag> (devnode logs it; a tag
+#     starting with fail- makes an image that fails at start, see devnode/README.md)
+#   User 1000:1000, so `runAsNonRoot` works even without runAsUser.
+# devnode writes only under its storage directory, so the image runs as a non-root user with a
+# read-only root filesystem when the storage directory is a writable volume.
+set -euo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 <out.tar> <image>..." >&2; exit 2; }
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=$(realpath -m "$1")
+shift
+
+esbuild=$REPO/node_modules/.bin/esbuild
+[ -x "$esbuild" ] || { echo "$0: $esbuild is missing: run \`npm ci\` first" >&2; exit 1; }
+node_bin=$(readlink -f "$(command -v node)")
+
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
+root=$w/rootfs
+mkdir -p "$root/usr/bin" "$root/devnode" "$root/etc" "$root/tmp"
+chmod 1777 "$root/tmp"
+
+"$esbuild" "$REPO/devnode/main.ts" --bundle --platform=node --format=esm --log-level=warning \
+  --outfile="$root/devnode/devnode.mjs"
+# fail here, not in a pod, if the bundle does not load
+"$node_bin" "$root/devnode/devnode.mjs" --help >/dev/null
+
+cp "$node_bin" "$root/usr/bin/node"
+# the libraries node links against, at the paths the dynamic loader looks for them
+for lib in $(ldd "$node_bin" | grep -oE '/[^ ]+'); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
+printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' 'devnode:x:1000:1000:devnode:/tmp:/sbin/nologin' >"$root/etc/passwd"
+printf '%s\n' 'root:x:0:' 'devnode:x:1000:' >"$root/etc/group"
+chmod -R u=rwX,go=rX "$root/usr" "$root/devnode" "$root/etc" "$root/lib"* 2>/dev/null || true
+
+images=()
+for arg in "$@"; do
+  ref=$arg
+  [[ "${arg##*/}" == *:* ]] || ref=localhost/devnode:$arg
+  version=${ref##*:}
+  images+=("$(REF=$ref VERSION=$version node -e 'process.stdout.write(JSON.stringify({
+    ref: process.env.REF,
+    config: {
+      Entrypoint: ["/usr/bin/node", "/devnode/devnode.mjs"],
+      Env: ["DEVNODE_HOST=0.0.0.0", `DEVNODE_VERSION=${process.env.VERSION}`],
+      User: "1000:1000",
+      ExposedPorts: { "3001/tcp": {}, "9735/tcp": {} },
+      Labels: { "org.opencontainers.image.title": "devnode", "org.opencontainers.image.version": process.env.VERSION },
+    },
+  }))')")
+done
+list=$(printf '%s\n' "${images[@]}" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.stringify(s.trim().split("\n").map(l=>JSON.parse(l)))))')
+"$REPO/scripts/test-cluster/docker-archive.sh" "$out" "$root" "$list"
+echo "$0: wrote $out ($(du -m "$out" | cut -f1) MB): $*" >&2
