@@ -206,6 +206,8 @@ EOF
   rm -rf "$work"
 }
 
+STOPPED_PIDS=()   # what stop_bg stopped, for do_down's last wait
+
 # ---------------------------------------------------------------------------------------------
 # Processes: each component runs detached (own session, stdin/stdout/stderr redirected, fds 3 and
 # 9 closed) so it outlives the shell that ran `up` and holds none of its pipes; its pid is in
@@ -227,23 +229,33 @@ start_bg() { # start_bg <name> <command...>
 
 pid_of() { [ -s "$RUN/$1.pid" ] && cat "$RUN/$1.pid"; }
 
+# running <pid>: the process exists and has not exited. An exited daemon stays a zombie until
+# process 1 reaps it (the daemons outlive `up`, so process 1 is their parent), which on these
+# machines takes a second or more: waiting for /proc/<pid> to vanish would make `down` slow.
+running() {
+  local st
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
 # alive <name>: its pid file names a live process that is still that component (not a reused pid)
 alive() {
   local pid
   pid=$(pid_of "$1") || return 1
-  [ -r "/proc/$pid/cmdline" ] || return 1
+  running "$pid" || return 1
   local want=$1
   [ "$1" = provisioner ] && want=provisioner.mjs
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$want"
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q -- "$want"
 }
 
 stop_bg() { # stop_bg <name> [timeout seconds]: SIGTERM, then SIGKILL after the timeout
   local name=$1 timeout=${2:-15} pid i
   if alive "$name"; then
     pid=$(pid_of "$name")
+    STOPPED_PIDS+=("$pid")
     kill "$pid" 2>/dev/null || true
-    for i in $(seq $((timeout * 10))); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-    if [ -d "/proc/$pid" ]; then
+    for i in $(seq $((timeout * 10))); do running "$pid" || break; sleep 0.1; done
+    if running "$pid"; then
       log "$name ($pid) ignored SIGTERM for ${timeout}s; killing it"
       kill -9 "$pid" 2>/dev/null || true
       sleep 0.2
@@ -655,7 +667,7 @@ do_down() {
   stop_bg kube-controller-manager
   stop_bg kube-scheduler
   if alive kube-apiserver && alive kubelet && api_get /readyz >/dev/null 2>&1 &&
-    ! api_get '/api/v1/pods?limit=1' | grep -q '"items":\[\]'; then
+    ! api_get '/api/v1/pods?limit=1' | grep -qE '"items": *\[\]'; then
     log "deleting pods"
     kc delete pods --all -A --grace-period=2 --timeout=30s >/dev/null 2>&1
   fi
@@ -710,6 +722,13 @@ do_down() {
   fi
   rmdir /var/log/pods /var/log/containers /var/lib/cni/results /var/lib/cni /run/netns \
     /run/containerd/s /run/containerd 2>/dev/null
+  # 8. Give process 1 a moment to reap the exited daemons, so that not even a zombie is left.
+  for i in $(seq 50); do
+    pid=
+    for pid in "${STOPPED_PIDS[@]}"; do [ -d "/proc/$pid" ] && break; pid=; done
+    [ -z "$pid" ] && break
+    sleep 0.1
+  done
   set -e
 }
 
