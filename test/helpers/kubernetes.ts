@@ -31,12 +31,16 @@ export async function kubectlGet(namespace: string, kind: string, name: string):
   return out.trim() ? JSON.parse(out) : undefined;
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+/** Polls `probe` until it answers something truthy; `seen` says what was last seen on timeout. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, seen?: () => Promise<unknown>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const last = seen ? `; last seen ${JSON.stringify(await seen().catch((err) => String(err)))}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last}`);
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
 }

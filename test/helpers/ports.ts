@@ -15,9 +15,15 @@ export async function freePort(): Promise<number> {
 
 /**
  * Below Linux's ephemeral range (32768-60999), where freePort's ports come from: a daemon of one
- * test file must never take the port another file's server is about to listen on.
+ * test file must never take the port another file's server is about to listen on. Also clear of
+ * the test cluster's ports (scripts/test-cluster.sh: 10248-10259, 16443, 23790, 23800) and of
+ * Kubernetes' NodePort range (30000-32767), which kube-proxy holds open.
  */
 export function randomNodePortRange(size = 100): string {
-  const from = 10_000 + Math.floor(Math.random() * 220) * size;
-  return `${from}-${from + size - 1}`;
+  for (;;) {
+    const from = 10_300 + Math.floor(Math.random() * 190) * size;
+    const to = from + size - 1;
+    const clashes = [16443, 23790, 23800].some((port) => port >= from && port <= to);
+    if (!clashes && to < 30_000) return `${from}-${to}`;
+  }
 }

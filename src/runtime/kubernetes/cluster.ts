@@ -68,11 +68,11 @@ export class Cluster {
     }
   }
 
-  /** Deletes an object; false when it was already gone. */
-  async delete(spec: KubernetesObject): Promise<boolean> {
+  /** Deletes an object; false when it was already gone. `gracePeriodSeconds` 0 removes a pod at once. */
+  async delete(spec: KubernetesObject, gracePeriodSeconds?: number): Promise<boolean> {
     this.requests++;
     try {
-      await this.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background');
+      await this.objects.delete(spec, undefined, undefined, gracePeriodSeconds, undefined, 'Background');
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;

@@ -128,7 +128,10 @@ export class PodLogCollector {
 
   private write(nodeId: string, follow: Follow, raw: string) {
     const m = TIMESTAMPED.exec(raw);
-    const at = m ? Date.parse(m[1]!) : Date.now();
+    // Every line of the container carries its time; one without is the kubelet speaking (e.g.
+    // "unable to retrieve container logs for ..." about a container that is gone), not the daemon.
+    if (!m) return;
+    const at = Date.parse(m[1]!);
     if (follow.skipThrough !== undefined) {
       if (at <= follow.skipThrough) return; // collected before the follow was cut
       follow.skipThrough = undefined;
@@ -139,7 +142,7 @@ export class PodLogCollector {
       this.files.set(nodeId, file);
     }
     // The pod log merges the container's stdout and stderr into one stream.
-    file.writeLine(new Date(at), 'stdout', m ? m[2]! : raw);
+    file.writeLine(new Date(at), 'stdout', m[2]!);
     this.lastWritten.set(nodeId, at);
   }
 }

@@ -275,7 +275,11 @@ export class KubernetesRuntime implements NodeRuntime {
     const image = pod.spec?.containers.find((c) => c.name === CONTAINER)?.image;
     if (image === imageFor(this.opts.config, spec.imageVersion) && pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === spec.imageVersion) return;
     this.expectPodGone(spec.nodeId);
-    await this.cluster.delete({ apiVersion: 'v1', kind: 'Pod', metadata: { name: podName(spec.nodeId), namespace: this.opts.config.namespace } });
+    // A pod whose daemon never started (an image that cannot be pulled) has nothing to stop, but
+    // the kubelet takes its grace period and more to let it go (~45 s seen): remove it at once.
+    const neverStarted = !pod.status?.containerStatuses?.some((c) => c.state?.running || c.state?.terminated || c.lastState?.terminated);
+    const stale = { apiVersion: 'v1', kind: 'Pod', metadata: { name: podName(spec.nodeId), namespace: this.opts.config.namespace } };
+    await this.cluster.delete(stale, neverStarted ? 0 : undefined);
   }
 
   private expectPodGone(nodeId: string) {
