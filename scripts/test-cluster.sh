@@ -431,6 +431,10 @@ clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 runtimeRequestTimeout: 5m
 imageGCHighThresholdPercent: 100
+# kubelet 1.20 with this containerd sometimes fails to kill a pod's container ("NotFound": the
+# container was already removed) and retries only at the next sync, a minute later by default, so
+# a pod deletion took up to ~50 s. Syncing every 5 s bounds that to seconds.
+syncFrequency: 5s
 volumePluginDir: $KUBELET_DIR/volume-plugins
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"}
 EOF

@@ -199,9 +199,16 @@ export class KubernetesRuntime implements NodeRuntime {
     return running ? { state: 'running', imageVersion: version } : { state: 'stopped' };
   }
 
+  /**
+   * The ready pod's own address, which is the REST Service's one endpoint, as ingress controllers
+   * reach their backends: no kube-proxy hop per request, and no window after the Service is
+   * recreated (a new ClusterIP) in which kube-proxy has no rule for it yet and a connection goes
+   * astray. Without a ready pod, the Service's ClusterIP, then its DNS name (inside a cluster).
+   */
   endpoint(spec: NodeSpec): NodeEndpoint {
+    const pod = this.pods.get(podName(spec.nodeId));
+    if (pod?.status?.podIP && isReady(pod) && !pod.metadata?.deletionTimestamp) return { host: pod.status.podIP, port: REST_PORT };
     const ip = this.serviceOf(spec.nodeId)?.spec?.clusterIP;
-    // Without the Service in the cache, its DNS name is the best guess (resolves inside a cluster).
     const host = ip && ip !== 'None' ? ip : `${workloadName(spec.nodeId)}.${this.opts.config.namespace}.svc`;
     return { host, port: REST_PORT };
   }
