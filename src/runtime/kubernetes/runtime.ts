@@ -46,6 +46,8 @@ export interface KubernetesRuntimeOptions {
 
 /** How long a stopped or destroyed node's objects may take to go away (30 s grace, then some). */
 const GONE_TIMEOUT_MS = 90_000;
+/** How long a pod whose containers have ended may stay in deletion before it is removed at once. */
+const STUCK_DELETION_MS = 5_000;
 
 export class KubernetesRuntime implements NodeRuntime {
   readonly reportsEveryRestart = true;
@@ -58,6 +60,8 @@ export class KubernetesRuntime implements NodeRuntime {
   /** Pods the runtime itself is replacing or removing (by uid): their end is not an unexpected exit. */
   private readonly expectedGone = new Set<string>();
   private readonly restartCounts = new Map<string, number>();
+  /** Pods already removed at once (by uid), so a stuck deletion is nudged only once. */
+  private readonly forceDeleted = new Set<string>();
   /** Resolved on every watched change: what awaitRunning and the waits for deletion wake on. */
   private changed: Array<() => void> = [];
 
@@ -142,7 +146,7 @@ export class KubernetesRuntime implements NodeRuntime {
     // Only the StatefulSet changes: its Services (and the peer's node port) stay as they are.
     const imageVersion = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
     await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0 }));
-    await this.until(() => !this.pods.get(podName(nodeId)), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
+    await this.until(() => this.podGone(nodeId), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
   }
 
   async replaceImage(spec: NodeSpec) {
@@ -156,7 +160,7 @@ export class KubernetesRuntime implements NodeRuntime {
     await this.cluster.delete({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta(workloadName(nodeId)) });
     await this.cluster.delete({ apiVersion: 'v1', kind: 'Service', metadata: meta(workloadName(nodeId)) });
     await this.cluster.delete({ apiVersion: 'v1', kind: 'Service', metadata: meta(peerServiceName(nodeId)) });
-    await this.until(() => !this.pods.get(podName(nodeId)), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to go`);
+    await this.until(() => this.podGone(nodeId), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to go`);
     // The claim outlives its StatefulSet by design; it is deleted once no pod uses it.
     const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta(claimName(nodeId)) };
     await this.cluster.delete(claim);
@@ -231,7 +235,10 @@ export class KubernetesRuntime implements NodeRuntime {
       () => {
         const pod = this.pods.get(podName(spec.nodeId));
         const current = pod && pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === spec.imageVersion && !pod.metadata?.deletionTimestamp;
-        if (!current) return false;
+        if (!current) {
+          this.podGone(spec.nodeId); // the pod being replaced must go before its successor starts
+          return false;
+        }
         if (isReady(pod)) return true;
         const found = podProblem(pod);
         if (found?.fatal) throw new Error(found.reason);
@@ -289,6 +296,29 @@ export class KubernetesRuntime implements NodeRuntime {
     await this.cluster.delete(stale, neverStarted ? 0 : undefined);
   }
 
+  /**
+   * Whether the node's pod is gone. A pod whose containers have all ended but which is still
+   * there a few seconds later is removed at once: the kubelet sometimes fails to confirm a
+   * container it already removed and retries much later (seen: ~50 s on Kubernetes 1.20 with
+   * containerd), which would hold up a stop, an upgrade or a destroy. With its daemon ended,
+   * nothing can run twice.
+   */
+  private podGone(nodeId: string): boolean {
+    const pod = this.pods.get(podName(nodeId));
+    if (!pod) return true;
+    // deletionTimestamp is when the grace period ends; the deletion was asked for that much earlier.
+    const graceEnds = pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp).getTime() : undefined;
+    const askedAt = graceEnds === undefined ? undefined : graceEnds - (pod.metadata?.deletionGracePeriodSeconds ?? 0) * 1000;
+    const ended = (pod.status?.containerStatuses ?? []).every((c) => !c.state?.running);
+    const uid = pod.metadata?.uid ?? '';
+    if (askedAt !== undefined && ended && Date.now() - askedAt > STUCK_DELETION_MS && !this.forceDeleted.has(uid)) {
+      this.forceDeleted.add(uid);
+      const stuck = { apiVersion: 'v1', kind: 'Pod', metadata: { name: podName(nodeId), namespace: this.opts.config.namespace } };
+      this.cluster.delete(stuck, 0).catch((err) => this.opts.log.warn({ nodeId, err: (err as Error).message }, 'could not remove a stopped pod'));
+    }
+    return false;
+  }
+
   private expectPodGone(nodeId: string) {
     const uid = this.pods.get(podName(nodeId))?.metadata?.uid;
     if (uid) this.expectedGone.add(uid);
@@ -301,6 +331,7 @@ export class KubernetesRuntime implements NodeRuntime {
       const restarts = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.restartCount ?? 0;
       if (kind === 'delete') {
         this.restartCounts.delete(uid);
+        this.forceDeleted.delete(uid);
         if (!this.expectedGone.delete(uid)) this.reportExit(nodeId, `pod ${pod.metadata?.name} was deleted`);
       } else {
         const before = this.restartCounts.get(uid);
