@@ -50,11 +50,12 @@ current-context: away
 
   it('starts and answers the API; a build fails with the reason after its retries', async () => {
     expect((await t.call('/api/nodes', { token: user.token })).status).toBe(200);
-    const node = await createAndSettle(t, user, 60_000);
+    // Each attempt retries its call for 30 s (a control-plane restart is ridden out), three attempts.
+    const node = await createAndSettle(t, user, 170_000);
     expect(node.status).toBe('FAILED');
     expect(node.builds[0]).toMatchObject({ buildStatus: 'FAILURE' });
     expect(node.builds[0].error).toMatch(/Kubernetes API server could not be reached to apply Service/);
-  });
+  }, 200_000);
 });
 
 describeOnCluster('kubernetes runtime faults (test cluster)', () => {

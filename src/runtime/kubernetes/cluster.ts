@@ -46,6 +46,32 @@ export function describeApiError(err: unknown, action: string): Error {
   return new Error(`Kubernetes refused to ${action} (${status}): ${detail}`);
 }
 
+/**
+ * How long one call keeps retrying while the API server cannot be reached or answers 5xx/429 (a
+ * control-plane restart takes seconds): long enough to ride one out, short enough that a build
+ * against a cluster that is really gone fails with the reason after its job's own retries.
+ */
+const RETRY_FOR_MS = 30_000;
+const RETRY_MAX_DELAY_MS = 2_000;
+/**
+ * One request's limit: the client sets none, and a request sent while an API server restarts can
+ * wait without end (seen: a reconcile pass stuck on one). A request past it counts as transient.
+ */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+function withTimeout<T>(request: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)), REQUEST_TIMEOUT_MS);
+  });
+  return Promise.race([request, timeout]).finally(() => clearTimeout(timer));
+}
+
+function isTransient(err: unknown): boolean {
+  const status = statusOf(err);
+  return status === undefined || status === 429 || status >= 500;
+}
+
 export class Cluster {
   private readonly objects: KubernetesObjectApi;
   /**
@@ -60,9 +86,8 @@ export class Cluster {
 
   /** Server-side apply: idempotent, and it takes back fields someone edited by hand. */
   async apply<T extends KubernetesObject>(spec: T): Promise<T> {
-    this.requests++;
     try {
-      return (await this.objects.patch(spec, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
+      return await this.retrying(async () => (await this.objects.patch(spec, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T);
     } catch (err) {
       throw describeApiError(err, `apply ${spec.kind} ${spec.metadata?.name}`);
     }
@@ -70,9 +95,8 @@ export class Cluster {
 
   /** Deletes an object; false when it was already gone. `gracePeriodSeconds` 0 removes a pod at once. */
   async delete(spec: KubernetesObject, gracePeriodSeconds?: number): Promise<boolean> {
-    this.requests++;
     try {
-      await this.objects.delete(spec, undefined, undefined, gracePeriodSeconds, undefined, 'Background');
+      await this.retrying(() => this.objects.delete(spec, undefined, undefined, gracePeriodSeconds, undefined, 'Background'));
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;
@@ -81,10 +105,10 @@ export class Cluster {
   }
 
   /** Whether an object exists now (asked of the API server, not of a cache). */
-  async exists(spec: KubernetesObject): Promise<boolean> {
-    this.requests++;
+  async exists(spec: KubernetesObject, retry = true): Promise<boolean> {
+    const read = () => this.objects.read(spec as KubernetesObject & { metadata: { name: string } });
     try {
-      await this.objects.read(spec as KubernetesObject & { metadata: { name: string } });
+      await (retry ? this.retrying(read) : read());
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;
@@ -92,10 +116,25 @@ export class Cluster {
     }
   }
 
+  /** Runs one request, again while the failure is transient (see RETRY_FOR_MS); counts each try. */
+  private async retrying<T>(request: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + RETRY_FOR_MS;
+    for (let delay = 250; ; delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
+      this.requests++;
+      try {
+        return await withTimeout(request());
+      } catch (err) {
+        if (!isTransient(err) || Date.now() + delay > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
   /** Creates the namespace when it is missing; a role without that right is fine if it exists. */
   async ensureNamespace(name: string): Promise<void> {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
-    if (await this.exists(ns).catch(() => false)) return;
+    // Not retried: an API server that is away must not hold up the service's start.
+    if (await this.exists(ns, false).catch(() => false)) return;
     try {
       await this.objects.create(ns);
     } catch (err) {
