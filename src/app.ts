@@ -22,6 +22,10 @@ import { loadOrCreateCertificateAuthority } from './pki/ca-store.ts';
 import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
+import { checkReadiness } from './composition/readiness.ts';
+import { drainServer } from './http-drain.ts';
+import { newReplicaId } from './jobs/leader-lease.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface DevCredentials {
   email: string;
@@ -43,16 +47,23 @@ export interface RunningServer {
 /** `opening` lets the caller start opening the database before this module is even loaded. */
 export async function startServer(config: Config, log: Logger, opening?: ServerDatabase): Promise<RunningServer> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Two kinds of parts to stop. Draining ones (listeners, background work) are handed the
+  // shutdown's deadline and stop together: requests and jobs in flight finish meanwhile. Then the
+  // resources they used (runtime, database) are released, last opened first.
+  const draining: Array<(deadline: number) => Promise<void> | void> = [];
   const cleanups: Array<() => Promise<void> | void> = [];
-  const stopAll = async () => {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        log.error({ err }, 'error during shutdown');
-      }
+  const attempt = async (what: () => Promise<void> | void) => {
+    try {
+      await what();
+    } catch (err) {
+      log.error({ err }, 'error during shutdown');
     }
   };
+  const releaseAll = async (deadline: number) => {
+    await Promise.all(draining.map((stop) => attempt(() => stop(deadline))));
+    for (const cleanup of cleanups.reverse()) await attempt(cleanup);
+  };
+  let state: 'starting' | 'serving' | 'stopping' = 'starting';
   try {
     const { db: dbPromise, releaseLock } = opening ?? openServerDatabase(config);
     cleanups.push(releaseLock);
@@ -77,31 +88,50 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       await releaseAllLeases(db);
       await releaseDeliveryLeases(db);
     }
-    const background = buildBackground({ db, config, runtime, services, log });
+    const replicaId = newReplicaId();
+    const background = buildBackground({ db, config, runtime, services, replicaId, log });
 
     // The node access gateways (bearer and mutual TLS).
     const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, log: log.child({ part: 'gateway' }) });
-    cleanups.push(() => nodeAccess.stop());
+    draining.push((deadline) => nodeAccess.stop(deadline));
 
-    let ready = false;
-    const api = await buildApiServer({ ...services, unlocker: nodeAccess.unlocker, isReady: () => ready, log, publicUrl: config.publicUrl, web: webUi(db, config) });
+    const api = await buildApiServer({
+      ...services,
+      unlocker: nodeAccess.unlocker,
+      isReady: () => state !== 'starting',
+      readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),
+      log,
+      publicUrl: config.publicUrl,
+      web: webUi(db, config),
+    });
     await api.listen({ host: config.host, port: config.apiPort });
-    cleanups.push(() => api.close());
+    draining.push((deadline) => drainServer(api.server, deadline, () => api.close()).then(() => undefined));
 
     if (db.kind === 'pglite') {
       const admin = await startAdminChannel(config.dataDir, services, log.child({ part: 'admin' }));
       cleanups.push(() => admin.stop());
     }
     // Background loops start once every listener is up: on PGlite (one session) their first
-    // queries would otherwise queue in front of the start-up's own. Stopped in reverse order.
-    for (const part of background) {
-      part.start();
-      cleanups.push(() => part.stop());
-    }
-    ready = true;
-    return { config, db, api, services, runtime, devCredentials, stop: stopAll };
+    // queries would otherwise queue in front of the start-up's own. Stopped last started first.
+    for (const part of background) part.start();
+    draining.push(async (deadline) => {
+      for (const part of [...background].reverse()) await attempt(() => part.stop(deadline));
+    });
+    state = 'serving';
+    log.info({ replica: replicaId }, 'serving');
+    const stop = async () => {
+      if (state === 'stopping') return;
+      state = 'stopping';
+      if (config.shutdownDelayMs > 0) {
+        log.info({ delayMs: config.shutdownDelayMs }, 'not ready any more; still accepting while load balancers catch up');
+        await sleep(config.shutdownDelayMs);
+      }
+      log.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: no new connections or work; finishing what is in flight');
+      await releaseAll(Date.now() + config.shutdownTimeoutMs);
+    };
+    return { config, db, api, services, runtime, devCredentials, stop };
   } catch (err) {
-    await stopAll();
+    await releaseAll(Date.now());
     throw err;
   }
 }

@@ -2,7 +2,7 @@
 // No other module reads process.env; tests build the Config they need with `loadConfig(env)`.
 import { resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { boolean, format, integer, matching, oneOf, port, text, url } from './config/env-formats.ts';
+import { boolean, duration, format, integer, matching, oneOf, port, text, url } from './config/env-formats.ts';
 import { readEnv, variable, type Env } from './config/env-variable.ts';
 import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/config.ts';
 import { readLogsConfig, type LogsConfig } from './logs/config.ts';
@@ -55,6 +55,13 @@ export interface Config {
   rolloutFailureBudget: number;
   /** How long a DESTROYED node stays readable before its record is deleted. */
   destroyedRetentionHours: number;
+  /**
+   * Shutdown on SIGTERM: how long the listeners keep taking new connections while /readyz says
+   * no (so load balancers and kube-proxy stop sending first), and how long requests, gateway
+   * streams and jobs in flight then get to finish before they are cut off.
+   */
+  shutdownDelayMs: number;
+  shutdownTimeoutMs: number;
   /** The node access gateways (bearer and mutual TLS), their CA and what unlock adds; see gateway/. */
   nodeAccess: NodeAccessConfig;
   /** Create a development user and token on the first start with an empty database. */
@@ -169,6 +176,14 @@ export const SERVICE_VARIABLES = {
   destroyedRetentionHours: variable('DESTROYED_RETENTION_HOURS', integer(1), {
     default: '168',
     doc: 'how long a DESTROYED node stays readable',
+  }),
+  shutdownDelayMs: variable('SHUTDOWN_DELAY', duration(0), {
+    default: '0s',
+    doc: 'after SIGTERM, how long the listeners keep accepting while `/readyz` answers 503, so load balancers stop sending first (the Kubernetes manifests set `5s`)',
+  }),
+  shutdownTimeoutMs: variable('SHUTDOWN_TIMEOUT', duration(0), {
+    default: '20s',
+    doc: 'then how long requests, gateway streams, builds and webhook deliveries in flight get to finish before they are cut off and their leases handed back (keep delay + timeout below the pod\'s `terminationGracePeriodSeconds`)',
   }),
   // Derived from NODE_ENV in loadConfig: a known token is handy on a laptop and a hole in production.
   bootstrapDevUser: variable('BOOTSTRAP_DEV_USER', boolean(), {

@@ -115,15 +115,24 @@ async function serve(config: Config, json: boolean): Promise<number> {
       );
     }
   }
+  // The first SIGTERM or Ctrl-C stops gracefully (SHUTDOWN_DELAY, SHUTDOWN_TIMEOUT); a second one
+  // while that runs exits at once.
   await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting without waiting');
+        process.exit(130);
+      }
+      stopping = true;
       log.info({ signal }, 'shutting down');
       resolve();
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
   await server.stop();
+  log.info('stopped');
   return 0;
 }
 

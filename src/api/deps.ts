@@ -16,6 +16,8 @@ export interface ApiDeps {
   unlocker: NodeUnlocker;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */
   blobs: BlobStore;
-  /** Answers true once the service is ready to take requests. */
+  /** Answers true once the service has started (the liveness answer of /healthz). */
   isReady: () => boolean;
+  /** /readyz: whether this replica should get traffic now, check by check ('ok' or why not). */
+  readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }

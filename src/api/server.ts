@@ -87,6 +87,10 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) =>
     deps.isReady() ? { status: 'ok' } : reply.status(503).send({ status: 'starting' }),
   );
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    const { ready, checks } = await deps.readiness();
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+  });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // Web UI: pages, assets and the session routes (sign-in); its API calls go through the scope below.

@@ -45,6 +45,7 @@ export const S3_VARIABLES = {
   accessKeyId: variable('S3_ACCESS_KEY_ID', text(), {
     unset: "unset: the AWS SDK's default chain",
     doc: 'static credentials, with `S3_SECRET_ACCESS_KEY` (both or neither); otherwise `AWS_*` variables, a profile or an instance role',
+    secret: true,
   }),
   secretAccessKey: variable('S3_SECRET_ACCESS_KEY', text(), {
     unset: "unset: the AWS SDK's default chain",

@@ -16,7 +16,8 @@ import type { Services } from './services.ts';
 
 export interface BackgroundPart {
   start(): void;
-  stop(): Promise<void> | void;
+  /** Stops taking new work; what is in hand may run until `deadline` (epoch ms), where a part supports it. */
+  stop(deadline?: number): Promise<void> | void;
 }
 
 export interface BackgroundDeps {
@@ -24,10 +25,12 @@ export interface BackgroundDeps {
   config: Config;
   runtime: NodeRuntime;
   services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs'>;
+  /** This process's name among the replicas (the reconcile lease's holder). */
+  replicaId: string;
   log: Logger;
 }
 
-export function buildBackground({ db, config, runtime, services, log }: BackgroundDeps): BackgroundPart[] {
+export function buildBackground({ db, config, runtime, services, replicaId, log }: BackgroundDeps): BackgroundPart[] {
   // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
   const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
@@ -59,6 +62,7 @@ export function buildBackground({ db, config, runtime, services, log }: Backgrou
     advanceRollouts: () => services.releases.advanceAll(),
     intervalMs: config.reconcileIntervalMs,
     destroyedRetentionHours: config.destroyedRetentionHours,
+    replicaId,
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });

@@ -27,6 +27,18 @@ export function integer(min: number, max?: number, must?: string): EnvFormat<num
   );
 }
 
+/** Parses "0", "250ms", "5s", "5m", "2h" into milliseconds; undefined when malformed. */
+export function parseDurationMs(text: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms']!;
+  return Number(m[1]) * unit;
+}
+
+/** A duration in milliseconds, written with its unit (15s, 500ms, 24h). */
+export const duration = (minMs: number): EnvFormat<number> =>
+  format(Type.Integer({ minimum: minMs }), `be a duration of at least ${minMs} ms (e.g. 15s, 500ms, 24h)`, parseDurationMs);
+
 export const port = (): EnvFormat<number> => integer(1, 65535, 'be a TCP port between 1 and 65535');
 
 export function oneOf<const T extends string>(values: readonly T[]): EnvFormat<T> {

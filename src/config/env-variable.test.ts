@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config.ts';
 import { boolean, integer, oneOf, text } from './env-formats.ts';
@@ -59,5 +62,24 @@ describe('reading environment variables', () => {
     const mode: 'a' | 'b' = values.mode;
     const on: boolean | undefined = values.on;
     expect([mode, on, values.name, problems]).toEqual(['b', undefined, '', []]);
+  });
+
+  it('reads a secret from the file <NAME>_FILE names (trimmed), refuses both at once and names an unreadable file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'secret-file-'));
+    try {
+      const file = join(dir, 'database-url');
+      writeFileSync(file, 'postgres://app:hunter2@db:5432/rln\n');
+      expect(loadConfig({ DATABASE_URL_FILE: file }).databaseUrl).toBe('postgres://app:hunter2@db:5432/rln');
+      expect(() => loadConfig({ DATABASE_URL_FILE: file, DATABASE_URL: 'postgres://x' })).toThrow('DATABASE_URL and DATABASE_URL_FILE are both set: set one');
+      expect(() => loadConfig({ DATABASE_URL_FILE: join(dir, 'missing') })).toThrow(/DATABASE_URL_FILE: cannot read .*missing \(ENOENT\)/);
+      // A bad value read from a file is refused like a bad variable, and still never echoed.
+      writeFileSync(file, 'mysql://root:hunter2@db');
+      expect(() => loadConfig({ DATABASE_URL_FILE: file })).toThrow(/^(?!.*hunter2).*DATABASE_URL must be a postgres/s);
+      // Only secrets have a file form: a plain setting's _FILE is not read.
+      writeFileSync(file, '9999');
+      expect(loadConfig({ API_PORT_FILE: file }).apiPort).toBe(8080);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

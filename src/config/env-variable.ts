@@ -1,6 +1,7 @@
 // One environment variable, declared as data: its name, how its text is read and checked (a
 // TypeBox schema), its default, and what it means. The same declarations drive reading at start
 // and the README's configuration tables (readme/config-tables.ts), so the two cannot drift apart.
+import { readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
@@ -22,7 +23,11 @@ interface Declaration {
   doc: string;
   /** Markdown shown after the default in the README, e.g. "(10 MiB)". */
   note?: string;
-  /** Never echo the value in an error message (it may hold a password). */
+  /**
+   * Never echo the value in an error message (it may hold a password). A secret may also be given
+   * as a file: `<NAME>_FILE` names a file holding the value (how Kubernetes and Docker mount
+   * secrets), so it never appears in the process environment.
+   */
   secret?: boolean;
   /** An empty value is a value (e.g. no key prefix), not "unset". */
   keepEmpty?: boolean;
@@ -63,8 +68,26 @@ export type EnvValues<V extends EnvVariables> = { [K in keyof V]: V[K] extends E
  */
 export function readEnv<V extends EnvVariables>(variables: V, env: Env, problems: string[]): EnvValues<V> {
   const values: Record<string, unknown> = {};
-  for (const [key, declared] of Object.entries(variables)) values[key] = readVariable(declared, env[declared.name], problems);
+  for (const [key, declared] of Object.entries(variables)) {
+    values[key] = readVariable(declared, declared.secret ? secretText(declared.name, env, problems) : env[declared.name], problems);
+  }
   return values as EnvValues<V>;
+}
+
+/** `<NAME>` or the content of the file `<NAME>_FILE` names; both at once is a mistake. */
+function secretText(name: string, env: Env, problems: string[]): string | undefined {
+  const file = env[`${name}_FILE`]?.trim();
+  if (!file) return env[name];
+  if (env[name]?.trim()) {
+    problems.push(`${name} and ${name}_FILE are both set: set one`);
+    return env[name];
+  }
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    return undefined;
+  }
 }
 
 function readVariable(declared: EnvVariable<unknown>, given: string | undefined, problems: string[]): unknown {

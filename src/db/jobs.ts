@@ -91,6 +91,11 @@ export async function failJob(db: Queryable, jobId: number, error: string, retry
   }
 }
 
+/** Makes these running jobs claimable at once (a replica shutting down hands back what it could not finish). */
+export async function releaseJobLeases(db: Queryable, jobIds: number[]) {
+  await db.query(`UPDATE jobs SET lease_until = now() WHERE id = ANY($1) AND state = 'running'`, [jobIds]);
+}
+
 /**
  * Makes every running job claimable at once. Only safe when this process is known to be the
  * database's only worker (embedded PGlite, which one process opens at a time): the jobs it finds

@@ -24,6 +24,11 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     }));
 }
 
+/** The schema version this code needs: the highest numbered migration it carries. */
+export function latestMigrationVersion(migrations = listMigrations()): number {
+  return Math.max(0, ...migrations.map((m) => m.version));
+}
+
 /** Returns the versions it applied (empty when the schema was already current). */
 export async function migrate(db: Database, migrations = listMigrations()): Promise<number[]> {
   return db.transaction(async (tx) => {

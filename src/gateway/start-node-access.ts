@@ -1,7 +1,8 @@
 // Composition of node access: the connection pool to the nodes, the unlock, and the two gateway
 // listeners, given the certificate authority the composition root loaded. Started by app.ts;
-// stop() closes both listeners and every pooled connection.
+// stop() drains both listeners (see http-drain.ts) and closes every pooled connection.
 import http from 'node:http';
+import { drainServer } from '../http-drain.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
@@ -31,7 +32,8 @@ export interface NodeAccessDeps {
 
 export interface RunningNodeAccess {
   unlocker: NodeUnlocker;
-  stop(): Promise<void>;
+  /** Stops accepting, lets requests and streams in flight finish until `deadline` (epoch ms), then cuts the rest. */
+  stop(deadline?: number): Promise<void>;
 }
 
 export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNodeAccess> {
@@ -64,11 +66,9 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const bearer = createBearerGateway(serverDeps);
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });
   const started: http.Server[] = [];
-  const stop = async () => {
-    for (const server of started) {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+  // Without a deadline (a failed start) connections are cut at once.
+  const stop = async (deadline = Date.now()) => {
+    await Promise.all(started.map((server) => drainServer(server, deadline)));
     connector.close();
   };
   try {

@@ -2,7 +2,7 @@
 // renewed while they work, retries with backoff, and gives up after the job's last attempt.
 // A crash at any point leaves the job claimable again once its lease ends.
 import type { Database } from '../db/database.ts';
-import { claimJob, completeJob, extendLease, failJob, type JobRow } from '../db/jobs.ts';
+import { claimJob, completeJob, extendLease, failJob, releaseJobLeases, type JobRow } from '../db/jobs.ts';
 import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from './background-loop.ts';
 
@@ -32,7 +32,10 @@ export class JobWorker {
   private readonly byKind: Map<string, JobDefinition>;
   private readonly kinds: string[];
   private readonly maxLeaseMs: number;
-  private readonly running = new Set<Promise<void>>();
+  /** The jobs in hand, by id. */
+  private readonly running = new Map<number, Promise<void>>();
+  /** Set once stop() handed the jobs in hand back: they are no longer renewed or recorded from here. */
+  private handedBack = false;
   // Woken when a job enqueued in this process committed (the 'jobs' commit signal) or one finished
   // (a slot is free); otherwise
   // polls, which is how jobs enqueued by other processes and retries that come due are found.
@@ -60,10 +63,28 @@ export class JobWorker {
     this.loop.wake();
   }
 
-  /** Stops claiming, then waits for the jobs in hand to finish. */
-  async stop() {
+  /**
+   * Stops claiming, then waits for the jobs in hand to finish; any still running at `deadline`
+   * (epoch ms) is handed back (its lease ends now), so another replica takes it over at once
+   * instead of after its lease, and this process can exit. Without a deadline it waits for all.
+   */
+  async stop(deadline?: number) {
     await this.loop.stop();
-    await Promise.allSettled([...this.running]);
+    const allDone = Promise.allSettled([...this.running.values()]).then(() => true);
+    if (deadline === undefined) {
+      await allDone;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
+    const finished = await Promise.race([allDone, timedOut]).finally(() => clearTimeout(timer));
+    if (finished || this.running.size === 0) return;
+    const ids = [...this.running.keys()];
+    this.handedBack = true;
+    await releaseJobLeases(this.opts.db, ids);
+    this.opts.log.warn({ jobs: ids }, 'jobs still running at shutdown were handed back to the other replicas');
   }
 
   /** Fills the free slots with due jobs; a job that finishes frees its slot and wakes the loop. */
@@ -72,10 +93,10 @@ export class JobWorker {
       const job = await claimJob(this.opts.db, this.kinds, this.maxLeaseMs);
       if (!job) return;
       const p = this.execute(job).finally(() => {
-        this.running.delete(p);
+        this.running.delete(job.id);
         this.wake();
       });
-      this.running.add(p);
+      this.running.set(job.id, p);
     }
   }
 
@@ -83,14 +104,17 @@ export class JobWorker {
     const def = this.byKind.get(job.kind)!;
     const log = this.opts.log.child({ job: job.id, kind: job.kind, attempt: job.attempts });
     const renew = setInterval(() => {
+      if (this.handedBack) return;
       extendLease(this.opts.db, job.id, def.leaseMs).catch((err) => log.warn({ err }, 'lease renewal failed'));
     }, def.leaseMs / 3);
     let payload: unknown;
     try {
       payload = def.parse(job.payload);
       await def.handle(payload, job);
+      if (this.handedBack) return;
       await completeJob(this.opts.db, job.id);
     } catch (e) {
+      if (this.handedBack) return;
       const err = e instanceof Error ? e : new Error(String(e));
       const last = job.attempts >= job.max_attempts || payload === undefined;
       log.warn({ err: err.message }, last ? 'job failed for good' : 'job attempt failed; will retry');

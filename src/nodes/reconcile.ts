@@ -2,6 +2,13 @@
 // repairs the difference. A daemon that died is started again (and, like every daemon start,
 // comes back locked); a daemon that should not run is stopped. Nodes with a build in progress
 // are left to their build.
+//
+// With several replicas on one database, only the holder of the `reconciler` lease repairs,
+// advances rollouts and does the housekeeping (jobs/leader-lease.ts), so two replicas never act
+// on one node at once; the others take the lease over within RECONCILE_LEASE_TTL_MS of its holder
+// dying, at once when it stops cleanly. Every replica still records the restarts its runtime
+// reports (a node that came back is locked): that is one row change under the row's lock, the
+// same whoever makes it.
 import type { Database } from '../db/database.ts';
 import { listNodesToReconcile, lockNode, purgeDestroyedNodes, type NodeRow } from '../db/nodes.ts';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
@@ -12,6 +19,7 @@ import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { specOf } from './build-job.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
+import { LeaderLease } from '../jobs/leader-lease.ts';
 
 export interface ReconcilerOptions {
   db: Database;
@@ -23,8 +31,15 @@ export interface ReconcilerOptions {
   advanceRollouts: () => Promise<unknown>;
   intervalMs: number;
   destroyedRetentionHours: number;
+  /** This replica's name in the lease table (jobs/leader-lease.ts: newReplicaId). */
+  replicaId: string;
+  /** How long the lease lasts unrenewed: how soon another replica takes over from a dead one. */
+  leaseTtlMs?: number;
   log: Logger;
 }
+
+export const RECONCILE_LEASE = 'reconciler';
+export const RECONCILE_LEASE_TTL_MS = 15_000;
 
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
 // Finished jobs are only of use for diagnosing a recent failure; builds keep the lasting history.
@@ -35,6 +50,7 @@ const HEALTHY_AFTER_MS = 60_000;
 
 export class Reconciler {
   private readonly loop: BackgroundLoop;
+  private readonly lease: LeaderLease;
   /** Crash-looping daemons are restarted with growing delays, not in a tight loop. */
   private readonly restarts = new Map<string, { count: number; at: number; notBefore: number }>();
   private lastHousekeeping = 0;
@@ -45,9 +61,18 @@ export class Reconciler {
   private readonly restarted = new Set<string>();
 
   constructor(private readonly opts: ReconcilerOptions) {
+    this.lease = new LeaderLease({
+      db: opts.db,
+      name: RECONCILE_LEASE,
+      holder: opts.replicaId,
+      ttlMs: opts.leaseTtlMs ?? RECONCILE_LEASE_TTL_MS,
+      log: opts.log,
+    });
+    // The loop runs at least twice per TTL, so the holder renews in time between passes.
+    const ttl = opts.leaseTtlMs ?? RECONCILE_LEASE_TTL_MS;
     this.loop = new BackgroundLoop({
       name: 'reconcile pass',
-      intervalMs: opts.intervalMs,
+      intervalMs: Math.min(opts.intervalMs, ttl / 3),
       log: opts.log,
       run: () => this.reconcileOnce(),
     });
@@ -62,8 +87,15 @@ export class Reconciler {
     this.loop.start();
   }
 
+  /** Ends the loop, then hands the lease back so another replica takes over at once. */
   async stop() {
     await this.loop.stop();
+    await this.lease.release().catch((err) => this.opts.log.warn({ err }, 'handing back the reconcile lease failed; it expires by itself'));
+  }
+
+  /** Whether this replica holds the reconcile lease now. */
+  leads(): boolean {
+    return this.lease.holds();
   }
 
   /** Runs a pass now, or right after the one in progress. */
@@ -72,17 +104,27 @@ export class Reconciler {
   }
 
   async reconcileOnce() {
-    // Restarts seen before this pass; a node with a build in progress is locked by its build anyway.
-    const restarted = new Set(this.restarted);
+    // Restarts seen before this pass, recorded by every replica that saw them.
+    const restarted = [...this.restarted];
     this.restarted.clear();
-    for (const node of await listNodesToReconcile(this.opts.db)) {
+    for (const nodeId of restarted) {
       try {
-        if (restarted.has(node.id) && !node.locked) await this.markLocked(node.id);
+        await this.markLocked(nodeId);
+      } catch (err) {
+        this.opts.log.error({ nodeId, err }, 'recording a daemon restart failed');
+      }
+    }
+    if (!(await this.lease.renew())) return;
+    for (const node of await listNodesToReconcile(this.opts.db)) {
+      // A pass that outlasts half the lease renews it; one that lost it stops acting at once.
+      if (!(await this.lease.ensure())) return;
+      try {
         await this.reconcileNode(node);
       } catch (err) {
         this.opts.log.error({ nodeId: node.id, err }, 'reconciling a node failed');
       }
     }
+    if (!(await this.lease.ensure())) return;
     // Rollouts continue here after a restart, and pick up nodes whose own build held them back.
     await this.opts.advanceRollouts();
     if (Date.now() - this.lastHousekeeping > HOUSEKEEPING_EVERY_MS) {
@@ -121,7 +163,8 @@ export class Reconciler {
   private async markLocked(nodeId: string) {
     await this.opts.db.transaction(async (tx) => {
       const current = await lockNode(tx, nodeId);
-      if (current) await applyDecision(tx, current, decide({ type: 'daemonRestarted' }, current));
+      // Only a daemon that should be up: a build in progress or a stop changes the lock itself.
+      if (current && daemonShouldRun(current) && !current.locked) await applyDecision(tx, current, decide({ type: 'daemonRestarted' }, current));
     });
   }
 }

@@ -5,7 +5,7 @@ import type { AccountService } from '../accounts/service.ts';
 import type { ReleaseService } from '../releases/service.ts';
 import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
-import { parseDurationMs } from '../webhooks/retry-policy.ts';
+import { parseDurationMs } from '../config/env-formats.ts';
 import { AppError } from '../errors.ts';
 
 export interface OperatorContext {

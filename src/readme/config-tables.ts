@@ -41,7 +41,9 @@ export function documentedDefault(variable: EnvVariable<unknown>): string {
 
 export function renderTable(table: TableName): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
-  const lines = README_TABLES[table].map((v) => `| \`${v.name}\` | ${cell(documentedDefault(v))} | ${cell(v.doc)} |`);
+  // A secret may come from a file (`<NAME>_FILE`, see config/env-variable.ts): say so where it is listed.
+  const name = (v: EnvVariable<unknown>) => (v.secret ? `\`${v.name}\` (or \`${v.name}_FILE\`)` : `\`${v.name}\``);
+  const lines = README_TABLES[table].map((v) => `| ${name(v)} | ${cell(documentedDefault(v))} | ${cell(v.doc)} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...lines].join('\n');
 }
 
@@ -59,7 +61,7 @@ export function documentedRows(tableText: string): { name: string; default: stri
     .split('\n')
     .slice(2)
     .map((line) => line.split(/(?<!\\)\|/).map((c) => c.trim()))
-    .map(([, name = '', def = '']) => ({ name: name.replace(/^`|`$/g, ''), default: def.replaceAll('\\|', '|') }));
+    .map(([, name = '', def = '']) => ({ name: /^`([^`]*)`/.exec(name)?.[1] ?? name, default: def.replaceAll('\\|', '|') }));
 }
 
 /** The README with every table rendered afresh; throws when a table's markers are missing. */

@@ -2,9 +2,9 @@
 // here so each setting and its reason sit beside the code using it).
 import { join, resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { boolean, format, integer, text } from '../config/env-formats.ts';
+import { boolean, duration, format, integer, text } from '../config/env-formats.ts';
 import { readEnv, variable, type Env } from '../config/env-variable.ts';
-import { DEFAULT_RETRY_SCHEDULE, parseDurationMs, parseRetrySchedule } from './retry-policy.ts';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-policy.ts';
 
 export interface WebhookConfig {
   /**
@@ -25,8 +25,6 @@ export interface WebhookConfig {
   keyOverlapMs: number;
 }
 
-const duration = (minMs: number) =>
-  format(Type.Integer({ minimum: minMs }), `be a duration of at least ${minMs} ms (e.g. 15s, 500ms, 24h)`, parseDurationMs);
 
 const retrySchedule = format(
   Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 50 }),

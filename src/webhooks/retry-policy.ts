@@ -1,12 +1,7 @@
 // What happens after a delivery attempt: done, try again later (when), or stop.
+import { parseDurationMs } from '../config/env-formats.ts';
 
-/** Parses "0", "250ms", "5s", "5m", "2h" into milliseconds; undefined when malformed. */
-export function parseDurationMs(text: string): number | undefined {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) return undefined;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms']!;
-  return Number(m[1]) * unit;
-}
+export { parseDurationMs };
 
 /** "0,5s,5m" -> [0, 5000, 300000]: the delay before attempt 1, 2, 3 ...; undefined when malformed. */
 export function parseRetrySchedule(text: string): number[] | undefined {

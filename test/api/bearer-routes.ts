@@ -50,6 +50,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
  */
 export const PUBLIC_ROUTES: Record<string, string> = {
   'GET /healthz': 'the health probe of load balancers and supervisors',
+  'GET /readyz': 'the readiness probe: says which check fails, never why in detail',
   'GET /api/openapi.json': 'the API description is public',
   'GET /api/session': 'the web UI session: authenticated by its cookie',
   'POST /api/session': 'sign-in: email and password are the credential',
