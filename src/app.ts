@@ -23,6 +23,7 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
 import { checkReadiness } from './composition/readiness.ts';
+import { claimSoleReplica } from './composition/sole-replica.ts';
 import { drainServer } from './http-drain.ts';
 import { newReplicaId } from './jobs/leader-lease.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -79,6 +80,10 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     services.webhookKeys.ensure();
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
+    if (config.runtime === 'process' && db.kind === 'postgres') {
+      const sole = await claimSoleReplica(db, config.dataDir, log);
+      cleanups.push(() => sole.stop());
+    }
     const runtime = await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }));
     cleanups.push(() => runtime.shutdown());
     // Embedded PGlite has exactly one worker process (the lock above), so every job and delivery
