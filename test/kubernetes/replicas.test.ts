@@ -54,7 +54,9 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
     });
   const node = async (replica: ServiceProcess, nodeId: string) => (await api(replica, `/api/nodes/${nodeId}`)).json.data;
   const leaseHolder = async () => (await sql.query<{ holder: string }>(`SELECT holder FROM leases WHERE name = 'reconciler' AND expires_at > now()`)).rows[0]?.holder;
-  const replicaHolding = (holder: string | undefined) => alive().find((r) => holder?.split('/')[1] === String(r.serverPid()));
+  // Each replica logs its name among the replicas when it starts serving (the lease holder's name).
+  const replicaId = (r: ServiceProcess) => /"replica":"([^"]+)"/.exec(r.output())?.[1];
+  const replicaHolding = (holder: string | undefined) => alive().find((r) => holder !== undefined && replicaId(r) === holder);
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -128,7 +130,7 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
     expect(mtls.status, mtls.text).toBe(200);
     expect(mtls.json.pubkey).toBe(viaA.json.pubkey);
     // ... and once revoked through that other replica, the first one refuses it within a second.
-    const serial = issued.json.serial ?? (await api(a, `/api/nodes/${first}/certs`)).json.data[0].serial;
+    const serial = (await api(a, `/api/nodes/${first}/certs`)).json.certificates[0].serial;
     expect((await api(b, `/api/nodes/${first}/certs/${serial}`, { method: 'DELETE' })).status).toBeLessThan(300);
     await new Promise((r) => setTimeout(r, 1_100));
     const refused = await tlsRequest(`https://127.0.0.1:${a.env.MTLS_PORT}`, `/nodes/${userId}/${first}/nodeinfo`, creds).catch((err) => ({ status: 0, text: String(err) }));
@@ -187,6 +189,9 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
     const [, second, third] = nodeIds as [string, string, string];
     for (const id of [second, third]) expect((await api(victim!, `/api/nodes/${id}/stop`, { method: 'POST' })).status).toBeLessThan(300);
     await new Promise((r) => setTimeout(r, 500));
+    // Mid-build for real: a pod takes seconds to stop, so the builds are still under way here.
+    const underWay = await sql.query(`SELECT 1 FROM builds WHERE node_id = ANY($1) AND status = 'IN_PROGRESS'`, [[second, third]]);
+    expect(underWay.rowCount, 'the builds finished before the kill: nothing was interrupted').toBeGreaterThan(0);
     await victim!.stop('SIGKILL');
     for (const id of [second, third]) await until(`node ${id} PAUSED after the kill`, async () => (await node(survivor, id))?.status === 'PAUSED', 120_000, () => node(survivor, id));
     // The survivor took the lease over (within its TTL) without anyone handing it back.
