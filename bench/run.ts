@@ -6,6 +6,7 @@ import { benchSignature, benchWebhooks } from './webhooks.ts';
 import { benchRollout, ROLLOUT_DATABASES, type RolloutDatabase } from './rollout.ts';
 import { benchLogExport } from './log-export.ts';
 import { printGatewaySection } from './gateway.ts';
+import { benchReplicas } from './replicas.ts';
 import { benchLifecycle, benchWatchMemory, LIFECYCLE_STEPS } from './kubernetes.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
@@ -85,6 +86,21 @@ const sections: Record<string, () => Promise<void>> = {
     console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
   },
   gateway: () => printGatewaySection(DURATION_MS),
+  replicas: async () => {
+    console.log('\n## Several replicas on one PostgreSQL: the same work by one and by two replica processes');
+    console.log('| work | one replica /s | two replicas /s | two / one |');
+    console.log('|---|---|---|---|');
+    for (const mode of ['rollout', 'webhooks'] as const) {
+      try {
+        const one = await benchReplicas(mode, 1);
+        const two = await benchReplicas(mode, 2);
+        const what = mode === 'rollout' ? `rollout upgrades (${one.items} nodes, in-memory runtime)` : `webhook deliveries (${one.items} events, 100 nodes)`;
+        console.log(`| ${what} | ${f(one.perSecond)} | ${f(two.perSecond)} | ${f(two.perSecond / one.perSecond, 2)} |`);
+      } catch (err) {
+        console.log(`| ${mode} | skipped: ${(err as Error).message} | | |`);
+      }
+    }
+  },
   kubernetes: async () => {
     const kubeconfig = process.env.TEST_KUBECONFIG;
     console.log('\n## Kubernetes runtime on the test cluster beside the process runtime (devnode, PGlite), median of 3 (upgrade: 1)');
