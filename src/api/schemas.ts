@@ -5,13 +5,17 @@ import { ERROR_CODES } from '../errors.ts';
 import { NODE_STATUSES } from '../domain/nodes.ts';
 
 export const ID_PATTERN = '^[0-9a-f]{32}$';
-// Printable text without control characters, not starting or ending with whitespace.
-export const NAME_PATTERN = '^[^\\s\\x00-\\x1F\\x7F]([^\\x00-\\x1F\\x7F]*[^\\s\\x00-\\x1F\\x7F])?$';
+// Printable text, not starting or ending with whitespace. Refused anywhere: C0 and C1 control
+// characters (U+009B is the 8-bit terminal escape introducer: a name printed by a CLI or a log
+// viewer must not drive the terminal) and the invisible bidirectional controls (U+202E and its
+// kin reorder what follows, so a name could display as something else).
+const CONTROLS = '\\x00-\\x1F\\x7F-\\x9F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069';
+export const NAME_PATTERN = `^[^\\s${CONTROLS}]([^${CONTROLS}]*[^\\s${CONTROLS}])?$`;
 
 /** Human explanations of the patterns above, used in 400 messages instead of the raw regex. */
 export const PATTERN_MEANINGS: Record<string, string> = {
   [ID_PATTERN]: 'must be 32 lowercase hexadecimal characters',
-  [NAME_PATTERN]: 'must not contain control characters or begin or end with whitespace',
+  [NAME_PATTERN]: 'must not contain control characters (bidirectional controls included) or begin or end with whitespace',
 };
 
 export const ErrorBody = Type.Object(

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
+import { daemonEnvironment } from './daemon-env.ts';
 import { isProcessAlive } from '../process-alive.ts';
 import { RotatingLog, type LogRotation } from '../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../logs/read-range.ts';
@@ -90,7 +91,7 @@ export class ProcessRuntime implements NodeRuntime {
     // rotated; a daemon orphaned by a crash of the service loses its output until it is restarted.
     const child: ChildProcess = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, DEVNODE_VERSION: spec.imageVersion },
+      env: daemonEnvironment(process.env, spec.imageVersion),
     });
     const daemonLog = new RotatingLog(this.dir(spec.nodeId), this.opts.logRotation);
     daemonLog.follow(child.stdout!, 'stdout');
@@ -126,8 +127,15 @@ export class ProcessRuntime implements NodeRuntime {
     if (daemon) {
       daemon.stopping = true;
       daemon.child.kill('SIGTERM');
-      const killed = await Promise.race([daemon.exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
+      // The grace timer is cleared as soon as the daemon is gone: a pending one would hold the
+      // service's event loop open, and every Ctrl-C would take the whole grace period to exit.
+      let grace: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<false>((resolve) => {
+        grace = setTimeout(() => resolve(false), STOP_GRACE_MS);
+      });
+      const killed = await Promise.race([daemon.exited.then(() => true), graceOver]).finally(() => clearTimeout(grace));
       if (!killed) {
+        this.opts.log.warn({ nodeId, graceMs: STOP_GRACE_MS }, 'node daemon ignored SIGTERM; killing it');
         daemon.child.kill('SIGKILL');
         await daemon.exited;
       }

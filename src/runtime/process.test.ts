@@ -1,0 +1,36 @@
+// The process runtime with a real devnode: stopping a daemon leaves nothing behind that would keep
+// the service's event loop alive (a forgotten grace timer made every Ctrl-C take 10 s), and the
+// daemon sees none of the service's secrets.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../logger.ts';
+import { ProcessRuntime } from './process.ts';
+import { freePort } from '../../test/helpers/ports.ts';
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('the process runtime', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rln-process-runtime-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('stops a daemon without leaving a timer running, and hands it no secret', async () => {
+    const runtime = new ProcessRuntime({ dataDir, rlnCommand: undefined, log: createLogger('silent') });
+    const before = timers();
+    process.env.DATABASE_URL_FOR_THIS_TEST = 'postgres://app:hunter2@db/rln';
+    const spec = { nodeId: 'a'.repeat(32), network: 'regtest' as const, imageVersion: 'devnode-0.1.0', restPort: await freePort(), peerPort: await freePort() };
+    try {
+      await runtime.start(spec);
+      const pid = (await runtime.status(spec.nodeId)).pid!;
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain('DEVNODE_VERSION=devnode-0.1.0');
+      expect(environ.filter((e) => e.startsWith('DATABASE_URL'))).toEqual([]);
+      await runtime.stop(spec.nodeId);
+    } finally {
+      delete process.env.DATABASE_URL_FOR_THIS_TEST;
+      await runtime.shutdown();
+    }
+    expect(timers()).toBeLessThanOrEqual(before);
+  }, 30_000);
+});
