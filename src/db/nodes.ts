@@ -119,8 +119,16 @@ export async function updateNodes(db: Queryable, nodeIds: string[], patch: NodeP
   return db.query<NodeRow>(`UPDATE nodes SET ${sets.join(', ')} WHERE id = ANY($1) RETURNING *`, params);
 }
 
-/** Ports held by nodes that are not destroyed (their daemons may run, or will again). */
+const PORT_ALLOCATION_LOCK = 727_002; // arbitrary, constant: "rln-cloud port allocation" among advisory locks
+
+/**
+ * Ports held by nodes that are not destroyed (their daemons may run, or will again). Called in the
+ * transaction that inserts a new node with the ports it picks: it first takes a transaction-scoped
+ * advisory lock, so two creations running at once (PostgreSQL, any replica) pick one after the
+ * other and never the same pair; the lock ends with the transaction.
+ */
 export async function usedPorts(db: Queryable): Promise<Set<number>> {
+  await db.query('SELECT pg_advisory_xact_lock($1)', [PORT_ALLOCATION_LOCK]);
   const rows = await db.query<{ rest_port: number | null; peer_port: number | null }>(
     'SELECT rest_port, peer_port FROM nodes WHERE destroyed_at IS NULL',
   );

@@ -1,0 +1,30 @@
+// Fifty creations at once: each gets its own pair of daemon ports, and none answers 500. On
+// PostgreSQL the creations' transactions really run side by side (on PGlite they take turns), so
+// without the port allocation lock two of them would pick the same pair and hit the unique index.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseLabel } from '../helpers/database.ts';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+
+const NODES = 50;
+
+describe(`${NODES} node creations at once on ${databaseLabel()}`, () => {
+  let t: TestServer;
+  let alice: TestUser;
+  beforeAll(async () => {
+    // One build at a time: the point is the creations, not 50 daemons starting together.
+    t = await startTestServer({ JOB_CONCURRENCY: '1', SHUTDOWN_TIMEOUT: '1s' });
+    alice = await t.createUser();
+  });
+  afterAll(() => t?.stop());
+
+  it('gives every node its own ports', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: NODES }, (_, i) => t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: `n${i}`, network: 'regtest' } })),
+    );
+    expect(answers.filter((a) => a.status !== 200).map((a) => a.text)).toEqual([]);
+    const rows = await t.server.db.query<{ rest_port: number; peer_port: number }>('SELECT rest_port, peer_port FROM nodes WHERE user_id = $1', [alice.id]);
+    const ports = rows.flatMap((r) => [r.rest_port, r.peer_port]);
+    expect(ports).toHaveLength(2 * NODES);
+    expect(new Set(ports).size).toBe(2 * NODES);
+  }, 60_000);
+});
