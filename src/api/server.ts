@@ -61,6 +61,15 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     },
   });
   installErrorHandlers(app);
+  // Clients of the original service (and many HTTP libraries) send `Content-Type: application/json`
+  // on every request, also on POSTs that carry nothing (start, stop, upgrade, logs): an empty
+  // body is "no body", not malformed JSON. A route that needs a body still says it is missing.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -35,6 +35,9 @@ export class NodeUnlocker {
   /** Sends the completed unlock to a RUNNING node; answers the node's own answer. */
   async unlock(node: NodeRow, input: UnlockInput, extraHeaders: Record<string, string> = {}): Promise<NodeAnswer> {
     const { config } = this.deps;
+    if (input.network !== undefined && input.network !== node.network) {
+      throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
+    }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config));
     const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/unlock', Buffer.from(JSON.stringify(body)), extraHeaders);
     if (isSuccess(answer.status)) await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));

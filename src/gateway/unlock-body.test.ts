@@ -80,4 +80,13 @@ describe('buildUnlockBody', () => {
     expect(() => loadConfig({ REGTEST_CHAIN_SYNC: 'esplora' })).toThrow(/REGTEST_CHAIN_SYNC/);
     expect(() => loadConfig({ CA_CERT_FILE: '/x' })).toThrow(/CA_CERT_FILE and CA_KEY_FILE must be set together/);
   });
+
+  it("accepts what the original service's clients send: network (normalised, checked) and node_endpoint (dropped)", () => {
+    const input = parseUnlockInput({ password: 'pw', announce_addresses: [], announce_alias: 'a', network: 'Regtest', node_endpoint: 'https://nodes.example/u/n' });
+    expect(input).toEqual({ password: 'pw', announce_addresses: [], announce_alias: 'a', network: 'regtest' });
+    expect(() => parseUnlockInput({ password: 'pw', network: 'mainnet' })).toThrow('network must be regtest or testnet');
+    expect(() => parseUnlockInput({ password: 'pw', node_endpoint: 42 })).toThrow(/node_endpoint must be a string/);
+    // What nobody sent is still refused.
+    expect(() => parseUnlockInput({ password: 'pw', indexer_url: 'x' })).toThrow(/unknown field "indexer_url"/);
+  });
 });

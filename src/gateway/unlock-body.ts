@@ -1,4 +1,6 @@
-// The unlock a user sends is `{password, announce_alias?, announce_addresses?}`; the node needs
+// The unlock a user sends is `{password, announce_alias?, announce_addresses?}`, and what clients
+// of the original hosted service send besides: `network` (checked against the node's network) and
+// `node_endpoint` (accepted and ignored: the service knows where its node is). The node needs
 // its chain-sync, indexer and proxy settings too, which are the operator's business and come from
 // configuration. This builds the body in the form the node's RLN version takes. The password is
 // carried, never logged, and never part of an error message (not even inside a JSON parse error,
@@ -10,9 +12,12 @@ export interface UnlockInput {
   password: string;
   announce_alias?: string;
   announce_addresses?: string[];
+  /** The network the client believes the node is on; a mismatch is refused, not sent on. */
+  network?: string;
 }
 
-const FIELDS = new Set(['password', 'announce_alias', 'announce_addresses']);
+const FIELDS = new Set(['password', 'announce_alias', 'announce_addresses', 'network', 'node_endpoint']);
+const MAX_ENDPOINT = 2048;
 // Generous bounds that still keep a body small: RLN itself checks the exact rules.
 const MAX_PASSWORD = 1024;
 const MAX_ALIAS = 256;
@@ -52,9 +57,16 @@ export function parseUnlockInput(raw: string | unknown): UnlockInput {
   ) {
     problems.push(`announce_addresses must be a list of at most ${MAX_ADDRESSES} "host:port" strings`);
   }
+  if (b.network !== undefined && (typeof b.network !== 'string' || !/^(regtest|testnet)$/i.test(b.network))) {
+    problems.push('network must be regtest or testnet');
+  }
+  if (b.node_endpoint !== undefined && (typeof b.node_endpoint !== 'string' || b.node_endpoint.length > MAX_ENDPOINT)) {
+    problems.push(`node_endpoint must be a string of at most ${MAX_ENDPOINT} characters`);
+  }
   if (problems.length > 0) throw new AppError('invalid_request', problems.join('; '), { problems });
   return {
     password: b.password as string,
+    ...(b.network !== undefined ? { network: (b.network as string).toLowerCase() } : {}),
     ...(b.announce_alias !== undefined ? { announce_alias: b.announce_alias as string } : {}),
     ...(b.announce_addresses !== undefined ? { announce_addresses: b.announce_addresses as string[] } : {}),
   };

@@ -166,6 +166,24 @@ describe(`node API on ${databaseLabel()}`, () => {
     expect(r.json.components.schemas.Node.properties.status.anyOf.length).toBe(7);
   });
 
+  it('takes an empty body with Content-Type: application/json as no body, as the original service did', async () => {
+    const jsonButEmpty = (path: string) => t.call(path, { method: 'POST', token: alice.token, body: '', headers: { 'content-type': 'application/json' } });
+    // Routes that carry nothing: answered as without a body (here the node exists and is RUNNING).
+    for (const path of [`/api/nodes/${nodeId}/logs`, `/api/nodes/${nodeId}/generate-cert`, `/api/nodes/${nodeId}/webhooks/test`]) {
+      const r = await jsonButEmpty(path);
+      expect([r.status, r.json?.error?.code], path).not.toEqual([400, 'invalid_json']);
+      expect(r.status, `${path}: ${r.text}`).toBeLessThan(500);
+    }
+    for (const verb of ['stop', 'start', 'upgrade']) {
+      const r = await jsonButEmpty(`/api/nodes/${nodeId}/${verb}`);
+      expect(r.status === 200 || r.status === 409, `${verb}: ${r.text}`).toBe(true);
+    }
+    // A route that needs a body still says so, plainly.
+    const create = await jsonButEmpty('/api/nodes');
+    expect(create.status).toBe(400);
+    expect(create.json.error.code).toBe('invalid_request');
+  });
+
   it('answers unknown routes with the error body', async () => {
     const r = await t.call('/api/nope', { token: alice.token });
     expect(r.status).toBe(404);

@@ -148,7 +148,20 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       expect(extra.status).toBe(400);
       expect(extra.text).not.toContain(PASSWORD);
 
-      const r = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: { password: PASSWORD } });
+      // Clients of the original service send five fields: network is checked, node_endpoint ignored.
+      const original = (network: string) => ({
+        password: PASSWORD,
+        announce_addresses: [],
+        announce_alias: 'shop',
+        network,
+        node_endpoint: `${t.config.nodeApiUrl}/${alice.id}/${aliceNode}`,
+      });
+      const otherNetwork = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: original('testnet') });
+      expect(otherNetwork.status).toBe(400);
+      expect(otherNetwork.json.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/network is testnet, but node \w+ runs on regtest/) });
+      expect((await node(aliceNode, alice)).locked).toBe(true);
+
+      const r = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: original('regtest') });
       expect(r.status, r.text).toBe(200);
       expect(r.json).toEqual({ message: expect.any(String) });
       expect((await node(aliceNode, alice)).locked).toBe(false);

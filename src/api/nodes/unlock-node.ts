@@ -1,4 +1,5 @@
-// POST /api/nodes/{id}/unlock with {password, announce_alias?, announce_addresses?}: the same
+// POST /api/nodes/{id}/unlock with {password, announce_alias?, announce_addresses?, network?,
+// node_endpoint?} (the last two as the original hosted service's clients send them): the same
 // unlock as the node gateway's, for the management API (and the web UI's Unlock button). The
 // node's refusal becomes a management error: wrong_password, node_state_conflict, ...
 import { Type, type Static } from '@sinclair/typebox';
@@ -14,6 +15,8 @@ const UnlockBody = Type.Object(
     password: Type.String({ minLength: 1, maxLength: 1024, description: "The node's wallet password (never stored or logged)." }),
     announce_alias: Type.Optional(Type.String({ maxLength: 256 })),
     announce_addresses: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 16 })),
+    network: Type.Optional(Type.String({ maxLength: 16, description: "Clients of the original service send the node's network: checked against it (400 when it differs)." })),
+    node_endpoint: Type.Optional(Type.String({ maxLength: 2048, description: 'Sent by clients of the original service; accepted and ignored (the service knows where its node is).' })),
   },
   { additionalProperties: false },
 );
