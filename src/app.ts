@@ -108,6 +108,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       log,
       publicUrl: config.publicUrl,
       web: webUi(db, config),
+      cors: config.cors,
     });
     await api.listen({ host: config.host, port: config.apiPort });
     draining.push((deadline) => drainServer(api.server, deadline, () => api.close()).then(() => undefined));

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { boolean, duration, format, integer, matching, oneOf, port, text, url } from './config/env-formats.ts';
 import { readEnv, variable, type Env } from './config/env-variable.ts';
+import { parseCorsOrigins, type CorsPolicy } from './http-cors.ts';
 import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/config.ts';
 import { readLogsConfig, type LogsConfig } from './logs/config.ts';
 import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
@@ -62,6 +63,8 @@ export interface Config {
    */
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /** Which browser origins may call the management API and the bearer gateway; null: none. */
+  cors: CorsPolicy | null;
   /** The node access gateways (bearer and mutual TLS), their CA and what unlock adds; see gateway/. */
   nodeAccess: NodeAccessConfig;
   /** Create a development user and token on the first start with an empty database. */
@@ -177,6 +180,14 @@ export const SERVICE_VARIABLES = {
     default: '168',
     doc: 'how long a DESTROYED node stays readable',
   }),
+  // Derived from NODE_ENV in loadConfig: any origin on a laptop, none in production unless listed.
+  cors: variable('CORS_ALLOWED_ORIGINS', format(Type.Unknown(), 'be *, none, or comma-separated origins such as https://wallet.example (scheme, host and port only)', (t) => {
+    const policy = parseCorsOrigins(t);
+    return policy === null ? ('none' as const) : policy;
+  }), {
+    unset: '`*` unless `NODE_ENV=production` (then `none`)',
+    doc: 'browser origins allowed to call the management API and the bearer gateway (CORS): `*`, `none`, or a comma-separated list; preflights are cached 10 minutes; never with credentials (cookies)',
+  }),
   shutdownDelayMs: variable('SHUTDOWN_DELAY', duration(0), {
     default: '0s',
     doc: 'after SIGTERM, how long the listeners keep accepting while `/readyz` answers 503, so load balancers stop sending first (the Kubernetes manifests set `5s`)',
@@ -213,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     kubernetes: values.runtime === 'kubernetes' ? readKubernetesConfig(env, problems) : undefined,
     nodeAccess: readNodeAccessConfig(env, problems),
     bootstrapDevUser: values.bootstrapDevUser ?? !production,
+    cors: values.cors === 'none' ? null : (values.cors as CorsPolicy | undefined) ?? (production ? null : { origins: '*' }),
     production,
     logs: readLogsConfig(env, problems),
     blobStore: readBlobStoreConfig(env, problems),

@@ -10,6 +10,7 @@ import { installErrorHandlers } from './error-handler.ts';
 import { cachingSerializerFactory } from './serializer-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
+import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
 import { listNodesRoute } from './nodes/list-nodes.ts';
 import { createNodeRoute } from './nodes/create-node.ts';
 import { getNodeRoute } from './nodes/get-node.ts';
@@ -45,7 +46,7 @@ export interface MountedUi {
   register(app: FastifyInstance): void;
 }
 
-export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string; web?: MountedUi }): Promise<FastifyInstance> {
+export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string; web?: MountedUi; cors?: CorsPolicy | null }): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -73,6 +74,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  if (deps.cors) allowCrossOrigin(app, deps.cors);
 
   for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery]) app.addSchema(schema);
   await app.register(swagger, {
@@ -133,4 +135,20 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     certificateRoutes(scope, deps);
   });
   return app;
+}
+
+/**
+ * CORS for the bearer-token API (http-cors.ts): preflights are answered before authentication
+ * (they carry no token) and before routing (there are no OPTIONS routes). Not for the web UI's
+ * session routes or pages: the session cookie must stay same-origin.
+ */
+function allowCrossOrigin(app: FastifyInstance, policy: CorsPolicy) {
+  const covered = (url: string) => url.startsWith('/api/') && !url.startsWith('/api/session');
+  app.addHook('onRequest', async (request, reply) => {
+    if (!covered(request.url) || !isPreflight(request.method, request.headers)) return;
+    return reply.code(204).headers(preflightHeaders(policy, request.headers)).send();
+  });
+  app.addHook('onSend', async (request, reply) => {
+    if (covered(request.url)) reply.headers(responseCorsHeaders(policy, request.headers.origin));
+  });
 }

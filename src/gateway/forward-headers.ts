@@ -77,6 +77,8 @@ export function responseHeadersInto(raw: string[], out: string[]): number {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (HOP_BY_HOP.has(name) || (listed !== undefined && listed.has(name))) continue;
+    // CORS is the gateway's decision (gateway-server.ts), never the node's.
+    if (name.startsWith('access-control-')) continue;
     if (contentLength === -1 && name === 'content-length') contentLength = Number(raw[i + 1]);
     out.push(raw[i]!, raw[i + 1]!);
   }

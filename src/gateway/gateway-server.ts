@@ -14,6 +14,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ClientFacts } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
+import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
 import type { NodeAccess, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
@@ -98,12 +99,33 @@ function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: stri
 }
 
 /** Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`. */
-export function createBearerGateway(deps: GatewayServerDeps): http.Server {
+/** `cors`: which browser origins may call nodes with a token (http-cors.ts); null or unset: none. */
+export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy | null): http.Server {
   const guard: Guard<AuthenticatedUser> = {
     identify: (req) => deps.access.authenticate(req.headers.authorization),
     nodeFor: (user, userId, nodeId, fresh) => deps.access.ownedNode(user, userId, nodeId, fresh),
   };
-  return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, handler(deps, 'http', guard));
+  const serve = handler(deps, 'http', guard);
+  return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, cors ? withCors(cors, serve) : serve);
+}
+
+/**
+ * A preflight is answered here, before the token is asked for (a preflight carries none) and
+ * without reaching the node; every other answer, the node's included, is marked for the origin.
+ * The node's own access-control-* headers never pass (forward-headers.ts): the gateway decides.
+ */
+function withCors(policy: CorsPolicy, serve: (req: IncomingMessage, res: ServerResponse) => void) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (isPreflight(req.method, req.headers)) {
+      res.writeHead(204, preflightHeaders(policy, req.headers));
+      res.end();
+      return;
+    }
+    if (req.headers.origin !== undefined) {
+      for (const [name, value] of Object.entries(responseCorsHeaders(policy, req.headers.origin))) res.setHeader(name, value);
+    }
+    serve(req, res);
+  };
 }
 
 export interface MtlsMaterial {

@@ -3,6 +3,7 @@
 // stop() drains both listeners (see http-drain.ts) and closes every pooled connection.
 import http from 'node:http';
 import { drainServer } from '../http-drain.ts';
+import type { CorsPolicy } from '../http-cors.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
@@ -19,7 +20,7 @@ import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
 
 export interface NodeAccessDeps {
-  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number };
+  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null };
   db: Database;
   accounts: AccountService;
   nodes: NodeService;
@@ -63,7 +64,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     clientTimeoutMs: settings.clientTimeoutMs,
     log,
   };
-  const bearer = createBearerGateway(serverDeps);
+  const bearer = createBearerGateway(serverDeps, config.cors);
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });
   const started: http.Server[] = [];
   // Without a deadline (a failed start) connections are cut at once.
