@@ -1,6 +1,7 @@
 // The composition root: builds every part of the service once from the configuration, in
 // dependency order (composition/), starts them in order, and stops them from one shutdown path.
 // Nothing imports this file but main.ts (and the tests, which start the service as a user would).
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -32,6 +33,8 @@ export interface DevCredentials {
   email: string;
   token: string;
   tokenFile: string;
+  /** For the web UI's sign-in; shown once at the first start, never stored in clear. */
+  password: string;
 }
 
 export interface RunningServer {
@@ -144,13 +147,14 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
 const DEV_EMAIL = 'dev@localhost';
 
-/** On the very first start, a user and token so a newcomer can call the API at once. */
+/** On the very first start, a user with a token (the API) and a password (the web UI), so a newcomer can use both at once. */
 async function bootstrapDevUser(accounts: AccountService, db: Database, dataDir: string): Promise<DevCredentials | undefined> {
   if ((await countUsers(db)) > 0) return undefined;
-  await accounts.createUser({ email: DEV_EMAIL, plan: 'scale' });
+  const password = randomBytes(12).toString('base64url');
+  await accounts.createUser({ email: DEV_EMAIL, plan: 'scale', password });
   const { token } = await accounts.createToken(DEV_EMAIL, 'development token');
   const tokenFile = join(dataDir, 'dev-token');
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   chmodSync(tokenFile, 0o600);
-  return { email: DEV_EMAIL, token, tokenFile };
+  return { email: DEV_EMAIL, token, tokenFile, password };
 }

@@ -70,6 +70,8 @@ export interface Config {
   /** Create a development user and token on the first start with an empty database. */
   bootstrapDevUser: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** JSON lines, readable lines, or readable on a terminal and JSON otherwise. */
+  logFormat: 'auto' | 'json' | 'pretty';
   production: boolean;
   /** Daemon log rotation and log exports (LOG_* variables; see logs/config.ts). */
   logs: LogsConfig;
@@ -202,6 +204,10 @@ export const SERVICE_VARIABLES = {
     doc: 'create `dev@localhost` and a token on first start',
   }),
   logLevel: variable('LOG_LEVEL', oneOf(LOG_LEVELS), { default: 'info', doc: 'pino level: `fatal` ... `trace`, `silent`' }),
+  logFormat: variable('LOG_FORMAT', oneOf(['auto', 'json', 'pretty']), {
+    default: 'auto',
+    doc: '`json` lines, `pretty` lines for people, or `auto`: pretty on a terminal, JSON otherwise',
+  }),
   // Free text: tools set NODE_ENV=test or staging; only "production" changes anything here.
   nodeEnv: variable('NODE_ENV', text(), { default: 'development', doc: '`production` tightens defaults' }),
 };

@@ -91,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(config: Config, json: boolean): Promise<number> {
   // With --json, stdout carries only the one ready object; logs go to stderr.
-  const log = createLogger(config.logLevel, json ? 2 : 1);
+  const log = createLogger(config.logLevel, json ? 2 : 1, config.logFormat);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Start opening the database first, then load the rest of the service while it opens.
   const opening = openServerDatabase(config);
@@ -108,10 +108,13 @@ async function serve(config: Config, json: boolean): Promise<number> {
   } else {
     log.info(urls, `rln-cloud is ready at ${config.publicUrl}`);
     if (server.devCredentials) {
-      const { email, token, tokenFile } = server.devCredentials;
+      const { email, token, tokenFile, password } = server.devCredentials;
       process.stdout.write(
-        `\nFirst start: created the development user ${email} with this API token (also in ${tokenFile}):\n\n` +
-          `  ${token}\n\n  curl -H "Authorization: Bearer ${token}" ${config.publicUrl}/api/nodes\n\n`,
+        `\nFirst start: created the development user ${email}.\n\n` +
+          `  API token (also in ${tokenFile}):\n    ${token}\n` +
+          `    curl -H "Authorization: Bearer ${token}" ${config.publicUrl}/api/nodes\n\n` +
+          `  Web UI: ${config.publicUrl}/ - sign in as ${email} with the password ${password}\n` +
+          `    (change it with: npx rln-cloud user set-password ${email} <new-password>)\n\n`,
       );
     }
   }

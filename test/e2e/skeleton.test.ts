@@ -22,6 +22,21 @@ describe('the service started with npm start', () => {
     expect(statSync(join(dataDir, 'dev-token')).mode & 0o777).toBe(0o600);
     expect(svc.output()).toContain(token);
     expect((await api(svc, token, '/api/nodes')).json).toEqual({ nodes: [] });
+    // ... and a password for the web UI, which signs in.
+    const password = /sign in as dev@localhost with the password (\S+)/.exec(svc.output())?.[1];
+    expect(password, svc.output()).toBeDefined();
+    const signIn = await fetch(`${svc.base}/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'dev@localhost', password }),
+    });
+    expect(signIn.status).toBe(200);
+  });
+
+  it('logs JSON lines when its output is not a terminal (readable lines on one: src/pretty-log.test.ts)', () => {
+    const svc = running[0]!;
+    // Started with its output on a pipe: JSON lines.
+    expect(svc.output()).toMatch(/^\{"level":30,.*"msg":"rln-cloud is ready at /m);
   });
 
   it('walks a node from create to RUNNING to DESTROYED with a token the CLI made while the server runs', async () => {
