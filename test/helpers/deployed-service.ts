@@ -308,20 +308,24 @@ export async function servicePods(): Promise<ServicePod[]> {
   }));
 }
 
-/** What a failure needs explained: the Deployment, its pods (described, and their logs), recent events. */
+/** What a failure needs explained: the Deployment, its pods (described, and their logs), the nodes' objects, recent events. */
 export async function diagnostics(): Promise<string> {
-  const section = async (title: string, args: string[]) => `--- ${title}\n${(await kubectl(args).catch((err) => String(err))).trim()}\n`;
+  // each section cut to its last lines, so one long log does not push the others out
+  const section = async (title: string, args: string[], lines = 60) => {
+    const text = (await kubectl(args).catch((err) => String(err))).trim().split('\n');
+    return `--- ${title}${text.length > lines ? ` (last ${lines} lines)` : ''}\n${text.slice(-lines).join('\n')}\n`;
+  };
   const out = [
-    await section('deployment', ['-n', SERVICE_NAMESPACE, 'describe', 'deployment', 'rln-cloud']),
-    await section('service pods', ['-n', SERVICE_NAMESPACE, 'describe', 'pods', '-l', SELECTOR]),
+    await section('deployment', ['-n', SERVICE_NAMESPACE, 'describe', 'deployment', 'rln-cloud'], 40),
+    await section('service pods', ['-n', SERVICE_NAMESPACE, 'describe', 'pods', '-l', SELECTOR], 120),
   ];
   for (const pod of await servicePods().catch(() => [])) {
-    out.push(await section(`logs of ${pod.name}`, ['-n', SERVICE_NAMESPACE, 'logs', pod.name, '--tail=60']));
-    if (pod.restarts > 0) out.push(await section(`previous logs of ${pod.name}`, ['-n', SERVICE_NAMESPACE, 'logs', pod.name, '--previous', '--tail=40']));
+    out.push(await section(`logs of ${pod.name}`, ['-n', SERVICE_NAMESPACE, 'logs', pod.name, '--tail=200'], 40));
+    if (pod.restarts > 0) out.push(await section(`previous logs of ${pod.name}`, ['-n', SERVICE_NAMESPACE, 'logs', pod.name, '--previous', '--tail=200'], 30));
   }
-  out.push(await section('node pods', ['-n', NODES_NAMESPACE, 'get', 'pods,statefulsets,services,pvc', '-o', 'wide']));
-  out.push(await section('events', ['get', 'events', '-A', '--sort-by=.lastTimestamp']));
-  return out.join('\n').split('\n').slice(-400).join('\n');
+  out.push(await section('node objects', ['-n', NODES_NAMESPACE, 'get', 'pods,statefulsets,services,pvc', '-o', 'wide']));
+  for (const ns of [SERVICE_NAMESPACE, NODES_NAMESPACE]) out.push(await section(`events in ${ns}`, ['-n', ns, 'get', 'events', '--sort-by=.lastTimestamp'], 30));
+  return out.join('\n');
 }
 
 /** Runs `step`; a failure is rethrown with the cluster's side of the story appended. */
