@@ -270,9 +270,27 @@ export function documentsOfKind(manifests: string, kind: string): string {
  * dry run creates nothing, so objects in namespaces that do not exist yet would fail it.
  */
 export async function applyManifests(manifests: string): Promise<void> {
+  await checkNodePortsFree();
   await kubectl(['apply', '--server-side', '-f', '-'], documentsOfKind(manifests, 'Namespace'));
   await kubectl(['apply', '--server-side', '--dry-run=server', '-f', '-'], manifests);
   await kubectl(['apply', '--server-side', '-f', '-'], manifests);
+}
+
+/**
+ * The overlay's fixed NodePorts must not be taken by another Service (a node's peer Service of
+ * another test gets a random one from the same range): say so plainly instead of failing the apply.
+ */
+async function checkNodePortsFree(): Promise<void> {
+  const wanted = Object.values(URLS).map((u) => Number(new URL(u).port));
+  const services = JSON.parse(await kubectl(['get', 'services', '-A', '-o', 'json'])).items;
+  for (const svc of services) {
+    if (svc.metadata.namespace === SERVICE_NAMESPACE) continue;
+    for (const port of svc.spec.ports ?? []) {
+      if (wanted.includes(port.nodePort)) {
+        throw new Error(`NodePort ${port.nodePort}, which overlays/test-cluster needs, is taken by service ${svc.metadata.namespace}/${svc.metadata.name}`);
+      }
+    }
+  }
 }
 
 /** Deletes every object of the manifests (the namespaces with all they hold, nodes included) and waits until they are gone. */
