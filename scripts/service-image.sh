@@ -26,7 +26,8 @@
 # The tar is cached outside the repository ($RLN_SERVICE_IMAGE_CACHE, default
 # /var/cache/rln-cloud/service-image), keyed by a hash of everything that goes into it (sources,
 # lock file, this script, the node binary, the ref): an unchanged tree is copied from the cache
-# in a fraction of a second instead of rebuilt (~30 s, most of it npm ci from npm's cache).
+# in a fraction of a second instead of rebuilt (~30-40 s on two cores: npm ci from npm's cache, the
+# bundle, the smoke test).
 # Progress goes to stderr.
 set -euo pipefail
 
