@@ -9,6 +9,9 @@
 #   scripts/test-cluster.sh status   "up" (exit 0) or "down" (exit 1), with the failing parts
 #   scripts/test-cluster.sh build    only make sure the binaries are built and cached
 #   scripts/test-cluster.sh restart-apiserver   stop the API server and start it again (for tests)
+#   scripts/test-cluster.sh import <tar>...     import docker-archive tars into the cluster's
+#                                    containerd (e.g. scripts/service-image.sh's); the cluster pulls
+#                                    nothing, so pods use imagePullPolicy Never
 #
 # Needs root (containerd, runc, iptables, mounts). Progress goes to stderr; stdout carries only the
 # kubeconfig path, so `KUBECONFIG=$(scripts/test-cluster.sh up | tail -n1)` works. `up` on a cluster
@@ -28,9 +31,18 @@
 #   - No cluster DNS (no CoreDNS image): address pods and Services by IP.
 #   - Every cluster address stays on this machine and inside 198.18.0.0/15, the range reserved for
 #     network testing (never 10.x or 192.168.x): pods 198.18.0.0/24 on bridge cni0, Services
-#     198.19.0.0/20, and the node itself 198.18.1.1, an extra address on `lo` that only the
-#     kubelet listens on. Everything else listens on 127.0.0.1: apiserver 16443, etcd 23790/23800,
-#     controller-manager 10257, scheduler 10259, kubelet healthz 10248, kube-proxy 10249/10256.
+#     198.19.0.0/20, and the node itself 198.18.1.1, an extra address on `lo` that the kubelet
+#     (10250) and the apiserver (16443) listen on. Everything else listens on 127.0.0.1: etcd
+#     23790/23800, controller-manager 10257, scheduler 10259, kubelet healthz 10248, kube-proxy
+#     10249/10256.
+#   - Pods reach the API (the service itself runs in the cluster in test/deploy/): the apiserver
+#     listens on the node address, which pods reach through the bridge's gateway like any address
+#     of the machine, and it is the endpoint of the `kubernetes` Service (198.19.0.1:443), so
+#     in-cluster clients (KUBERNETES_SERVICE_HOST/PORT and the service-account token the
+#     controller-manager's token controller puts in each ServiceAccount's Secret) work unchanged.
+#     127.0.0.1 would be unreachable from a pod's network namespace; 0.0.0.0 would expose the API
+#     on the machine's real interfaces. The admin kubeconfig uses the node address too, and the
+#     serving certificate names it, the Service address and loopback (an older one is reissued).
 #   - Throwaway-cluster shortcuts: the admin authenticates with a static token; the kubelet uses
 #     the admin kubeconfig and serves anonymous + AlwaysAllow (that is what lets the apiserver
 #     reach it for logs/exec/port-forward); etcd runs with --unsafe-no-fsync.
@@ -69,7 +81,7 @@ SERVICE_API_IP=198.19.0.1      # first address of the Service range: the `kubern
 API_PORT=16443
 ETCD_CLIENT_PORT=23790
 ETCD_PEER_PORT=23800
-API_URL=https://127.0.0.1:$API_PORT
+API_URL=https://$NODE_IP:$API_PORT   # see "Pods reach the API" above
 
 # Debian bookworm's kubernetes source package builds v1.20.2 (newer ones only build kubectl).
 K8S_SRC_PKG=kubernetes
@@ -309,23 +321,53 @@ any_running() {
 ensure_pki() {
   mkdir -p "$PKI"
   chmod 700 "$PKI"
-  [ -s "$PKI/ca.crt" ] && [ -s "$PKI/apiserver.crt" ] && [ -s "$PKI/sa.key" ] && [ -s "$PKI/admin.token" ] && return 0
+  if [ -s "$PKI/ca.crt" ] && [ -s "$PKI/ca.key" ] && [ -s "$PKI/apiserver.crt" ] && [ -s "$PKI/sa.key" ] && [ -s "$PKI/admin.token" ]; then
+    apiserver_cert_current && return 0
+    # A state dir from an older version of this script: same CA (kubeconfigs stay valid), new
+    # serving certificate for the addresses clients use now.
+    log "reissuing the apiserver certificate: its names are outdated"
+    issue_apiserver_cert
+    return 0
+  fi
   log "creating the cluster's CA, apiserver certificate, service-account key and admin token"
   (
     cd "$PKI"
     openssl genrsa -out ca.key 2048 2>/dev/null
     openssl req -x509 -new -key ca.key -subj "/CN=rln-test-cluster-ca" -days 3650 -out ca.crt \
       -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl rand -hex 24 >admin.token
+  )
+  issue_apiserver_cert
+}
+
+# Every address a client may use: loopback, the node address (kubeconfig, the `kubernetes`
+# Service's endpoint) and the Service address pods use; the usual in-cluster names.
+APISERVER_IPS=(127.0.0.1 "$NODE_IP" "$SERVICE_API_IP")
+APISERVER_DNS=(localhost kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local)
+
+apiserver_cert_current() {
+  local ip
+  for ip in "${APISERVER_IPS[@]}"; do
+    openssl x509 -in "$PKI/apiserver.crt" -noout -checkip "$ip" 2>/dev/null | grep -q 'does match' || return 1
+  done
+  openssl verify -CAfile "$PKI/ca.crt" "$PKI/apiserver.crt" >/dev/null 2>&1
+}
+
+issue_apiserver_cert() {
+  local san="" n
+  for n in "${APISERVER_IPS[@]}"; do san+="IP:$n,"; done
+  for n in "${APISERVER_DNS[@]}"; do san+="DNS:$n,"; done
+  (
+    cd "$PKI"
     openssl genrsa -out apiserver.key 2048 2>/dev/null
     openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr
     printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
       "extendedKeyUsage=serverAuth" \
-      "subjectAltName=IP:127.0.0.1,IP:$SERVICE_API_IP,IP:$NODE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" >apiserver.ext
+      "subjectAltName=${san%,}" >apiserver.ext
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -extfile apiserver.ext -out apiserver.crt 2>/dev/null
-    openssl genrsa -out sa.key 2048 2>/dev/null
-    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
-    openssl rand -hex 24 >admin.token
   )
 }
 
@@ -551,13 +593,13 @@ start_provisioner() {
 # up
 
 start_apiserver() {
-  # --advertise-address: the `kubernetes` Service's endpoint may not be loopback (the apiserver
-  # logs a validation error every 10 s otherwise); the apiserver still listens only on 127.0.0.1,
-  # so pods cannot reach the API (none of the project's pods needs it).
+  # --bind-address and --advertise-address: the node address, so pods reach the API directly and
+  # through the `kubernetes` Service, whose endpoint this is (an endpoint may not be loopback).
+  # The node address must exist first (cmd_up adds it to lo).
   # --kubelet-preferred-address-types: logs/exec/port-forward reach the kubelet at the node's
   # InternalIP; the node's name is in no DNS.
   start_bg kube-apiserver "$BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETCD_CLIENT_PORT" \
-    --bind-address=127.0.0.1 --advertise-address="$NODE_IP" --secure-port="$API_PORT" --insecure-port=0 \
+    --bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port="$API_PORT" --insecure-port=0 \
     --kubelet-preferred-address-types=InternalIP,Hostname \
     --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" --service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -596,7 +638,7 @@ cmd_up() {
   # the node's address: on lo, so it exists without any device of our own
   ip -4 addr show dev lo | grep -q " $NODE_IP/" || ip addr add "$NODE_IP/32" dev lo
   mkdir -p "$VOLUMES" "$KUBELET_DIR"
-  rm -f "$IMAGES/imported"   # containerd's root is fresh (down wipes it): import again
+  rm -rf "$IMAGES/imported" "$IMAGES/imports"   # containerd's root is fresh (down wipes it): import again
 
   log "starting containerd"
   start_bg containerd containerd --config "$CTRD/config.toml"
@@ -716,7 +758,7 @@ do_down() {
   # 7. Data: etcd (a stale node would show Ready at once), containerd, kubelet, leases, volumes.
   #    Kept: pki and kubeconfig (valid for the next `up`), logs, image tars.
   rm -rf "$STATE/etcd" "$CTRD/root" "$CTRD/state" "$CTRD/runc" "$CTRD/opt" "$KUBELET_DIR" "$CNI_DIR/ipam" \
-    "$VOLUMES" "$STATE/kcm-certs" "$STATE/scheduler-certs" "$IMAGES/imported" "$RUN"
+    "$VOLUMES" "$STATE/kcm-certs" "$STATE/scheduler-certs" "$IMAGES/imported" "$IMAGES/imports" "$RUN"
   # Paths outside the state dir that no setting moves: the kubelet's pod log dirs and its device
   # plugin socket, libcni's result cache, the network namespaces' dir, containerd's shim sockets.
   rm -f /var/lib/cni/results/rln-test-cluster-* 2>/dev/null
@@ -757,6 +799,31 @@ cmd_restart_apiserver() {
   start_apiserver
 }
 
+# Imports image tars (docker-archive, e.g. scripts/service-image.sh's) into containerd's k8s.io
+# namespace, where the kubelet finds them. A tar whose manifest.json (image config and layer
+# digests, so its content) was imported since containerd started is skipped: an import reads the
+# whole tar (~10 s for the service's 250 MB). `down` wipes containerd's root and these stamps, so
+# after the next down/up the image must be imported again.
+cmd_import() {
+  need_root
+  [ $# -ge 1 ] || die "usage: $0 import <image.tar>..."
+  local tar stamp
+  for tar in "$@"; do [ -s "$tar" ] || die "$tar: no such image tar"; done
+  take_lock
+  alive containerd || die "the cluster is not up (containerd is not running)"
+  mkdir -p "$IMAGES/imports"
+  for tar in "$@"; do
+    stamp=$IMAGES/imports/$(tar -xOf "$tar" manifest.json | sha256sum | cut -d' ' -f1)
+    if [ -e "$stamp" ]; then
+      log "already imported: $tar"
+      continue
+    fi
+    log "importing $tar"
+    ctr_ images import "$tar" >/dev/null
+    touch "$stamp"
+  done
+}
+
 cmd_status() {
   if [ -d "$STATE" ] && healthy; then
     echo "up (kubeconfig: $KUBECONFIG_FILE)" >&3
@@ -775,6 +842,7 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   restart-apiserver) cmd_restart_apiserver ;;
+  import) shift; cmd_import "$@" ;;
   build) need_root; take_lock; build_binaries; log "binaries in $BIN" ;;
-  *) echo "usage: $0 up|down|status|build|restart-apiserver" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|build|restart-apiserver|import <tar>..." >&2; exit 2 ;;
 esac

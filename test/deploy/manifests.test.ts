@@ -1,0 +1,95 @@
+// deploy/kubernetes rendered with `kubectl kustomize` (no cluster needed): the base holds no secret,
+// each overlay gets the PodDisruptionBudget its cluster version serves, the ports satisfy v1.20's
+// server-side apply, the probes and the shutdown timing fit together, and every *_FILE variable
+// names a key of a mounted Secret. service-on-cluster.test.ts applies the test overlay for real.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { repoRoot } from '../helpers/service-process.ts';
+import { SERVICE_VARIABLES } from '../../src/config.ts';
+
+const hasKubectl = (() => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const render = (dir: string): any[] => loadAllYaml(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }));
+const ofKind = (objects: any[], kind: string) => objects.filter((o) => o.kind === kind);
+const deploymentOf = (objects: any[]) => ofKind(objects, 'Deployment')[0];
+
+describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () => {
+  // The example overlay needs its secret files: rendered from a copy with placeholders in secrets/.
+  const copy = mkdtempSync(join(tmpdir(), 'rln-manifests-'));
+  cpSync(join(repoRoot, 'deploy/kubernetes'), copy, { recursive: true });
+  for (const f of ['database-url', 'ca.pem', 'ca.key', 'webhook-signing-keys', 's3-access-key-id', 's3-secret-access-key']) {
+    writeFileSync(join(copy, 'overlays/example/secrets', f), `placeholder ${f}`);
+  }
+  afterAll(() => rmSync(copy, { recursive: true, force: true }));
+  const base = render(join(copy, 'base'));
+  const example = render(join(copy, 'overlays/example'));
+  const testCluster = render(join(copy, 'overlays/test-cluster'));
+
+  it('keeps secrets out of the base and the test overlay; the example overlay generates the four Secrets', () => {
+    expect(ofKind(base, 'Secret')).toEqual([]);
+    expect(ofKind(testCluster, 'Secret')).toEqual([]);
+    expect(ofKind(example, 'Secret').map((s) => s.metadata.name.replace(/-[a-z0-9]{10}$/, '')).sort()).toEqual([
+      'rln-cloud-ca', 'rln-cloud-database', 'rln-cloud-s3', 'rln-cloud-webhook-keys',
+    ]);
+  });
+
+  it('gives each overlay the PodDisruptionBudget its cluster serves', () => {
+    expect(ofKind(base, 'PodDisruptionBudget')).toEqual([]);
+    expect(ofKind(example, 'PodDisruptionBudget').map((p) => p.apiVersion)).toEqual(['policy/v1']);
+    expect(ofKind(testCluster, 'PodDisruptionBudget').map((p) => p.apiVersion)).toEqual(['policy/v1beta1']);
+  });
+
+  it('declares protocol TCP on every port (v1.20 server-side apply refuses one without)', () => {
+    for (const objects of [example, testCluster]) {
+      for (const s of ofKind(objects, 'Service')) for (const p of s.spec.ports) expect(p.protocol, `${s.metadata.name} ${p.name}`).toBe('TCP');
+      for (const c of deploymentOf(objects).spec.template.spec.containers) for (const p of c.ports) expect(p.protocol, p.name).toBe('TCP');
+    }
+  });
+
+  it("listens on the service's default ports, probes /healthz and /readyz, and stops within the grace period", () => {
+    const pod = deploymentOf(base).spec.template.spec;
+    const container = pod.containers[0];
+    const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.value]));
+    const ports = Object.fromEntries(container.ports.map((p: any) => [p.name, p.containerPort]));
+    expect(ports).toEqual({
+      api: Number(SERVICE_VARIABLES.apiPort.default),
+      'node-api': Number(SERVICE_VARIABLES.nodeApiPort.default),
+      mtls: Number(SERVICE_VARIABLES.mtlsPort.default),
+    });
+    expect([env.API_PORT, env.NODE_API_PORT, env.MTLS_PORT].map(Number)).toEqual([ports.api, ports['node-api'], ports.mtls]);
+    expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 'api' });
+    expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', port: 'api' });
+    expect(container.lifecycle?.preStop).toBeUndefined();
+    const seconds = (d: string) => Number(/^(\d+)s$/.exec(d)![1]);
+    expect(seconds(env.SHUTDOWN_DELAY) + seconds(env.SHUTDOWN_TIMEOUT)).toBeLessThan(pod.terminationGracePeriodSeconds);
+    expect(deploymentOf(base).spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+  });
+
+  it('names in every *_FILE variable a key of a Secret mounted at that directory', () => {
+    const objects = example;
+    const pod = deploymentOf(objects).spec.template.spec;
+    const container = pod.containers[0];
+    const files = container.env.filter((e: any) => e.name.endsWith('_FILE'));
+    expect(files.map((e: any) => e.name).sort()).toEqual([
+      'CA_CERT_FILE', 'CA_KEY_FILE', 'DATABASE_URL_FILE', 'S3_ACCESS_KEY_ID_FILE', 'S3_SECRET_ACCESS_KEY_FILE', 'WEBHOOK_SIGNING_KEY_FILE',
+    ]);
+    for (const { name, value } of files) {
+      const mount = container.volumeMounts.find((m: any) => m.mountPath === dirname(value));
+      expect(mount, `${name}: nothing mounted at ${dirname(value)}`).toBeDefined();
+      const volume = pod.volumes.find((v: any) => v.name === mount.name);
+      const secret = ofKind(objects, 'Secret').find((s) => s.metadata.name === volume.secret?.secretName);
+      expect(Object.keys(secret?.data ?? {}), name).toContain(basename(value));
+    }
+  });
+});
