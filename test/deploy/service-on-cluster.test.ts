@@ -6,7 +6,7 @@
 // and the mutual-TLS gateway, its output exported to the S3 bucket, destroyed; everything torn
 // down at the end (the namespaces, and with them the node pods).
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeOnCluster, kubectl } from '../helpers/kubernetes.ts';
 import {
   deployService,
@@ -24,7 +24,11 @@ const PASSWORD = 'node-password-123';
 const SERVICE_ACCOUNT = `system:serviceaccount:${SERVICE_NAMESPACE}:rln-cloud`;
 const pem = (text: string) => text.replace(/\s+/g, '');
 
-describeOnCluster('the service deployed on the test cluster (deploy/kubernetes)', () => {
+// Once per CI run, in its PostgreSQL pass (the deployed replicas use the machine's PostgreSQL
+// either way; the PGlite pass would only repeat it).
+const describeDeployed = process.env.TEST_DATABASE_URL ? describeOnCluster : describe.skip;
+
+describeDeployed('the service deployed on the test cluster (deploy/kubernetes)', () => {
   let svc: DeployedService;
   let alice: DeployedUser;
   let nodeId: string;
