@@ -14,7 +14,7 @@
 # /app/package.json, see src/paths.ts) and devnode (RUNTIME=process runs it when RLN_COMMAND is
 # unset).
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # Production dependencies only, from the lock file. No install scripts: no dependency needs one
 # (esbuild's binary comes in its platform package).

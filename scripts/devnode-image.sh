@@ -29,7 +29,9 @@ shift
 
 esbuild=$REPO/node_modules/.bin/esbuild
 [ -x "$esbuild" ] || { echo "$0: $esbuild is missing: run \`npm ci\` first" >&2; exit 1; }
-node_bin=$(readlink -f "$(command -v node)")
+# The project's Node (the `node` package npm ci installs, the one the service runs on), else the host's.
+node_bin=$(readlink -f "$REPO/node_modules/.bin/node" 2>/dev/null || true)
+[ -x "$node_bin" ] || node_bin=$(readlink -f "$(command -v node)")
 
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT

@@ -42,7 +42,9 @@ CACHE=${RLN_SERVICE_IMAGE_CACHE:-/var/cache/rln-cloud/service-image}
 
 log() { printf '[service-image %s] %s\n' "$(date +%T)" "$*" >&2; }
 
-node_bin=$(readlink -f "$(command -v node)")
+# The project's Node (the `node` package npm ci installs, the one the service runs on), else the host's.
+node_bin=$(readlink -f "$REPO/node_modules/.bin/node" 2>/dev/null || true)
+[ -x "$node_bin" ] || node_bin=$(readlink -f "$(command -v node)")
 WORK_DIRS=()
 trap 'rm -rf "${WORK_DIRS[@]}"; rm -f "$CACHE"/*.tmp.$$ "$CACHE"/*.tmp.$$.tmp' EXIT
 

@@ -1,9 +1,10 @@
 // Conversions between PEM text, node KeyObjects and WebCrypto keys. Keys given by an operator may
 // come as PKCS#8 ("PRIVATE KEY") or SEC1 ("EC PRIVATE KEY"); node:crypto reads both, and the
 // signing library wants WebCrypto keys, so everything goes through PKCS#8 DER.
-import { createPrivateKey, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 
-const subtle = webcrypto.subtle;
+// The global Web Crypto (typed with the global CryptoKey the x509 library takes).
+const subtle = globalThis.crypto.subtle;
 
 export type EcCurve = 'P-256' | 'P-384';
 

@@ -15,10 +15,22 @@ import {
   SERVICE_IMAGE,
   SERVICE_NAMESPACE,
   servicePods,
+  killPod,
+  NODE_ADDRESS,
+  poll,
+  waitForReadyReplicas,
   type DeployedService,
   type DeployedUser,
 } from '../helpers/deployed-service.ts';
 import type { ClientCredentials } from '../gateway/gateway-client.ts';
+import { startReceiver } from '../webhooks/receiver.ts';
+import pg from 'pg';
+
+/** The service pods' own addresses (the host reaches pod IPs through the cluster's bridge). */
+async function podAddresses(): Promise<string[]> {
+  const list = JSON.parse(await kubectl(['-n', SERVICE_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/name=rln-cloud', '-o', 'json']));
+  return list.items.filter((p: any) => !p.metadata.deletionTimestamp && p.status.podIP).map((p: any) => p.status.podIP as string);
+}
 
 const PASSWORD = 'node-password-123';
 const SERVICE_ACCOUNT = `system:serviceaccount:${SERVICE_NAMESPACE}:rln-cloud`;
@@ -139,6 +151,77 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     const text = (await Promise.all(urls.map(async (u) => gunzipSync(Buffer.from(await (await fetch(u)).arrayBuffer())).toString('utf8')))).join('');
     expect(text).toMatch(/devnode/i);
   }, 200_000);
+
+  it('refuses a token revoked through the API on every replica within a second', async () => {
+    const made = await svc.api('/api/tokens', { method: 'POST', token: alice.token, body: { name: 'revoked-soon' } });
+    expect(made.status, made.text).toBe(200);
+    const revoked = { ...alice, token: made.json.data.token as string };
+    expect((await svc.bearer(revoked, nodeId, '/nodeinfo')).status).toBe(200);
+    expect((await svc.api(`/api/tokens/${made.json.data.id}`, { method: 'DELETE', token: alice.token })).status).toBeLessThan(300);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // Each replica's own listeners (pod addresses), not whichever one the NodePort picks.
+    const pods = await podAddresses();
+    expect(pods).toHaveLength(2);
+    for (const ip of pods) {
+      const api = await fetch(`http://${ip}:8080/api/nodes`, { headers: { authorization: `Bearer ${revoked.token}` } });
+      const gateway = await fetch(`http://${ip}:8081/${alice.id}/${nodeId}/nodeinfo`, { headers: { authorization: `Bearer ${revoked.token}` } });
+      expect([ip, api.status, gateway.status]).toEqual([ip, 401, 401]);
+      const valid = await fetch(`http://${ip}:8081/${alice.id}/${nodeId}/nodeinfo`, { headers: { authorization: `Bearer ${alice.token}` } });
+      expect([ip, valid.status]).toEqual([ip, 200]);
+    }
+  }, 120_000);
+
+  it('loses nothing when the replica leading a rollout is killed: each node upgraded once, every webhook event delivered', async () => {
+    const receiver = await startReceiver(0, NODE_ADDRESS);
+    const db = new pg.Client({ connectionString: svc.database.hostUrl });
+    await db.connect();
+    try {
+      const bob = await svc.createUser('scale');
+      const ids: string[] = [];
+      for (const name of ['r1', 'r2']) {
+        const created = await svc.api('/api/nodes', { method: 'POST', token: bob.token, body: { name, network: 'regtest', settings: { webhookUrl: receiver.url } } });
+        expect(created.status, created.text).toBe(200);
+        ids.push(created.json.data.nodeId);
+      }
+      for (const id of ids) await svc.waitForNode(bob, id, 'RUNNING');
+      const published = await svc.hostCli(['release', 'publish', 'devnode-0.2.0', '--concurrency', '1']);
+      expect(published.error, JSON.stringify(published)).toBeUndefined();
+      await poll('an upgrade under way', async () => {
+        for (const id of ids) if ((await svc.api(`/api/nodes/${id}`, { token: bob.token })).json.data.status === 'IN_PROGRESS') return true;
+        return false;
+      }, 120_000);
+      // The reconcile lease's holder is named after its pod (its hostname): kill that one, at once.
+      const holder = (await db.query<{ holder: string }>(`SELECT holder FROM leases WHERE name = 'reconciler'`)).rows[0]?.holder;
+      const victim = (await servicePods()).find((p) => holder?.startsWith(`${p.name}/`));
+      expect(victim, `lease holder ${holder}`).toBeDefined();
+      await killPod(victim!.name, { force: true });
+      for (const id of ids) {
+        await explained(`node ${id} upgraded after the kill`, () =>
+          poll(`node ${id} on devnode-0.2.0`, async () => {
+            const n = (await svc.api(`/api/nodes/${id}`, { token: bob.token })).json.data;
+            return n?.status === 'RUNNING' && n.rln_commit_id === 'devnode-0.2.0';
+          }, 300_000),
+        );
+      }
+      const upgrades = await db.query<{ node_id: string; n: number }>(`SELECT node_id, count(*)::int AS n FROM builds WHERE action = 'upgrade' AND node_id = ANY($1) GROUP BY node_id`, [ids]);
+      expect(upgrades.rows.map((r) => [r.node_id, r.n]).sort()).toEqual([...ids].sort().map((id) => [id, 1]));
+      const numbers = await db.query<{ node_id: string; numbers: number[] }>(`SELECT node_id, array_agg(build_number ORDER BY build_number) AS numbers FROM builds WHERE node_id = ANY($1) GROUP BY node_id`, [ids]);
+      for (const row of numbers.rows) expect(row.numbers, row.node_id).toEqual(row.numbers.map((_, i) => i + 1));
+      // Every event recorded for the nodes reached the receiver, under its one webhook-id.
+      const events = await poll('every delivery to succeed', async () => {
+        const rows = (await db.query<{ event_id: string; state: string }>(`SELECT event_id, state FROM webhook_deliveries WHERE node_id = ANY($1)`, [ids])).rows;
+        return rows.length > 0 && rows.every((r) => r.state === 'succeeded') && rows;
+      }, 120_000);
+      const received = new Map<string, Set<string>>();
+      for (const w of receiver.received) received.set(w.id, (received.get(w.id) ?? new Set()).add(w.body));
+      expect(events.filter((e) => !received.has(e.event_id)).map((e) => e.event_id), 'never received').toEqual([]);
+      expect([...received].filter(([, bodies]) => bodies.size > 1).map(([id]) => id), 'one id, several bodies').toEqual([]);
+      await waitForReadyReplicas(2);
+    } finally {
+      await db.end();
+      await receiver.close();
+    }
+  }, 900_000);
 
   it('destroys the node: its pod and volume go', async () => {
     const r = await svc.api('/api/nodes', { method: 'DELETE', token: alice.token, body: { destroyNodeId: nodeId } });

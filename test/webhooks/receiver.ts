@@ -27,7 +27,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(port = 0): Promise<Receiver> {
+/** `host`: where it listens (the test cluster's pods reach the node address 198.18.1.1, not loopback). */
+export async function startReceiver(port = 0, host = '127.0.0.1'): Promise<Receiver> {
   const receiver: Receiver = {
     url: '',
     port: 0,
@@ -68,9 +69,9 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       res.writeHead(status, headers).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   receiver.port = (server.address() as { port: number }).port;
-  receiver.url = `http://127.0.0.1:${receiver.port}/hook`;
+  receiver.url = `http://${host}:${receiver.port}/hook`;
   return receiver;
 }
 

@@ -65,11 +65,12 @@ export class WatchedObjects<T extends KubernetesObject> {
   }
 
   private restartLater(err: unknown) {
+    // A stop aborts the watch's request: that is no failure to report.
+    if (this.stopped) return;
     this.failed = true;
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
     if (message !== this.lastError) this.opts.log.warn({ path: this.opts.path, err: message }, 'watch failed; restarting');
     this.lastError = message;
-    if (this.stopped) return;
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => void this.start(), this.restartDelay);
     this.restartTimer.unref();
