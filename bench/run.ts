@@ -7,6 +7,7 @@ import { benchRollout, ROLLOUT_DATABASES, type RolloutDatabase } from './rollout
 import { benchLogExport } from './log-export.ts';
 import { printGatewaySection } from './gateway.ts';
 import { benchReplicas } from './replicas.ts';
+import { benchDeployedGateway } from './deployed-gateway.ts';
 import { benchLifecycle, benchWatchMemory, LIFECYCLE_STEPS } from './kubernetes.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
@@ -86,6 +87,20 @@ const sections: Record<string, () => Promise<void>> = {
     console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
   },
   gateway: () => printGatewaySection(DURATION_MS),
+  'deployed-gateway': async () => {
+    console.log(`\n## Bearer gateway of the deployed service (deploy/kubernetes on the test cluster), through its NodePort, ${50} connections`);
+    if (!process.env.TEST_KUBECONFIG) {
+      console.log('skipped: set TEST_KUBECONFIG=$(scripts/test-cluster.sh up | tail -n1)');
+      return;
+    }
+    const d = await benchDeployedGateway(DURATION_MS);
+    console.log('| path | req/s | p50 ms | p99 ms | / direct |');
+    console.log('|---|---|---|---|---|');
+    for (const [what, r] of [['one replica, through the Service', d.oneReplica], ['two replicas, through the Service', d.twoReplicas], ['baseline: the node pod directly, no gateway', d.direct]] as const) {
+      console.log(`| ${what} | ${f(r.perSecond)} | ${f(r.p50Ms, 2)} | ${f(r.p99Ms, 2)} | ${f(r.perSecond / d.direct.perSecond, 2)} |`);
+    }
+    console.log(`two replicas / one: ${f(d.twoReplicas.perSecond / d.oneReplica.perSecond, 2)}`);
+  },
   replicas: async () => {
     console.log('\n## Several replicas on one PostgreSQL: the same work by one and by two replica processes');
     console.log('| work | one replica /s | two replicas /s | two / one |');
