@@ -5,6 +5,7 @@
 // and on the host), a node created and RUNNING as a pod of the cluster, reached through the bearer
 // and the mutual-TLS gateway, its output exported to the S3 bucket, destroyed; everything torn
 // down at the end (the namespaces, and with them the node pods).
+import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeOnCluster, kubectl } from '../helpers/kubernetes.ts';
@@ -18,6 +19,7 @@ import {
   killPod,
   NODE_ADDRESS,
   poll,
+  URLS,
   waitForReadyReplicas,
   type DeployedService,
   type DeployedUser,
@@ -25,6 +27,19 @@ import {
 import type { ClientCredentials } from '../gateway/gateway-client.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import pg from 'pg';
+
+/** A GET on a connection of its own: answers the status, or the connection error's code. */
+function freshGet(url: string, token: string): Promise<string> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { agent: false, headers: { authorization: `Bearer ${token}` }, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.statusCode)));
+      res.on('error', (err: NodeJS.ErrnoException) => resolve(`error: ${err.code ?? err.message}`));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(`error: ${err.code ?? err.message}`));
+  });
+}
 
 /** The service pods' own addresses (the host reaches pod IPs through the cluster's bridge). */
 async function podAddresses(): Promise<string[]> {
@@ -222,6 +237,29 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
       await receiver.close();
     }
   }, 900_000);
+
+  it('keeps answering through a rolling update of the service (every request during it succeeds)', async () => {
+    const before = (await servicePods()).map((p) => p.name);
+    await kubectl(['-n', SERVICE_NAMESPACE, 'rollout', 'restart', 'deployment/rln-cloud']);
+    const statuses = new Map<string, number>();
+    let requests = 0;
+    const deadline = Date.now() + 300_000;
+    const replaced = async () => {
+      const pods = await servicePods();
+      return pods.every((p) => !before.includes(p.name)) && pods.filter((p) => p.ready).length === 2;
+    };
+    while (!(await replaced())) {
+      if (Date.now() > deadline) throw new Error(`the rolling update did not finish: ${JSON.stringify(await servicePods())}`);
+      // A new connection each time, as many clients make: each is routed afresh by the Service.
+      for (let i = 0; i < 10; i++) {
+        const r = await freshGet(`${URLS.api}/api/nodes`, alice.token);
+        statuses.set(r, (statuses.get(r) ?? 0) + 1);
+        requests++;
+      }
+    }
+    expect(Object.fromEntries(statuses), `${requests} requests during the update`).toEqual({ '200': requests });
+    await waitForReadyReplicas(2);
+  }, 400_000);
 
   it('destroys the node: its pod and volume go', async () => {
     const r = await svc.api('/api/nodes', { method: 'DELETE', token: alice.token, body: { destroyNodeId: nodeId } });
