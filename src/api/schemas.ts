@@ -15,7 +15,7 @@ export const NAME_PATTERN = `^[^\\s${CONTROLS}]([^${CONTROLS}]*[^\\s${CONTROLS}]
 /** Human explanations of the patterns above, used in 400 messages instead of the raw regex. */
 export const PATTERN_MEANINGS: Record<string, string> = {
   [ID_PATTERN]: 'must be 32 lowercase hexadecimal characters',
-  [NAME_PATTERN]: 'must not contain control characters (bidirectional controls included) or begin or end with whitespace',
+  [NAME_PATTERN]: 'must not contain control characters or begin or end with whitespace',
 };
 
 export const ErrorBody = Type.Object(
