@@ -20,7 +20,7 @@ export function installErrorHandlers(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof AppError) return sendError(reply, request, err.code, err.message, err.details);
     if (err.validation) {
-      const problems = err.validation.map((v) => describeValidationError(err.validationContext ?? 'body', v as AjvError));
+      const problems = describeValidationErrors(err.validationContext ?? 'body', err.validation as AjvError[]);
       return sendError(reply, request, 'invalid_request', problems.join('; '), { problems });
     }
     switch (err.code) {
@@ -49,6 +49,39 @@ export function installErrorHandlers(app: FastifyInstance) {
     sendError(reply, request, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
   );
 }
+
+/**
+ * One plain sentence per problem. A value that must be one of several alternatives (a union of
+ * literals, or "an object or nothing") makes Ajv report every alternative it failed and then the
+ * union itself; those become one sentence: `network must be regtest or testnet`.
+ */
+export function describeValidationErrors(context: string, errors: AjvError[]): string[] {
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const problems: string[] = [];
+  for (const e of errors) {
+    if (!unions.has(e.instancePath)) {
+      problems.push(describeValidationError(context, e));
+      continue;
+    }
+    if (e.keyword !== 'anyOf') continue;
+    const alternatives = errors.filter((a) => a.instancePath === e.instancePath && a !== e);
+    // Literals say it best; types only when no alternative is a literal.
+    const literals = alternatives.filter((a) => a.keyword === 'const');
+    const words = (literals.length > 0 ? literals : alternatives).map(alternativeWord);
+    const where = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || context;
+    problems.push(words.every((w) => w !== undefined) && words.length > 0 ? `${where} must be ${orList([...new Set(words)] as string[])}` : describeValidationError(context, e));
+  }
+  return [...new Set(problems)];
+}
+
+/** How one failed alternative of a union reads: a literal as itself, a type by its name. */
+function alternativeWord(e: AjvError): string | undefined {
+  if (e.keyword === 'const') return typeof e.params.allowedValue === 'string' ? e.params.allowedValue : JSON.stringify(e.params.allowedValue);
+  if (e.keyword === 'type') return e.params.type === 'null' ? 'nothing (null)' : e.params.type === 'object' ? 'an object' : `a ${e.params.type}`;
+  return undefined;
+}
+
+const orList = (words: string[]) => (words.length <= 2 ? words.join(' or ') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
 
 export function describeValidationError(context: string, e: AjvError): string {
   const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');

@@ -12,8 +12,13 @@ export const ID_PATTERN = '^[0-9a-f]{32}$';
 const CONTROLS = '\\x00-\\x1F\\x7F-\\x9F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069';
 export const NAME_PATTERN = `^[^\\s${CONTROLS}]([^${CONTROLS}]*[^\\s${CONTROLS}])?$`;
 
+// Whole seconds from 0 to 60 (GET /api/nodes/{id}?waitFor=&timeout=): a larger wait is refused,
+// not quietly cut short.
+export const WAIT_SECONDS_PATTERN = '^([0-9]|[1-5][0-9]|60)$';
+
 /** Human explanations of the patterns above, used in 400 messages instead of the raw regex. */
 export const PATTERN_MEANINGS: Record<string, string> = {
+  [WAIT_SECONDS_PATTERN]: 'must be a whole number of seconds from 0 to 60',
   [ID_PATTERN]: 'must be 32 lowercase hexadecimal characters',
   [NAME_PATTERN]: 'must not contain control characters or begin or end with whitespace',
 };

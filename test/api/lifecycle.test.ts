@@ -53,11 +53,16 @@ describe(`node lifecycle on ${databaseLabel()}`, () => {
   });
 
   it('rejects bad waitFor and timeout values', async () => {
-    for (const q of ['waitFor=running', 'waitFor=SOON', 'waitFor=RUNNING&timeout=abc', 'waitFor=RUNNING&timeout=-1', 'waitFor=RUNNING&timeout=1.5', 'wait=RUNNING']) {
+    for (const q of ['waitFor=running', 'waitFor=SOON', 'waitFor=RUNNING&timeout=abc', 'waitFor=RUNNING&timeout=-1', 'waitFor=RUNNING&timeout=1.5', 'waitFor=RUNNING&timeout=61', 'waitFor=RUNNING&timeout=99', 'wait=RUNNING']) {
       const r = await t.call(`/api/nodes/${nodeId}?${q}`, { token: starter.token });
       expect(r.status, q).toBe(400);
       expect(r.json.error.code).toBe('invalid_request');
     }
+    // One plain sentence each, no schema internals.
+    const timeout = await t.call(`/api/nodes/${nodeId}?waitFor=RUNNING&timeout=99`, { token: starter.token });
+    expect(timeout.json.error.message).toBe('timeout must be a whole number of seconds from 0 to 60');
+    const status = await t.call(`/api/nodes/${nodeId}?waitFor=SOON`, { token: starter.token });
+    expect(status.json.error.message).toMatch(/^waitFor must be STARTING, RUNNING, .* or DESTROYED$/);
   });
 
   it('answers a wait that times out with the node as it is', async () => {

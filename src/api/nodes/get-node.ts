@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { NODE_STATUSES } from '../../domain/nodes.ts';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, Node, NodeIdParams } from '../schemas.ts';
+import { errorResponses, Node, NodeIdParams, WAIT_SECONDS_PATTERN } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
 export const MAX_WAIT_SECONDS = 60;
@@ -19,7 +19,7 @@ const GetNodeQuery = Type.Object(
     ),
     // A string: the API validates exactly what was sent and query values are strings.
     timeout: Type.Optional(
-      Type.String({ pattern: '^[0-9]{1,2}$', description: `Seconds to wait, 0-${MAX_WAIT_SECONDS}; default ${DEFAULT_WAIT_SECONDS}.` }),
+      Type.String({ pattern: WAIT_SECONDS_PATTERN, description: `Seconds to wait, 0-${MAX_WAIT_SECONDS} (more is refused); default ${DEFAULT_WAIT_SECONDS}.` }),
     ),
   },
   { additionalProperties: false },
