@@ -26,6 +26,7 @@ import { buildBackground } from './composition/background.ts';
 import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
 import { drainServer } from './http-drain.ts';
+import { explainListenError } from './listen-error.ts';
 import { newReplicaId } from './jobs/leader-lease.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -113,7 +114,9 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       web: webUi(db, config),
       cors: config.cors,
     });
-    await api.listen({ host: config.host, port: config.apiPort });
+    await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
+      throw explainListenError(err, 'API_PORT', config.host, config.apiPort);
+    });
     draining.push((deadline) => drainServer(api.server, deadline, () => api.close()).then(() => undefined));
 
     if (db.kind === 'pglite') {

@@ -72,7 +72,15 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const command = `${group} ${sub ?? ''}`.trim();
-    if (!operatorCommands[command]) throw new AppError('invalid_request', `unknown command "${command}"; see rln-cloud --help`);
+    if (!operatorCommands[command]) {
+      // `rln-cloud release` (a group without its subcommand) lists what the group does.
+      const inGroup = Object.keys(operatorCommands).filter((c) => c.startsWith(`${group} `));
+      if (inGroup.length > 0) {
+        const lines = USAGE.split('\n').filter((l) => inGroup.some((c) => l.trimStart().startsWith(c)));
+        throw new AppError('invalid_request', `"${command}" needs one of: ${inGroup.map((c) => c.slice(group.length + 1)).join(', ')}\n${lines.join('\n')}`);
+      }
+      throw new AppError('invalid_request', `unknown command "${command}"; see rln-cloud --help`);
+    }
     const args = { positional: rest, options };
     if (command === 'release status' && !json && process.stdout.isTTY) {
       await watchRollout(() => runOperator(config, command, args) as ReturnType<typeof watchRollout>);

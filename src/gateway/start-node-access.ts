@@ -3,6 +3,7 @@
 // stop() drains both listeners (see http-drain.ts) and closes every pooled connection.
 import http from 'node:http';
 import { drainServer } from '../http-drain.ts';
+import { explainListenError } from '../listen-error.ts';
 import type { CorsPolicy } from '../http-cors.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { NodeAccessConfig } from './config.ts';
@@ -73,9 +74,9 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     connector.close();
   };
   try {
-    await listen(bearer, config.host, config.nodeApiPort);
+    await listen(bearer, config.host, config.nodeApiPort, 'NODE_API_PORT');
     started.push(bearer);
-    await listen(mtls, config.host, config.mtlsPort);
+    await listen(mtls, config.host, config.mtlsPort, 'MTLS_PORT');
     started.push(mtls);
   } catch (err) {
     await stop();
@@ -84,11 +85,12 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   return { unlocker, stop };
 }
 
-function listen(server: http.Server, host: string, port: number) {
+function listen(server: http.Server, host: string, port: number, setting: string) {
   return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: Error) => reject(explainListenError(err, setting, host, port));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
