@@ -111,6 +111,12 @@ async function serve(config: Config, json: boolean): Promise<number> {
     nodeApi: config.nodeApiUrl,
     userNode: config.userNodeUrl,
   };
+  if (config.production && config.publicUrl.startsWith('http://')) {
+    log.warn(
+      { publicUrl: config.publicUrl },
+      'NODE_ENV=production with an http:// PUBLIC_URL: API tokens and passwords travel in clear and the web UI\'s session cookie is not Secure. Put TLS in front of the service and set PUBLIC_URL to its https:// address.',
+    );
+  }
   if (json) {
     console.log(JSON.stringify({ status: 'ready', urls, devToken: server.devCredentials?.token ?? null }));
   } else {

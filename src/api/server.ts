@@ -73,6 +73,9 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // No answer of this listener is ever to be sniffed into another type or shown in a frame.
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
   });
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 
@@ -92,7 +95,8 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // The docs page with the library's own content security policy (hashes of its inline parts).
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
 
   // Public routes: no credentials.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) =>

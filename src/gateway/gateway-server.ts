@@ -77,7 +77,16 @@ function handler<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard:
 }
 
 function fail(deps: GatewayServerDeps, req: IncomingMessage, res: ServerResponse, requestId: string, err: unknown) {
-  if (!(err instanceof AppError)) deps.log.error({ err, requestId, method: req.method }, 'gateway request failed');
+  if (!(err instanceof AppError)) {
+    // A client that hangs up mid-upload is the client's business, not a fault of the gateway.
+    const code = (err as NodeJS.ErrnoException)?.code;
+    if (req.destroyed || code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      deps.log.info({ requestId, method: req.method, reason: (err as Error)?.message }, 'the client went away before its request was read');
+      res.destroy();
+      return;
+    }
+    deps.log.error({ err, requestId, method: req.method }, 'gateway request failed');
+  }
   const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
   const headers: Record<string, string> = close ? { connection: 'close' } : {};
   if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';

@@ -165,6 +165,12 @@ describe(`node API on ${databaseLabel()}`, () => {
     expect(r.json.openapi).toMatch(/^3\.1/);
     expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/api/nodes', '/api/nodes/{id}', '/api/nodes/latest-rln-image']));
     expect(r.json.components.schemas.Node.properties.status.anyOf.length).toBe(7);
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    const docs = await t.call('/api/docs/');
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+    expect(docs.headers.get('x-frame-options')).toBe('DENY');
+    expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('takes an empty body with Content-Type: application/json as no body, as the original service did', async () => {

@@ -4,6 +4,7 @@
 // node's status, headers and body come back unchanged. Also: body limits both ways, a node that
 // refuses (502) or hangs (504), pooled connections, and the unlock body the gateway composes.
 import http from 'node:http';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -257,5 +258,20 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const huge = await rawRequest(base, path('echo', 'unlock'), { method: 'POST', headers: auth(), body: JSON.stringify({ password: 'x'.repeat(70_000) }) });
     expect(huge.status).toBe(413);
     expect(logText).not.toContain(SECRET);
+  });
+
+  it('logs a client that hangs up in the middle of its upload as information, not as an error', async () => {
+    const before = logText.length;
+    for (const route of ['unlock', 'anything']) {
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(`POST ${path('echo', route)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"password": "par`);
+      await new Promise((r) => setTimeout(r, 150));
+      socket.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const lines = logText.slice(before).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(lines.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('the client went away before its request was read');
   });
 });
