@@ -107,6 +107,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const api = await buildApiServer({
       ...services,
       unlocker: nodeAccess.unlocker,
+      health: nodeAccess.health,
       isReady: () => state !== 'starting',
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),
       log,

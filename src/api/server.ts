@@ -10,6 +10,7 @@ import { installErrorHandlers } from './error-handler.ts';
 import { cachingSerializerFactory } from './serializer-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
+import { nodeHealthRoute } from './nodes/node-health.ts';
 import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
 import { listNodesRoute } from './nodes/list-nodes.ts';
 import { createNodeRoute } from './nodes/create-node.ts';
@@ -123,6 +124,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     createNodeRoute(scope, deps);
     latestImageRoute(scope, deps);
     getNodeRoute(scope, deps);
+    nodeHealthRoute(scope, deps);
     destroyNodeRoute(scope, deps);
     listTokensRoute(scope, deps);
     createTokenRoute(scope, deps);

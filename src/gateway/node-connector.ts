@@ -78,7 +78,7 @@ export class NodeConnector {
   }
 
   /** One buffered exchange with a node (the unlock the gateway composes itself). */
-  call(endpoint: NodeEndpoint, method: string, path: string, body: Buffer, extraHeaders: Record<string, string>): Promise<NodeAnswer> {
+  call(endpoint: NodeEndpoint, method: string, path: string, body: Buffer, extraHeaders: Record<string, string>, timeoutMs = this.opts.timeoutMs): Promise<NodeAnswer> {
     return new Promise<NodeAnswer>((resolve, reject) => {
       const upstream = http.request({
         host: endpoint.host,
@@ -88,7 +88,7 @@ export class NodeConnector {
         agent: this.agent,
         headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...extraHeaders },
       });
-      upstream.setTimeout(this.opts.timeoutMs, () => upstream.destroy(new NodeTimeout()));
+      upstream.setTimeout(timeoutMs, () => upstream.destroy(new NodeTimeout()));
       upstream.on('error', (err) => reject(nodeFailure(err, endpoint)));
       upstream.on('response', (answer) => {
         const chunks: Buffer[] = [];

@@ -19,6 +19,7 @@ import { createBearerGateway, createMtlsGateway, type GatewayServerDeps } from '
 import { NodeAccess } from './node-access.ts';
 import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
+import { NodeHealth } from './node-health.ts';
 
 export interface NodeAccessDeps {
   config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null };
@@ -34,6 +35,8 @@ export interface NodeAccessDeps {
 
 export interface RunningNodeAccess {
   unlocker: NodeUnlocker;
+  /** GET /api/nodes/{id}/health: asks the daemon through the same connection pool. */
+  health: NodeHealth;
   /** Stops accepting, lets requests and streams in flight finish until `deadline` (epoch ms), then cuts the rest. */
   stop(deadline?: number): Promise<void>;
 }
@@ -82,7 +85,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     await stop();
     throw err;
   }
-  return { unlocker, stop };
+  return { unlocker, health: new NodeHealth({ db, connector, endpointOf }), stop };
 }
 
 function listen(server: http.Server, host: string, port: number, setting: string) {

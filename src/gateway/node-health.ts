@@ -1,0 +1,90 @@
+// GET /api/nodes/{id}/health: the control plane's view of a node (status, lock, last build) and
+// the daemon's own, asked for there and then: does it answer, how fast, and for an unlocked node
+// its chain height (`/networkinfo`). A slow or dead daemon costs the caller at most
+// PROBE_TIMEOUT_MS; the answer then says so instead of waiting.
+import { buildsByNode } from '../db/builds.ts';
+import type { Database } from '../db/database.ts';
+import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { AppError, nodeNotFound } from '../errors.ts';
+import { presentBuild } from '../nodes/present.ts';
+import type { NodeEndpoint } from '../runtime/types.ts';
+import type { NodeConnector } from './node-connector.ts';
+
+export const PROBE_TIMEOUT_MS = 1_500;
+
+export interface DaemonHealth {
+  /** False when the node is not RUNNING: there is no daemon to ask. */
+  checked: boolean;
+  /** The daemon answered HTTP at all (a locked RLN answers 403: it is up). */
+  answering: boolean;
+  latencyMs: number | null;
+  httpStatus: number | null;
+  /** Why it did not answer: refused, timed out, ... */
+  error: string | null;
+  /** From `/networkinfo`, for an unlocked node. */
+  network: string | null;
+  height: number | null;
+}
+
+export interface NodeHealthReport {
+  nodeId: string;
+  status: NodeRow['status'];
+  locked: boolean;
+  initialized: boolean;
+  imageVersion: string;
+  lastBuild: ReturnType<typeof presentBuild> | null;
+  daemon: DaemonHealth;
+  checkedAt: string;
+}
+
+export interface NodeHealthDeps {
+  db: Database;
+  connector: NodeConnector;
+  endpointOf: (node: NodeRow) => NodeEndpoint;
+}
+
+export class NodeHealth {
+  constructor(private readonly deps: NodeHealthDeps) {}
+
+  async check(userId: string, nodeId: string): Promise<NodeHealthReport> {
+    const node = await findUserNode(this.deps.db, userId, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    const [builds, daemon] = await Promise.all([buildsByNode(this.deps.db, [node.id]), this.probe(node)]);
+    const last = builds.get(node.id)?.at(-1);
+    return {
+      nodeId: node.id,
+      status: node.status,
+      locked: node.locked,
+      initialized: node.initialized,
+      imageVersion: node.image_version,
+      lastBuild: last ? presentBuild(last) : null,
+      daemon,
+      checkedAt: new Date().toISOString(),
+    };
+  }
+
+  private async probe(node: NodeRow): Promise<DaemonHealth> {
+    const none = { latencyMs: null, httpStatus: null, error: null, network: null, height: null };
+    if (node.status !== 'RUNNING') return { checked: false, answering: false, ...none };
+    // A locked RLN answers only a few routes; /nodeinfo's 403 still proves it is up.
+    const path = node.locked ? '/nodeinfo' : '/networkinfo';
+    const started = performance.now();
+    try {
+      const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'GET', path, Buffer.alloc(0), {}, PROBE_TIMEOUT_MS);
+      const latencyMs = Math.round((performance.now() - started) * 10) / 10;
+      const info = !node.locked && answer.status === 200 ? parseNetworkInfo(answer.body) : undefined;
+      return { checked: true, answering: true, ...none, latencyMs, httpStatus: answer.status, network: info?.network ?? null, height: info?.height ?? null };
+    } catch (err) {
+      return { checked: true, answering: false, ...none, error: err instanceof AppError ? err.message : 'the node could not be reached' };
+    }
+  }
+}
+
+function parseNetworkInfo(body: Buffer): { network: string | null; height: number | null } | undefined {
+  try {
+    const info = JSON.parse(body.toString('utf8')) as { network?: unknown; height?: unknown };
+    return { network: typeof info.network === 'string' ? info.network : null, height: typeof info.height === 'number' ? info.height : null };
+  } catch {
+    return undefined;
+  }
+}
