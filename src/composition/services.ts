@@ -22,7 +22,7 @@ const releasesOf = (db: Database, config: Config) =>
 const webhookKeysOf = (config: Config) => new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
 
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
-  new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, ca });
+  new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
 
 /** Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts), loaded first. */
 export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined) {

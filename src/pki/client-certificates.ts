@@ -20,6 +20,10 @@ export interface IssuedClientCertificate {
   certificateChain: string;
   privateKey: string;
   publicKey: string;
+  /** The node through the mutual-TLS gateway: where these credentials open it (user id included). */
+  nodeUrl: string;
+  serial: string;
+  expiresAt: string;
 }
 
 export type CertificateStatus = 'valid' | 'expired' | 'revoked';
@@ -59,6 +63,8 @@ export interface CertificateServiceDeps {
   db: Database;
   /** Default and longest validity of a client certificate. */
   maxValidityDays: number;
+  /** USER_NODE_URL: the mutual-TLS gateway's public base, for the node URL handed out with a certificate. */
+  userNodeUrl: string;
   /** Only the serving process loads the CA; the operator CLI lists and revokes without it. */
   ca?: CertificateAuthority;
 }
@@ -95,6 +101,9 @@ export class CertificateService {
       certificateChain: ca.certificatePem,
       privateKey: issued.privateKeyPem,
       publicKey: issued.publicKeyPem,
+      nodeUrl: `${this.deps.userNodeUrl.replace(/\/+$/, '')}/nodes/${userId}/${node.id}/`,
+      serial: issued.serial,
+      expiresAt: issued.notAfter.toISOString(),
     };
   }
 

@@ -123,7 +123,11 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       writeFileSync(join(dir, 'node.pem'), aliceCert.certificate);
       writeFileSync(join(dir, 'node.key'), aliceCert.privateKey, { mode: 0o600 });
       writeFileSync(join(dir, 'ca.pem'), ca);
-      const url = `${t.config.userNodeUrl}/nodes/${alice.id}/${aliceNode}/nodeinfo`;
+      // The node's address comes with the certificate: no user id to dig out of invoke_url.
+      const issued = aliceCert as ClientCredentials & { nodeUrl: string; serial: string };
+      expect(issued.nodeUrl).toBe(`${t.config.userNodeUrl}/nodes/${alice.id}/${aliceNode}/`);
+      expect(issued.serial).toMatch(/^[0-9a-f]+$/);
+      const url = `${issued.nodeUrl}nodeinfo`;
       const ok = await run('curl', ['-sS', '--cert', join(dir, 'node.pem'), '--key', join(dir, 'node.key'), '--cacert', join(dir, 'ca.pem'), url]);
       expect(JSON.parse(ok.stdout).pubkey).toMatch(/^[0-9a-f]{66}$/);
       await expect(run('curl', ['-sS', '--cacert', join(dir, 'ca.pem'), url])).rejects.toThrow();

@@ -12,6 +12,9 @@ const IssuedCertificate = Type.Object({
   certificateChain: Type.String({ description: "The service's CA certificate (PEM): the chain above the certificate, and what clients verify the gateway's server certificate with." }),
   privateKey: Type.String({ description: 'The private key (PKCS#8 PEM). Shown only here: the service never stores it.' }),
   publicKey: Type.String({ description: 'The public key (SPKI PEM).' }),
+  nodeUrl: Type.String({ description: 'The node through the mutual-TLS gateway, user id included: append a route of the node, e.g. nodeinfo.' }),
+  serial: Type.String({ description: 'Serial number, lowercase hexadecimal (to revoke it).' }),
+  expiresAt: Type.String({ format: 'date-time' }),
 });
 
 const GenerateCertBody = Type.Object(
