@@ -11,6 +11,7 @@ import { cachingSerializerFactory } from './serializer-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { nodeHealthRoute } from './nodes/node-health.ts';
+import { initNodeRoute } from './nodes/init-node.ts';
 import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
 import { listNodesRoute } from './nodes/list-nodes.ts';
 import { createNodeRoute } from './nodes/create-node.ts';
@@ -138,6 +139,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     redeliverRoute(scope, deps);
     sendTestEventRoute(scope, deps);
     unlockNodeRoute(scope, deps);
+    initNodeRoute(scope, deps);
     certificateRoutes(scope, deps);
   });
   return app;

@@ -32,7 +32,7 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
   const webhooks = new WebhookService({
     db,
     keyring: webhookKeys,
-    policy: { allowPrivateTargets: config.webhooks.allowPrivateTargets, httpsOnly: config.production },
+    policy: { allowPrivateTargets: config.webhooks.allowPrivateTargets, httpsOnly: !config.webhooks.allowHttp },
   });
   const nodes = new NodeService({
     db,

@@ -82,4 +82,10 @@ describe('reading environment variables', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('requires https webhooks in production unless WEBHOOK_ALLOW_HTTP says otherwise', () => {
+    expect(loadConfig({}).webhooks.allowHttp).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' }).webhooks.allowHttp).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_ALLOW_HTTP: 'true' }).webhooks.allowHttp).toBe(true);
+  });
 });

@@ -16,7 +16,7 @@ export interface NodeUnlockerDeps {
   db: Database;
   config: NodeAccessConfig;
   connector: NodeConnector;
-  nodes: Pick<NodeService, 'markUnlocked'>;
+  nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
   log: Logger;
 }
@@ -44,6 +44,25 @@ export class NodeUnlocker {
     return answer;
   }
 
+  /**
+   * The management API's (and the web UI's) wallet initialisation: the node's /init with the
+   * password, recorded on success; answers the mnemonic, which the node shows this once.
+   */
+  async initUserNode(userId: string, nodeId: string, password: string): Promise<{ mnemonic: string }> {
+    const node = await findUserNode(this.deps.db, userId, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    requireRunning(node);
+    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/init', Buffer.from(JSON.stringify({ password })), {});
+    if (!isSuccess(answer.status)) throw unlockRefusal(answer, 'initialise');
+    await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
+    let mnemonic: unknown;
+    try {
+      mnemonic = (JSON.parse(answer.body.toString('utf8')) as { mnemonic?: unknown }).mnemonic;
+    } catch {}
+    if (typeof mnemonic !== 'string') throw new AppError('node_error', 'the node initialised its wallet but answered no mnemonic');
+    return { mnemonic };
+  }
+
   /** The management API's unlock: the node's refusal becomes a management error. */
   async unlockUserNode(userId: string, nodeId: string, input: UnlockInput): Promise<void> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
@@ -67,7 +86,7 @@ export async function recordSafely(log: Logger, nodeId: string, what: string, re
 }
 
 /** RLN answers `{"error": "<text>", "code": <status>, "name": "<Name>"}`; its text is kept. */
-export function unlockRefusal(answer: NodeAnswer): AppError {
+export function unlockRefusal(answer: NodeAnswer, what = 'unlock'): AppError {
   let parsed: { error?: unknown; name?: unknown } = {};
   try {
     parsed = JSON.parse(answer.body.toString('utf8'));
@@ -78,10 +97,10 @@ export function unlockRefusal(answer: NodeAnswer): AppError {
     case 401:
       return new AppError('wrong_password', `the node refused the password: ${text}`, details);
     case 403:
-      return new AppError('node_state_conflict', `the node cannot be unlocked now: ${text}`, details);
+      return new AppError('node_state_conflict', `the node cannot ${what} now: ${text}`, details);
     case 400:
-      return new AppError('invalid_request', `the node refused the unlock: ${text}`, details);
+      return new AppError('invalid_request', `the node refused the ${what}: ${text}`, details);
     default:
-      return new AppError('node_error', `the node failed to unlock: ${text}`, details);
+      return new AppError('node_error', `the node failed to ${what}: ${text}`, details);
   }
 }

@@ -13,6 +13,8 @@ export interface WebhookConfig {
    * user cannot make the service call internal endpoints (SSRF).
    */
   allowPrivateTargets: boolean;
+  /** Plain http:// webhook URLs allowed: outside production, or where the operator says so (a test network). */
+  allowHttp: boolean;
   /** Delay before attempt 1, 2, ...; as many attempts as entries. Spans ~32 h by default. */
   retryScheduleMs: number[];
   /** One attempt (connect, send, answer) may take this long; 15 s like other webhook senders. */
@@ -37,6 +39,10 @@ export const WEBHOOK_VARIABLES = {
   allowPrivateTargets: variable('WEBHOOK_ALLOW_PRIVATE_TARGETS', boolean(), {
     unset: '`true` unless `NODE_ENV=production`',
     doc: 'let webhook URLs reach loopback, private and link-local addresses (a laptop); production refuses them (SSRF)',
+  }),
+  allowHttp: variable('WEBHOOK_ALLOW_HTTP', boolean(), {
+    unset: '`true` unless `NODE_ENV=production`',
+    doc: 'let webhook URLs use plain `http://`; production requires `https://` unless this says otherwise (a closed test network)',
   }),
   retryScheduleMs: variable('WEBHOOK_RETRY_SCHEDULE', retrySchedule, {
     default: DEFAULT_RETRY_SCHEDULE,
@@ -65,6 +71,7 @@ export function readWebhookConfig(env: Env, problems: string[], ctx: { dataDir: 
   return {
     ...values,
     allowPrivateTargets: values.allowPrivateTargets ?? !ctx.production,
+    allowHttp: values.allowHttp ?? !ctx.production,
     signingKeyFile: resolve(values.signingKeyFile ?? join(ctx.dataDir, 'webhook-signing-keys.json')),
   };
 }

@@ -96,6 +96,7 @@ describe.skipIf(!hasChromium)(
     });
 
     step('shows the API’s validation message, then creates a node that reaches RUNNING without a reload', async () => {
+      expect(await page.getByLabel('Name').getAttribute('aria-required')).toBe('true');
       await page.getByLabel('Name').fill(' padded ');
       await page.getByRole('button', { name: 'Create node' }).click();
       await expect.poll(() => page.getByRole('alert').textContent()).toContain('name must not contain control characters or begin or end with whitespace');
@@ -120,15 +121,28 @@ describe.skipIf(!hasChromium)(
       await shot('nodes-list');
     });
 
-    step('initialises the node through the bearer gateway; the page shows it locked', async () => {
-      const init = await fetch(`${node.invoke_url}init`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ password: NODE_PASSWORD }),
-      });
-      expect(init.status, await init.clone().text()).toBe(200);
+    step('initialises the wallet from the page: the password twice, the mnemonic shown once; then the page shows it locked', async () => {
+      await page.goto(url(nodePath(nodeId)));
+      const initNotice = page.locator('[data-testid=init-notice]');
+      await initNotice.getByRole('button', { name: 'Initialise' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Password', { exact: true }).fill(NODE_PASSWORD);
+      await dialog.getByLabel('The same password again').fill(`${NODE_PASSWORD}x`);
+      await dialog.getByRole('button', { name: 'Initialise' }).click();
+      await expect.poll(() => dialog.getByRole('alert').textContent()).toContain('The two passwords differ.');
+      await dialog.getByLabel('The same password again').fill(NODE_PASSWORD);
+      await dialog.getByRole('button', { name: 'Initialise' }).click();
+      const words = (await page.locator('[data-testid=mnemonic]').textContent())!.trim().split(/\s+/);
+      expect(words).toHaveLength(12);
+      expect(await page.locator('[data-testid=mnemonic-notice]').textContent()).toContain('not shown again');
+      await page.locator('[data-testid=locked-notice]').waitFor();
+      expect(await initNotice.count()).toBe(0);
+      expect((await t.call(`/api/nodes/${nodeId}`, { token: alice.token })).json.data.initialized).toBe(true);
+      await shot('node-initialised');
+      // Once the page is left, the words are gone: nothing shows them again.
       await page.goto(url(nodePath(nodeId)));
       await page.locator('[data-testid=locked-notice]').waitFor();
+      expect(await page.locator('[data-testid=mnemonic]').count()).toBe(0);
     });
 
     step('shows the upgrade notice after a release is published with the CLI, and upgrades with the button', async () => {
@@ -141,11 +155,16 @@ describe.skipIf(!hasChromium)(
       expect(await notice.textContent()).toContain('devnode-0.2.0');
       await shot('node-upgrade-notice');
       await notice.getByRole('button', { name: 'Upgrade' }).click();
+      // The confirmation names the node and promises no duration.
+      expect(await page.getByRole('dialog').textContent()).toContain('Upgrade web-shop?');
+      expect(await page.getByRole('dialog').textContent()).not.toContain('minutes');
       await page.getByRole('dialog').getByRole('button', { name: 'Upgrade' }).click();
       await page.locator('[data-testid=node-version]', { hasText: 'devnode-0.2.0' }).waitFor({ timeout: 45_000 });
       await page.locator('[data-testid=node-status] [data-status=RUNNING]').waitFor({ timeout: 45_000 });
       await page.locator('[data-testid=locked-notice]').waitFor();
       expect(await notice.count()).toBe(0);
+      // "is being upgraded" said what started; it is gone now that the upgrade is over.
+      expect((await page.locator('.flash').textContent())?.trim()).toBe('');
       expect(await page.locator('[data-testid=builds] tbody tr').count()).toBe(2);
       await shot('node-locked');
     });

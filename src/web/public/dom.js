@@ -159,6 +159,7 @@ export function dialog({ title, body, confirmLabel = 'Confirm', danger = false, 
 /** Runs an action from a button: disables it meanwhile and shows the API's refusal in `out`. */
 export async function runAction(button, out, action) {
   button.disabled = true;
+  delete out.dataset.transient;
   fill(out);
   try {
     const result = await action();

@@ -30,7 +30,10 @@ export async function nodePage(main, { nodeId, setTitle }) {
     const button = h('button', { type: 'button', class: `btn ${cls}` }, label);
     button.addEventListener('click', async () => {
       if (confirm && !(await dialog(confirm))) return;
-      await runAction(button, out, run);
+      // The API's "is being ..." message says what started; the page's status says how it goes,
+      // so the message goes once the build it announced is over (see render).
+      const result = await runAction(button, out, run);
+      if (result) out.dataset.transient = 'true';
       await refresh();
     });
     return button;
@@ -56,8 +59,8 @@ export async function nodePage(main, { nodeId, setTitle }) {
     cls: 'btn-primary',
     run: () => api(`/api/nodes/${nodeId}/upgrade`, { method: 'POST' }),
     confirm: {
-      title: 'Upgrade this node?',
-      body: 'The node restarts on the latest version, which takes a few minutes. It is locked afterwards: unlock it with its password.',
+      title: `Upgrade ${node.name}?`,
+      body: 'The node restarts on the latest version; this page follows it until it is back. It is locked afterwards: unlock it with its password.',
       confirmLabel: 'Upgrade',
     },
   });
@@ -74,6 +77,36 @@ export async function nodePage(main, { nodeId, setTitle }) {
       fill(out, notice('ok', 'The node is unlocked.'));
       await refresh();
     }
+  });
+
+  const initBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Initialise');
+  initBtn.addEventListener('click', async () => {
+    let mnemonic;
+    const done = await dialog({
+      title: 'Initialise the wallet',
+      body: 'The password encrypts the wallet on the node; the service never stores it. At least 8 characters.',
+      confirmLabel: 'Initialise',
+      fields: [
+        { name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password' },
+        { name: 'again', label: 'The same password again', type: 'password', autocomplete: 'new-password' },
+      ],
+      onConfirm: async ({ password, again }) => {
+        if (password !== again) throw new Error('The two passwords differ.');
+        mnemonic = (await api(`/api/nodes/${nodeId}/init`, { method: 'POST', body: { password } })).data.mnemonic;
+      },
+    });
+    if (!done || !mnemonic) return;
+    fill(
+      out,
+      h(
+        'div',
+        { class: 'notice notice-warn', role: 'alert', dataset: { testid: 'mnemonic-notice' } },
+        h('p', {}, h('strong', {}, 'Write these words down now, in order, and keep them offline. '), 'They are the only way to recover this wallet, and they are not shown again: not by this page, not by the node.'),
+        copyable(mnemonic, { label: 'Copy words', testId: 'mnemonic' }),
+        h('p', { class: 'small' }, 'The node is still locked: unlock it with the password you just chose.'),
+      ),
+    );
+    await refresh();
   });
 
   const renderNotices = () => {
@@ -104,7 +137,12 @@ export async function nodePage(main, { nodeId, setTitle }) {
     }
     if (node.status === 'RUNNING' && !node.initialized) {
       items.push(
-        notice('info', h('strong', {}, 'The wallet is not initialised yet. '), 'Initialise it once through the node API: ', h('code', {}, `POST ${node.invoke_url}init`), ' with a password.'),
+        h(
+          'div',
+          { class: 'notice notice-info notice-action', role: 'status', dataset: { testid: 'init-notice' } },
+          h('div', {}, h('strong', {}, 'The wallet is not initialised yet. '), 'Choose its password to create it; you unlock the node with it after every start.'),
+          initBtn,
+        ),
       );
     }
     const last = node.builds.at(-1);
@@ -160,6 +198,10 @@ export async function nodePage(main, { nodeId, setTitle }) {
     destroyBtn.hidden = gone;
     for (const b of [startBtn, stopBtn, destroyBtn, upgradeBtn]) b.disabled = busy;
     connectLink.hidden = gone;
+    if (!busy && out.dataset.transient) {
+      delete out.dataset.transient;
+      fill(out);
+    }
     renderNotices();
     renderDetails();
     renderBuilds();

@@ -71,7 +71,7 @@ export async function nodesPage(main, { setTitle }) {
 
 function createForm(onCreated) {
   const out = h('div', { class: 'form-out' });
-  const name = h('input', { id: 'node-name', name: 'name', maxlength: 64, placeholder: 'e.g. shop-payments', autocomplete: 'off' });
+  const name = h('input', { id: 'node-name', name: 'name', maxlength: 64, placeholder: 'e.g. shop-payments', autocomplete: 'off', required: true, 'aria-required': 'true' });
   const network = h('select', { id: 'node-network', name: 'network' }, h('option', { value: 'regtest' }, 'regtest'), h('option', { value: 'testnet' }, 'testnet'));
   const webhook = h('input', { id: 'node-webhook', name: 'webhookUrl', type: 'url', placeholder: 'https://example.com/hooks/rln (optional)', autocomplete: 'off' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create node');
@@ -79,7 +79,7 @@ function createForm(onCreated) {
   const form = h(
     'form',
     { class: 'grid-form', novalidate: true },
-    h('label', { class: 'field', for: 'node-name' }, h('span', {}, 'Name'), name),
+    h('label', { class: 'field', for: 'node-name' }, h('span', {}, 'Name ', h('span', { class: 'required', 'aria-hidden': 'true' }, '(required)')), name),
     h('label', { class: 'field', for: 'node-network' }, h('span', {}, 'Network'), network),
     h('label', { class: 'field wide', for: 'node-webhook' }, h('span', {}, 'Webhook URL'), webhook),
     h('div', { class: 'actions wide' }, submit),
