@@ -213,7 +213,9 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
       for (const id of ids) {
         await explained(`node ${id} upgraded after the kill`, () =>
           poll(`node ${id} on devnode-0.2.0`, async () => {
-            const n = (await svc.api(`/api/nodes/${id}`, { token: bob.token })).json.data;
+            // A killed pod is a crash, not a drain: until the Service drops it, a connection may
+            // land on it and fail. A client retries; so does this one.
+            const n = await svc.api(`/api/nodes/${id}`, { token: bob.token }).then((r) => r.json?.data, () => undefined);
             return n?.status === 'RUNNING' && n.rln_commit_id === 'devnode-0.2.0';
           }, 300_000),
         );
@@ -222,14 +224,20 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
       expect(upgrades.rows.map((r) => [r.node_id, r.n]).sort()).toEqual([...ids].sort().map((id) => [id, 1]));
       const numbers = await db.query<{ node_id: string; numbers: number[] }>(`SELECT node_id, array_agg(build_number ORDER BY build_number) AS numbers FROM builds WHERE node_id = ANY($1) GROUP BY node_id`, [ids]);
       for (const row of numbers.rows) expect(row.numbers, row.node_id).toEqual(row.numbers.map((_, i) => i + 1));
-      // Every event recorded for the nodes reached the receiver, under its one webhook-id.
+      // Every event recorded for the nodes reached the receiver, under its one webhook-id (the
+      // deliveries as the API lists them: eventId is the webhook-id header).
       const events = await poll('every delivery to succeed', async () => {
-        const rows = (await db.query<{ event_id: string; state: string }>(`SELECT event_id, state FROM webhook_deliveries WHERE node_id = ANY($1)`, [ids])).rows;
-        return rows.length > 0 && rows.every((r) => r.state === 'succeeded') && rows;
+        const all: Array<{ eventId: string; state: string }> = [];
+        for (const id of ids) {
+          const listed = await svc.api(`/api/nodes/${id}/webhooks/deliveries`, { token: bob.token }).catch(() => undefined);
+          if (listed?.status !== 200) return false;
+          all.push(...listed.json.data);
+        }
+        return all.length > 0 && all.every((d) => d.state === 'succeeded') && all;
       }, 120_000);
       const received = new Map<string, Set<string>>();
       for (const w of receiver.received) received.set(w.id, (received.get(w.id) ?? new Set()).add(w.body));
-      expect(events.filter((e) => !received.has(e.event_id)).map((e) => e.event_id), 'never received').toEqual([]);
+      expect(events.filter((e) => !received.has(e.eventId)).map((e) => e.eventId), 'never received').toEqual([]);
       expect([...received].filter(([, bodies]) => bodies.size > 1).map(([id]) => id), 'one id, several bodies').toEqual([]);
       await waitForReadyReplicas(2);
     } finally {
@@ -265,7 +273,8 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     const r = await svc.api('/api/nodes', { method: 'DELETE', token: alice.token, body: { destroyNodeId: nodeId } });
     expect(r.status, r.text).toBe(200);
     await svc.waitForNode(alice, nodeId, 'DESTROYED');
-    const left = await kubectl(['-n', NODES_NAMESPACE, 'get', 'statefulsets,services,pods,pvc', '-o', 'name']);
+    // Only this node's objects: the rollout test's nodes are another user's and stay.
+    const left = await kubectl(['-n', NODES_NAMESPACE, 'get', 'statefulsets,services,pods,pvc', '-l', `rln-cloud/node-id=${nodeId}`, '-o', 'name']);
     expect(left.trim()).toBe('');
   }, 300_000);
 });
