@@ -30,6 +30,8 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   webhook-key rotate [--overlap <duration>]
                                           new webhook signing key; the old one keeps signing beside
                                           it for the overlap (default WEBHOOK_KEY_OVERLAP, 24h)
+  cert issue <node-id> [--dir <dir>]      a client certificate for the node's owner, saved as
+                                          node.key, node.pem and ca.pem in <dir> (default node-<id>)
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
   cert revoke <serial>                    revoke a client certificate; refused from its next request
 
@@ -51,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
       concurrency: { type: 'string' },
       'failure-budget': { type: 'string' },
       overlap: { type: 'string' },
+      dir: { type: 'string' },
     },
   });
   const json = values.json === true;
@@ -86,7 +89,15 @@ async function main(argv: string[]): Promise<number> {
       await watchRollout(() => runOperator(config, command, args) as ReturnType<typeof watchRollout>);
       return 0;
     }
-    out(await runOperator(config, command, args));
+    const result = await runOperator(config, command, args);
+    if (command === 'cert issue') {
+      // Written here, by the CLI, wherever the operator runs it (the command itself may run in the server).
+      const { saveCredentials } = await import('./operator/credential-files.ts');
+      const dir = typeof options.dir === 'string' ? options.dir : `node-${rest[0]}`;
+      out(saveCredentials(result as Parameters<typeof saveCredentials>[0], dir));
+      return 0;
+    }
+    out(result);
     return 0;
   } catch (err) {
     const code = err instanceof AppError ? err.code : err instanceof ConfigError ? 'invalid_config' : 'error';

@@ -53,6 +53,7 @@ export type Services = ReturnType<typeof buildServices>;
  * What the operator commands use (operator/commands.ts: OperatorContext), built by the same
  * functions as the server's. No CA: the CLI lists and revokes certificates but issues none.
  */
-export function buildOperatorServices(db: Database, config: Config) {
-  return { accounts: accountsOf(db), releases: releasesOf(db, config), webhookKeys: webhookKeysOf(config), certificates: certificatesOf(db, config, undefined) };
+/** `ca`: only a command that issues certificates loads it (pki/ca-store.ts: loadExistingCertificateAuthority). */
+export function buildOperatorServices(db: Database, config: Config, ca?: CertificateAuthority) {
+  return { accounts: accountsOf(db), releases: releasesOf(db, config), webhookKeys: webhookKeysOf(config), certificates: certificatesOf(db, config, ca) };
 }

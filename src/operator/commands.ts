@@ -64,6 +64,8 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
     if (overlap !== undefined && overlapMs === undefined) throw new AppError('invalid_request', '--overlap must be a duration like 24h, 30m or 0');
     return ctx.webhookKeys.rotate(overlapMs);
   },
+  // The files are written by the CLI process (main.ts), not here: this may run in the server.
+  'cert issue': (ctx, a) => ctx.certificates.issueForOperator(required(a, 0, '<node-id>')),
   'cert list': async (ctx, a) => ({ certificates: await ctx.certificates.listForOperator(required(a, 0, '<node-id>')) }),
   'cert revoke': (ctx, a) => ctx.certificates.revokeForOperator(required(a, 0, '<serial>')),
 };

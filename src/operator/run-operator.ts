@@ -5,6 +5,8 @@ import { openDatabase } from '../db/open.ts';
 import { migrate } from '../db/migrate.ts';
 import { acquireDataDirLock } from '../db/data-dir-lock.ts';
 import { buildOperatorServices } from '../composition/services.ts';
+import { AppError } from '../errors.ts';
+import { loadExistingCertificateAuthority } from '../pki/ca-store.ts';
 import { operatorCommands, type OperatorArgs } from './commands.ts';
 import { callAdminChannel, findAdminChannel } from './admin-channel.ts';
 
@@ -42,7 +44,12 @@ async function runDirect(config: Config, command: string, args: OperatorArgs): P
   try {
     const migrated = await migrate(db);
     if (command === 'migrate') return { migrated };
-    const ctx = buildOperatorServices(db, config);
+    // Issuing needs the CA the serving processes use; nothing else here does.
+    const ca = command === 'cert issue' ? await loadExistingCertificateAuthority(config) : undefined;
+    if (command === 'cert issue' && !ca) {
+      throw new AppError('service_unavailable', 'no certificate authority here: start the service once (it creates one in DATA_DIR/pki), or set CA_CERT_FILE and CA_KEY_FILE as the service has them');
+    }
+    const ctx = buildOperatorServices(db, config, ca);
     await ctx.releases.seed(config.initialImageVersion);
     return await operatorCommands[command]!(ctx, args);
   } finally {

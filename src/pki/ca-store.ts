@@ -18,6 +18,14 @@ export interface CaStoreSettings {
   nodeAccess: { caCertFile: string | undefined; caKeyFile: string | undefined; mtlsCertFile: string | undefined; mtlsKeyFile: string | undefined };
 }
 
+/** The CA where a serving process keeps or is given it, without creating one (the operator CLI). */
+export async function loadExistingCertificateAuthority(config: CaStoreSettings): Promise<CertificateAuthority | undefined> {
+  const { caCertFile, caKeyFile } = config.nodeAccess;
+  const [certPath, keyPath] = caCertFile && caKeyFile ? [caCertFile, caKeyFile] : [join(caDir(config.dataDir), 'ca.pem'), join(caDir(config.dataDir), 'ca.key')];
+  if (!existsSync(certPath) || !existsSync(keyPath)) return undefined;
+  return CertificateAuthority.fromPem(readFileSync(certPath, 'utf8'), readFileSync(keyPath, 'utf8'));
+}
+
 export async function loadOrCreateCertificateAuthority(config: CaStoreSettings, log: Logger): Promise<CertificateAuthority> {
   const { caCertFile, caKeyFile } = config.nodeAccess;
   if (caCertFile && caKeyFile) {

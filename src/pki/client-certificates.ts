@@ -130,6 +130,14 @@ export class CertificateService {
     return (await listNodeCertificates(this.deps.db, nodeId)).map((r) => presentCertificate(r));
   }
 
+  /** The operator's issue (`rln-cloud cert issue`): for the node's owner, whoever that is. */
+  async issueForOperator(nodeId: string): Promise<IssuedClientCertificate> {
+    if (!isId(nodeId)) throw new AppError('invalid_request', `"${nodeId.slice(0, 64)}" is not a node id (32 hex characters)`);
+    const node = await findNode(this.deps.db, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    return this.issue(node.user_id, node.id);
+  }
+
   async revokeForOperator(rawSerial: string): Promise<CertificateView> {
     const serial = normalizeSerial(rawSerial);
     if (!(await findCertificate(this.deps.db, serial))) throw new AppError('certificate_not_found', `no certificate with serial ${serial}`);

@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { callService as api, serviceEnv, startServiceProcess, waitForServiceNode as waitForStatus, type ServiceProcess } from '../helpers/service-process.ts';
 
@@ -50,6 +51,18 @@ describe('the service started with npm start', () => {
     expect(created.json.data.status).toBe('STARTING');
     const nodeId = created.json.data.nodeId;
     await waitForStatus(svc, token, nodeId, 'RUNNING');
+
+    // The operator's CLI saves a client certificate as files; curl opens the node with them.
+    const dir = join(dataDir, 'carol-creds');
+    const saved = svc.cli(['cert', 'issue', nodeId, '--dir', dir]);
+    expect(saved).toMatchObject({ serial: expect.stringMatching(/^[0-9a-f]+$/), nodeUrl: expect.stringContaining(`/nodes/${user.id}/${nodeId}/`) });
+    expect(statSync(saved.files.key).mode & 0o777).toBe(0o600);
+    const [command, ...args] = saved.try.split(' ');
+    const curl = spawnSync(command, ['-sS', ...args], { encoding: 'utf8' });
+    expect(JSON.parse(curl.stdout), curl.stderr).toMatchObject({ code: 403, error: expect.stringContaining('locked') });
+    // Never over existing files.
+    expect(svc.cli(['cert', 'issue', nodeId, '--dir', dir]).error.message).toMatch(/exists already/);
+
     expect((await api(svc, token, '/api/nodes', { method: 'DELETE', body: { destroyNodeId: nodeId } })).status).toBe(200);
     const destroyed = await waitForStatus(svc, token, nodeId, 'DESTROYED');
     expect(destroyed.builds.map((b: any) => b.buildStatus)).toEqual(['SUCCESS', 'SUCCESS']);
