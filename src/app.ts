@@ -132,16 +132,18 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     });
     state = 'serving';
     log.info({ replica: replicaId }, 'serving');
-    const stop = async () => {
-      if (state === 'stopping') return;
-      state = 'stopping';
-      if (config.shutdownDelayMs > 0) {
-        log.info({ delayMs: config.shutdownDelayMs }, 'not ready any more; still accepting while load balancers catch up');
-        await sleep(config.shutdownDelayMs);
-      }
-      log.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: no new connections or work; finishing what is in flight');
-      await releaseAll(Date.now() + config.shutdownTimeoutMs);
-    };
+    // One shutdown, however often asked for: a second call waits for the first.
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        state = 'stopping';
+        if (config.shutdownDelayMs > 0) {
+          log.info({ delayMs: config.shutdownDelayMs }, 'not ready any more; still accepting while load balancers catch up');
+          await sleep(config.shutdownDelayMs);
+        }
+        log.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: no new connections or work; finishing what is in flight');
+        await releaseAll(Date.now() + config.shutdownTimeoutMs);
+      })());
     return { config, db, api, services, runtime, devCredentials, stop };
   } catch (err) {
     await releaseAll(Date.now());
