@@ -93,10 +93,6 @@ export class Reconciler {
     await this.lease.release().catch((err) => this.opts.log.warn({ err }, 'handing back the reconcile lease failed; it expires by itself'));
   }
 
-  /** Whether this replica holds the reconcile lease now. */
-  leads(): boolean {
-    return this.lease.holds();
-  }
 
   /** Runs a pass now, or right after the one in progress. */
   trigger() {
