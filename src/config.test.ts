@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, configWarnings, loadConfig } from './config.ts';
 
 describe('loadConfig', () => {
   it('has embedded defaults', () => {
@@ -50,5 +50,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_PORT_RANGE: '30000-30010' }).nodePortRange).toEqual({ from: 30000, to: 30010 });
     expect(() => loadConfig({ NODE_PORT_RANGE: '80-90' })).toThrow(/NODE_PORT_RANGE/);
     expect(() => loadConfig({ NODE_PORT_RANGE: 'x' })).toThrow(/NODE_PORT_RANGE/);
+  });
+
+  it('warns about production on plain http, and only then', () => {
+    expect(configWarnings(loadConfig({ NODE_ENV: 'production' }))).toEqual([expect.stringContaining('http:// PUBLIC_URL')]);
+    expect(configWarnings(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://rln.example' }))).toEqual([]);
+    expect(configWarnings(loadConfig({}))).toEqual([]);
   });
 });

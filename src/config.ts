@@ -239,3 +239,18 @@ export function loadConfig(env: Env = process.env): Config {
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
+
+/**
+ * What a configuration allows but an operator should hear about at start (logged as warnings by
+ * `serve`): settings that work and are still unsafe.
+ */
+export function configWarnings(config: Pick<Config, 'production' | 'publicUrl'>): string[] {
+  const warnings: string[] = [];
+  if (config.production && config.publicUrl.startsWith('http://')) {
+    warnings.push(
+      "NODE_ENV=production with an http:// PUBLIC_URL: API tokens and passwords travel in clear and the web UI's session cookie is not Secure. " +
+        'Put TLS in front of the service and set PUBLIC_URL to its https:// address.',
+    );
+  }
+  return warnings;
+}

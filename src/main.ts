@@ -4,7 +4,7 @@
 // operator commands and the service itself are loaded when needed.
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, configWarnings, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { AppError } from './errors.ts';
 import { openServerDatabase } from './db/open.ts';
@@ -122,12 +122,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     nodeApi: config.nodeApiUrl,
     userNode: config.userNodeUrl,
   };
-  if (config.production && config.publicUrl.startsWith('http://')) {
-    log.warn(
-      { publicUrl: config.publicUrl },
-      'NODE_ENV=production with an http:// PUBLIC_URL: API tokens and passwords travel in clear and the web UI\'s session cookie is not Secure. Put TLS in front of the service and set PUBLIC_URL to its https:// address.',
-    );
-  }
+  for (const warning of configWarnings(config)) log.warn({ publicUrl: config.publicUrl }, warning);
   if (json) {
     console.log(JSON.stringify({ status: 'ready', urls, devToken: server.devCredentials?.token ?? null }));
   } else {
