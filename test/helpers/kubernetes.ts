@@ -11,6 +11,13 @@ if (!testKubeconfig && process.env.REQUIRE_KUBERNETES_TESTS === '1') {
   throw new Error('REQUIRE_KUBERNETES_TESTS=1 but TEST_KUBECONFIG is unset: start the cluster with scripts/test-cluster.sh up');
 }
 
+/**
+ * What every suite's node pods ask of the test cluster: its one machine has 2 CPUs, shared by all
+ * the suites that run at once, and the default request (500m, the original service's) lets only
+ * four node pods be scheduled; the rest would wait Pending. Limits stay as configured.
+ */
+export const SMALL_NODE_PODS = { K8S_CPU_REQUEST: '20m', K8S_MEMORY_REQUEST: '64Mi' };
+
 /** `describe` when a test cluster is there, `describe.skip` otherwise. */
 export const describeOnCluster = testKubeconfig ? describe : describe.skip;
 

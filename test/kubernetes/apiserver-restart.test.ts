@@ -8,14 +8,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { repoRoot } from '../helpers/service-process.ts';
-import { deleteNamespace, describeOnCluster, kubectlGet, testKubeconfig, testNamespace, until } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 
 describeOnCluster('kubernetes runtime: the API server restarted mid-build (test cluster)', () => {
   const namespace = testNamespace('apiserver');
   let t: TestServer;
 
   beforeAll(async () => {
-    t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', NODE_START_TIMEOUT_MS: '90000' });
+    t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', NODE_START_TIMEOUT_MS: '90000', ...SMALL_NODE_PODS });
   }, 120_000);
   afterAll(async () => {
     await t?.stop();

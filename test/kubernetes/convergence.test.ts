@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callService, serviceEnv, startServiceProcess, waitForServiceNode, type ServiceProcess } from '../helpers/service-process.ts';
-import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 
 describeOnCluster('kubernetes runtime: the service killed mid-build (test cluster)', () => {
   const namespace = testNamespace('crash');
@@ -15,7 +15,7 @@ describeOnCluster('kubernetes runtime: the service killed mid-build (test cluste
   let token: string;
 
   beforeAll(async () => {
-    const env = await serviceEnv(dataDir, { RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', RECONCILE_INTERVAL_MS: '1000' });
+    const env = await serviceEnv(dataDir, { RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', RECONCILE_INTERVAL_MS: '1000', ...SMALL_NODE_PODS });
     svc = await startServiceProcess(env);
     token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
   }, 120_000);

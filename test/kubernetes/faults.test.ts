@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
-import { deleteNamespace, describeOnCluster, kubectl, testKubeconfig, testNamespace, until } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, kubectl, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 
 async function createAndSettle(t: TestServer, user: TestUser, timeoutMs = 90_000) {
   const r = await t.call('/api/nodes', { method: 'POST', token: user.token, body: { name: 'f', network: 'regtest' } });
@@ -62,7 +62,7 @@ describeOnCluster('kubernetes runtime faults (test cluster)', () => {
   const namespace = testNamespace('faults');
   const servers: TestServer[] = [];
   const start = async (env: Record<string, string>) => {
-    const t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', ...env });
+    const t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', ...SMALL_NODE_PODS, ...env });
     servers.push(t);
     return { t, user: await t.createUser('starter') };
   };

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { rawRequest, tlsRequest, type ClientCredentials } from '../gateway/gateway-client.ts';
 import { downloadParts, waitForExport } from '../logs/export-helpers.ts';
-import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 
 const PASSWORD = 'node-password-123';
 
@@ -40,7 +40,7 @@ describeOnCluster('nodes on the kubernetes runtime (test cluster)', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', NODE_START_TIMEOUT_MS: '120000' });
+    t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', NODE_START_TIMEOUT_MS: '120000', ...SMALL_NODE_PODS });
     alice = await t.createUser('starter');
     bob = await t.createUser('starter');
   }, 120_000);

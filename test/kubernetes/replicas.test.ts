@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { deleteNamespace, describeOnCluster, testKubeconfig, testNamespace, until } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 import { callService, runCli, serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { rawRequest, tlsRequest } from '../gateway/gateway-client.ts';
 import { startS3Server } from '../logs/s3-server.ts';
@@ -75,6 +75,7 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
       KUBECONFIG: testKubeconfig!,
       K8S_NAMESPACE: namespace,
       K8S_STORAGE_SIZE: '64Mi',
+      ...SMALL_NODE_PODS,
       NODE_START_TIMEOUT_MS: '120000',
       CA_CERT_FILE: join(shared, 'ca.pem'),
       CA_KEY_FILE: join(shared, 'ca.key'),
