@@ -16,8 +16,12 @@ export const NAME_PATTERN = `^[^\\s${CONTROLS}]([^${CONTROLS}]*[^\\s${CONTROLS}]
 // not quietly cut short.
 export const WAIT_SECONDS_PATTERN = '^([0-9]|[1-5][0-9]|60)$';
 
+// A page size from 1 to 200 (list routes' `limit`).
+export const PAGE_LIMIT_PATTERN = '^([1-9]|[1-9][0-9]|1[0-9][0-9]|200)$';
+
 /** Human explanations of the patterns above, used in 400 messages instead of the raw regex. */
 export const PATTERN_MEANINGS: Record<string, string> = {
+  [PAGE_LIMIT_PATTERN]: 'must be a whole number from 1 to 200',
   [WAIT_SECONDS_PATTERN]: 'must be a whole number of seconds from 0 to 60',
   [ID_PATTERN]: 'must be 32 lowercase hexadecimal characters',
   [NAME_PATTERN]: 'must not contain control characters or begin or end with whitespace',

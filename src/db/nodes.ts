@@ -65,14 +65,21 @@ export async function lockNode(db: Queryable, nodeId: string) {
  * 100 nodes with 500 builds this is about twice as fast as fetching the rows, because the drivers'
  * per-row, per-column decoding is what costs (measured on PGlite; see docs/BENCHMARKS.md).
  */
-export async function listUserNodesWithBuilds(db: Queryable, userId: string): Promise<Array<{ node: NodeRow; builds: BuildRow[] }>> {
+export async function listUserNodesWithBuilds(
+  db: Queryable,
+  userId: string,
+  page: { afterId?: string; limit?: number } = {},
+): Promise<Array<{ node: NodeRow; builds: BuildRow[] }>> {
+  // A page is the nodes after `afterId` in (created_at, id) order: stable while nodes are added.
   const [row] = await db.query<{ nodes: Array<{ node: Json<NodeRow>; builds: Json<BuildRow>[] | null }> }>(
     `SELECT coalesce(json_agg(json_build_object(
          'node', n,
          'builds', (SELECT json_agg(b ORDER BY b.build_number) FROM builds b WHERE b.node_id = n.id)
        ) ORDER BY n.created_at, n.id), '[]') AS nodes
-     FROM nodes n WHERE n.user_id = $1`,
-    [userId],
+     FROM (SELECT * FROM nodes WHERE user_id = $1
+             AND ($2::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM nodes WHERE id = $2 AND user_id = $1))
+           ORDER BY created_at, id LIMIT $3) n`,
+    [userId, page.afterId ?? null, page.limit ?? null],
   );
   return (row?.nodes ?? []).map((entry) => ({
     node: {

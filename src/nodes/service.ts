@@ -82,6 +82,24 @@ export class NodeService {
     return nodes.map(({ node, builds }) => presentNode(node, builds, this.presentOpts));
   }
 
+  /**
+   * One page of the caller's nodes, oldest first, and the cursor of the next page (null after the
+   * last). A cursor names the last node of its page; one that is not the caller's is refused.
+   */
+  async listNodePage(userId: string, limit: number, cursor: string | undefined): Promise<{ nodes: ApiNode[]; nextCursor: string | null }> {
+    const afterId = cursor === undefined ? undefined : nodeIdOfCursor(cursor);
+    if (afterId !== undefined && !(await findUserNode(this.deps.db, userId, afterId))) {
+      throw new AppError('invalid_request', 'cursor is not one this list gave (or its node is gone): start again without it');
+    }
+    // One more than asked tells whether another page follows.
+    const rows = await listUserNodesWithBuilds(this.deps.db, userId, { afterId, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return {
+      nodes: page.map(({ node, builds }) => presentNode(node, builds, this.presentOpts)),
+      nextCursor: rows.length > limit ? nodeCursor(page.at(-1)!.node.id) : null,
+    };
+  }
+
   async getNode(userId: string, nodeId: string): Promise<ApiNode> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
@@ -260,4 +278,14 @@ async function carryOut(tx: Queryable, node: NodeRow, decision: Decision, imageV
   const after = await applyDecision(tx, node, decision);
   if (decision.outcome === 'change' && decision.build) await enqueueBuild(tx, after, decision.build, imageVersion);
   return after;
+}
+
+// Cursors are opaque to clients (base64url), so their form can change without breaking them.
+const nodeCursor = (nodeId: string) => Buffer.from(`node:${nodeId}`).toString('base64url');
+
+function nodeIdOfCursor(cursor: string): string {
+  const text = /^[A-Za-z0-9_-]{1,128}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const m = /^node:([0-9a-f]{32})$/.exec(text);
+  if (!m) throw new AppError('invalid_request', 'cursor is not one this list gave: use nextCursor as it came');
+  return m[1]!;
 }

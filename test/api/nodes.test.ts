@@ -191,6 +191,46 @@ describe(`node API on ${databaseLabel()}`, () => {
     expect(create.json.error.code).toBe('invalid_request');
   });
 
+  it('pages the node list with limit and cursor, and keeps the original shape without them', async () => {
+    const pager = await t.createUser();
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      created.push((await t.call('/api/nodes', { method: 'POST', token: pager.token, body: { name: `p${i}`, network: 'regtest' } })).json.data.nodeId);
+    }
+    const all = await t.call('/api/nodes', { token: pager.token });
+    expect(Object.keys(all.json)).toEqual(['nodes']);
+    expect(all.json.nodes.map((n: any) => n.nodeId)).toEqual(created);
+
+    const seen: string[] = [];
+    let cursor: string | null | undefined;
+    const sizes: number[] = [];
+    do {
+      const page = await t.call(`/api/nodes?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: pager.token });
+      expect(page.status, page.text).toBe(200);
+      sizes.push(page.json.nodes.length);
+      seen.push(...page.json.nodes.map((n: any) => n.nodeId));
+      cursor = page.json.nextCursor;
+      // A node created while paging shows up on a later page, nothing repeats or goes missing.
+      if (sizes.length === 1) created.push((await t.call('/api/nodes', { method: 'POST', token: pager.token, body: { name: 'late', network: 'regtest' } })).json.data.nodeId);
+    } while (cursor);
+    expect(sizes).toEqual([2, 2, 2]);
+    expect(seen).toEqual(created);
+
+    for (const [query, message] of [
+      ['limit=0', 'limit must be a whole number from 1 to 200'],
+      ['limit=201', 'limit must be a whole number from 1 to 200'],
+      ['limit=2&cursor=not-a-cursor!', 'cursor is not one this list gave: use nextCursor as it came'],
+      ['limit=2&cursor=bm9kZTp4', 'cursor is not one this list gave: use nextCursor as it came'],
+    ]) {
+      const r = await t.call(`/api/nodes?${query}`, { token: pager.token });
+      expect([query, r.status, r.json.error.message]).toEqual([query, 400, message]);
+    }
+    // Another user's cursor names a node that is not theirs: refused like a made-up one.
+    const first = await t.call('/api/nodes?limit=1', { token: pager.token });
+    const foreign = await t.call(`/api/nodes?limit=1&cursor=${first.json.nextCursor}`, { token: bob.token });
+    expect(foreign.status).toBe(400);
+  });
+
   it('answers unknown routes with the error body', async () => {
     const r = await t.call('/api/nope', { token: alice.token });
     expect(r.status).toBe(404);

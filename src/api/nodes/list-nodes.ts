@@ -1,20 +1,46 @@
-// GET /api/nodes: the caller's nodes with their build history.
-import { Type } from '@sinclair/typebox';
+// GET /api/nodes: the caller's nodes with their build history. Without paging parameters it is
+// the original service's shape, every node in `{nodes}`; with `limit` (and then `cursor`) it is
+// one page, and `nextCursor` (null after the last page) asks for the next.
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, Node } from '../schemas.ts';
+import { errorResponses, Node, PAGE_LIMIT_PATTERN } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
+export const MAX_PAGE = 200;
+
+const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ pattern: PAGE_LIMIT_PATTERN, description: `Nodes per page, 1-${MAX_PAGE}. Without it, every node.` })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The nextCursor of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+type ListQuery = Static<typeof ListQuery>;
+
 export function listNodesRoute(app: FastifyInstance, { nodes }: ApiDeps) {
-  app.get(
+  app.get<{ Querystring: ListQuery }>(
     '/api/nodes',
     {
       schema: {
         summary: 'List your nodes with their builds',
+        description:
+          'Oldest first. Without `limit` every node (the original service\'s answer); with it, one page and `nextCursor`, ' +
+          'to pass as `cursor` for the next page (null after the last). A page is stable while nodes are created.',
         tags: ['nodes'],
-        response: { 200: Type.Object({ nodes: Type.Array(Type.Ref(Node)) }), 401: errorResponses[401] },
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({ nodes: Type.Array(Type.Ref(Node)), nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])) }),
+          400: errorResponses[400],
+          401: errorResponses[401],
+        },
       },
     },
-    async (request) => ({ nodes: await nodes.listNodes(userOf(request).id) }),
+    async (request) => {
+      const userId = userOf(request).id;
+      const { limit, cursor } = request.query;
+      if (limit === undefined && cursor === undefined) return { nodes: await nodes.listNodes(userId) };
+      return nodes.listNodePage(userId, limit === undefined ? MAX_PAGE : Number(limit), cursor);
+    },
   );
 }
