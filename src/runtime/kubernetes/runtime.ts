@@ -62,6 +62,8 @@ export class KubernetesRuntime implements NodeRuntime {
   private readonly restartCounts = new Map<string, number>();
   /** Pods already removed at once (by uid), so a stuck deletion is nudged only once. */
   private readonly forceDeleted = new Set<string>();
+  /** Pods whose deletion by someone else was already reported (when it began). */
+  private readonly reportedDeleting = new Set<string>();
   /** Resolved on every watched change: what awaitRunning and the waits for deletion wake on. */
   private changed: Array<() => void> = [];
 
@@ -332,8 +334,16 @@ export class KubernetesRuntime implements NodeRuntime {
       if (kind === 'delete') {
         this.restartCounts.delete(uid);
         this.forceDeleted.delete(uid);
-        if (!this.expectedGone.delete(uid)) this.reportExit(nodeId, `pod ${pod.metadata?.name} was deleted`);
+        const reported = this.reportedDeleting.delete(uid);
+        if (!this.expectedGone.delete(uid) && !reported) this.reportExit(nodeId, `pod ${pod.metadata?.name} was deleted`);
       } else {
+        // Someone else is deleting the pod (kubectl, an eviction, a drain): its daemon is being
+        // stopped now. Said at once rather than when the kubelet lets go of the pod, which can take
+        // its whole grace period and more on a busy machine.
+        if (pod.metadata?.deletionTimestamp && !this.expectedGone.has(uid) && !this.reportedDeleting.has(uid)) {
+          this.reportedDeleting.add(uid);
+          this.reportExit(nodeId, `pod ${pod.metadata.name} is being deleted`);
+        }
         const before = this.restartCounts.get(uid);
         this.restartCounts.set(uid, restarts);
         if (before !== undefined && restarts > before) this.reportExit(nodeId, `the daemon's container restarted (${lastExit(pod)})`);
