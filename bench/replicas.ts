@@ -7,7 +7,6 @@
 //   node --import tsx bench/replicas.ts            both, one and two replicas
 //   (a replica is this file run with `replica <mode> <database-url> [receiver-url]`)
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +25,7 @@ import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';
 import { createLogger } from '../src/logger.ts';
 import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
+import { startCountingReceiver } from './webhooks.ts';
 
 type Mode = 'rollout' | 'webhooks';
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -45,7 +45,7 @@ export async function benchReplicas(mode: Mode, replicas: number): Promise<Repli
   process.env.TEST_DATABASE_URL = ADMIN_URL;
   const target = await createTestDatabase();
   const db = await openPostgres(target.url!);
-  const receiver = await countingReceiver();
+  const receiver = await startCountingReceiver();
   const children: ChildProcess[] = [];
   try {
     await migrate(db);
@@ -171,26 +171,6 @@ async function runReplica(mode: Mode, url: string) {
   await new Promise((r) => process.once('SIGTERM', r));
   for (const stop of stops) await stop();
   await db.close();
-}
-
-async function countingReceiver() {
-  let count = 0;
-  const server = http.createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    count: () => count,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
-  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

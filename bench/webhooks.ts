@@ -24,7 +24,8 @@ export interface WebhookFigures {
 
 const CONCURRENCY = 32;
 
-async function startCountingReceiver() {
+/** A loopback webhook receiver that only counts what it gets (also used by bench/replicas.ts). */
+export async function startCountingReceiver() {
   let count = 0;
   const server = http.createServer((req, res) => {
     req.resume();

@@ -4,9 +4,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { AppError } from '../../errors.ts';
 import { errorResponses, NodeIdParams, ErrorBody } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { withPasswordBodies } from './password-body.ts';
 
 const InitBody = Type.Object(
   {
@@ -22,16 +22,7 @@ const InitAnswer = Type.Object({
 });
 
 export function initNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
-  // Its own JSON parser, as for unlock: the default parser's error text quotes the body.
-  void app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      try {
-        done(null, JSON.parse(body as string));
-      } catch {
-        done(new AppError('invalid_json', 'the body is not valid JSON; send {"password": "..."}'), undefined);
-      }
-    });
+  withPasswordBodies(app, (scope) => {
     scope.post<{ Params: NodeIdParams; Body: InitBody }>(
       '/api/nodes/:id/init',
       {

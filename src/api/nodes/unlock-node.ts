@@ -5,9 +5,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { AppError } from '../../errors.ts';
 import { errorResponses, MessageBody, NodeIdParams, ErrorBody } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { withPasswordBodies } from './password-body.ts';
 import { parseUnlockInput } from '../../gateway/unlock-body.ts';
 
 const UnlockBody = Type.Object(
@@ -23,17 +23,7 @@ const UnlockBody = Type.Object(
 type UnlockBody = Static<typeof UnlockBody>;
 
 export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
-  // Its own scope for its own JSON parser: the default parser's error text quotes the body, and
-  // this body holds a password.
-  void app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      try {
-        done(null, JSON.parse(body as string));
-      } catch {
-        done(new AppError('invalid_json', 'the body is not valid JSON; send {"password": "..."}'), undefined);
-      }
-    });
+  withPasswordBodies(app, (scope) => {
     scope.post<{ Params: NodeIdParams; Body: UnlockBody }>(
       '/api/nodes/:id/unlock',
       {
