@@ -6,6 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import type { LogRange } from '../logs/read-range.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalStorageFiles } from './local-storage-files.ts';
 
 export class InMemoryRuntimeForTests implements NodeRuntime {
   private readonly nodes = new Map<string, { running: boolean; imageVersion: string }>();
@@ -13,6 +16,8 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
   private port = 0;
   /** Operations performed, by kind: what a benchmark reports per upgrade. */
   readonly operations = { start: 0, stop: 0, replaceImage: 0, destroy: 0 };
+  /** Real files, in a folder of the temporary directory per node. */
+  readonly storageFiles = new LocalStorageFiles((nodeId) => join(tmpdir(), `rln-cloud-in-memory-${process.pid}`, nodeId));
 
   /** Starts the shared health endpoint; call before the first build runs. */
   async listen(): Promise<this> {

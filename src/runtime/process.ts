@@ -16,6 +16,7 @@ import { readLogRange, type LogRange } from '../logs/read-range.ts';
 import { CURRENT_LOG } from '../logs/log-files.ts';
 import { tailLogFile } from '../logs/tail-log.ts';
 import { projectPath } from '../paths.ts';
+import { LocalStorageFiles } from './local-storage-files.ts';
 
 const DEVNODE_LAUNCHER = projectPath('bin', 'devnode.mjs');
 const STOP_GRACE_MS = 10_000;
@@ -53,6 +54,7 @@ export class ProcessRuntime implements NodeRuntime {
 
   private dir = (nodeId: string) => join(this.nodesDir, nodeId);
   private storageDir = (nodeId: string) => join(this.dir(nodeId), 'storage');
+  readonly storageFiles = new LocalStorageFiles(this.storageDir);
   private pidPath = (nodeId: string) => join(this.dir(nodeId), 'daemon.pid');
   /** The current log file; rotated ones sit beside it (see logs/log-files.ts). */
   logPath = (nodeId: string) => join(this.dir(nodeId), CURRENT_LOG);

@@ -70,6 +70,12 @@ export interface NodeRuntime {
   peerAddress?(nodeId: string): PeerAddress | undefined;
   /** Whether the runtime's view of its nodes is current (the Kubernetes watches are synced). */
   isReady?(): boolean;
+  /**
+   * Files in the node's storage, for backups and restores: the daemon writes a backup to a path
+   * on its own disk (RLN's POST /backup {backup_path}) and reads one from there (POST /restore).
+   * `name` is a plain file name (no slash) directly inside the daemon's storage directory.
+   */
+  storageFiles: NodeStorageFiles;
   /** The last lines the daemon wrote, for error messages and diagnostics. */
   tailLog(nodeId: string, maxBytes?: number): Promise<string>;
   /**
@@ -88,3 +94,18 @@ export interface NodeRuntime {
   /** Releases the runtime's own resources; the process runtime stops the daemons it started. */
   shutdown(): Promise<void>;
 }
+
+/** A node's storage as the service reaches it: streamed both ways, never loaded whole. */
+export interface NodeStorageFiles {
+  /** The absolute path of `name` as the daemon sees it (what goes into backup_path). */
+  daemonPath(nodeId: string, name: string): string;
+  /** The file's bytes; rejects with a StorageFileMissingError when it does not exist. */
+  read(nodeId: string, name: string): Promise<import('node:stream').Readable>;
+  /** Writes the file (replacing one of that name) from `source`, complete or not at all. */
+  write(nodeId: string, name: string, source: AsyncIterable<Uint8Array>): Promise<{ bytes: number }>;
+  /** Removes the file; no error when it is not there. */
+  remove(nodeId: string, name: string): Promise<void>;
+}
+
+/** A storage file that is not there (a backup the daemon did not write, a node without storage). */
+export class StorageFileMissingError extends Error {}

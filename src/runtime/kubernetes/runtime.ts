@@ -11,7 +11,7 @@ import type { Logger } from '../../logger.ts';
 import type { LogRotation } from '../../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../../logs/read-range.ts';
 import { tailLogFile } from '../../logs/tail-log.ts';
-import type { NodeEndpoint, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus } from '../types.ts';
+import type { NodeEndpoint, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
 import type { KubernetesConfig } from './config.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
 import {
@@ -27,6 +27,7 @@ import {
   podName,
   REST_PORT,
   restService,
+  STORAGE_DIR,
   statefulSet,
   workloadName,
 } from './objects.ts';
@@ -51,6 +52,13 @@ const STUCK_DELETION_MS = 5_000;
 
 export class KubernetesRuntime implements NodeRuntime {
   readonly reportsEveryRestart = true;
+  // Not yet: files in a pod's volume are reached through exec (work in progress on a branch).
+  readonly storageFiles: NodeStorageFiles = {
+    daemonPath: (_nodeId, name) => `${STORAGE_DIR}/${name}`,
+    read: async () => { throw new Error('backups are not yet supported on the kubernetes runtime'); },
+    write: async () => { throw new Error('backups are not yet supported on the kubernetes runtime'); },
+    remove: async () => {},
+  };
   private readonly cluster: Cluster;
   private readonly pods: WatchedObjects<V1Pod>;
   private readonly sets: WatchedObjects<V1StatefulSet>;

@@ -1,0 +1,61 @@
+// Storage files of nodes whose storage is a directory on this machine (the process runtime): plain
+// file system calls. A write goes to a temporary name and is renamed into place once complete, so
+// a reader never sees half a backup.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { StorageFileMissingError, type NodeStorageFiles } from './types.ts';
+
+export class LocalStorageFiles implements NodeStorageFiles {
+  constructor(private readonly storageDir: (nodeId: string) => string) {}
+
+  daemonPath(nodeId: string, name: string): string {
+    return join(this.storageDir(nodeId), checkedName(name));
+  }
+
+  async read(nodeId: string, name: string): Promise<Readable> {
+    const path = this.daemonPath(nodeId, name);
+    // Opened before the stream is handed out, so a missing file is this call's error, not the stream's.
+    const handle = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') throw new StorageFileMissingError(`node ${nodeId} has no file ${name} in its storage`);
+      throw err;
+    });
+    return createReadStream(path, { fd: handle.fd, autoClose: true });
+  }
+
+  async write(nodeId: string, name: string, source: AsyncIterable<Uint8Array>): Promise<{ bytes: number }> {
+    const path = this.daemonPath(nodeId, name);
+    await mkdir(this.storageDir(nodeId), { recursive: true });
+    const partial = `${path}.partial`;
+    let bytes = 0;
+    try {
+      await pipeline(
+        source,
+        async function* (chunks: AsyncIterable<Uint8Array>) {
+          for await (const chunk of chunks) {
+            bytes += chunk.byteLength;
+            yield chunk;
+          }
+        },
+        createWriteStream(partial, { mode: 0o600 }),
+      );
+      await rename(partial, path);
+    } catch (err) {
+      await rm(partial, { force: true });
+      throw err;
+    }
+    return { bytes };
+  }
+
+  async remove(nodeId: string, name: string): Promise<void> {
+    await rm(this.daemonPath(nodeId, name), { force: true });
+  }
+}
+
+/** A storage file name: one path segment, so no caller can reach outside the node's storage. */
+export function checkedName(name: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) throw new Error(`not a storage file name: ${JSON.stringify(name)}`);
+  return name;
+}
