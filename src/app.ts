@@ -23,6 +23,7 @@ import { loadOrCreateCertificateAuthority } from './pki/ca-store.ts';
 import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
+import { buildBackupService } from './composition/backups.ts';
 import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
 import { drainServer } from './http-drain.ts';
@@ -102,11 +103,14 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access gateways (bearer and mutual TLS).
     const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, log: log.child({ part: 'gateway' }) });
-    draining.push((deadline) => nodeAccess.stop(deadline));
+    // Backups call the nodes through the gateways' pool: the pool closes after they stopped.
+    const backups = buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, log: log.child({ part: 'backups' }) });
+    draining.push((deadline) => nodeAccess.stop(deadline, backups.stop(deadline)));
 
     const api = await buildApiServer({
       ...services,
       unlocker: nodeAccess.unlocker,
+      backups,
       health: nodeAccess.health,
       isReady: () => state !== 'starting',
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),

@@ -7,6 +7,7 @@ import { readEnv, variable, type Env } from './config/env-variable.ts';
 import { parseCorsOrigins, type CorsPolicy } from './http-cors.ts';
 import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/config.ts';
 import { readLogsConfig, type LogsConfig } from './logs/config.ts';
+import { readBackupsConfig, type BackupsConfig } from './backups/config.ts';
 import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
 import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
@@ -75,6 +76,7 @@ export interface Config {
   production: boolean;
   /** Daemon log rotation and log exports (LOG_* variables; see logs/config.ts). */
   logs: LogsConfig;
+  backups: BackupsConfig;
   /** Where log export archives are stored (BLOB_STORE, S3_*; see blobs/config.ts). */
   blobStore: BlobStoreConfig;
   /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/config.ts). */
@@ -233,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     cors: values.cors === 'none' ? null : (values.cors as CorsPolicy | undefined) ?? (production ? null : { origins: '*' }),
     production,
     logs: readLogsConfig(env, problems),
+    backups: readBackupsConfig(env, problems),
     blobStore: readBlobStoreConfig(env, problems),
     webhooks: readWebhookConfig(env, problems, { dataDir, production }),
   };

@@ -7,6 +7,7 @@ import type { CertificateService } from '../pki/client-certificates.ts';
 import type { NodeUnlocker } from '../gateway/node-unlocker.ts';
 import type { NodeHealth } from '../gateway/node-health.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
+import type { BackupService } from '../backups/service.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -15,9 +16,12 @@ export interface ApiDeps {
   logExports: LogExportService;
   certificates: CertificateService;
   unlocker: NodeUnlocker;
+  backups: BackupService;
   health: NodeHealth;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */
   blobs: BlobStore;
+  /** Where backups are kept: a store of its own (its own retention), served the same way. */
+  backupBlobs: BlobStore;
   /** Answers true once the service has started (the liveness answer of /healthz). */
   isReady: () => boolean;
   /** /readyz: whether this replica should get traffic now, check by check ('ok' or why not). */

@@ -34,6 +34,11 @@ import { sendTestEventRoute } from './webhooks/send-test-event.ts';
 import { WEBHOOKS_OPENAPI } from './webhooks/openapi.ts';
 import { unlockNodeRoute } from './nodes/unlock-node.ts';
 import { certificateRoutes } from './nodes/certificates.ts';
+import { Backup } from './backups/schemas.ts';
+import { createBackupRoute } from './backups/create-backup.ts';
+import { listBackupsRoute } from './backups/list-backups.ts';
+import { getBackupRoute } from './backups/get-backup.ts';
+import { deleteBackupRoute } from './backups/delete-backup.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -81,7 +86,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   });
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 
-  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery]) app.addSchema(schema);
+  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -115,8 +120,13 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
 
   // Signed-URL routes: the signature in the query is the credential (a blob store whose download
   // URLs point at this service, the local one; S3's point at S3).
-  const openSigned = deps.blobs.openSigned?.bind(deps.blobs);
-  if (openSigned) getDownloadRoute(app, openSigned);
+  const signed = [
+    { store: deps.blobs, contentType: 'application/gzip' },
+    { store: deps.backupBlobs, contentType: 'application/octet-stream' },
+  ].flatMap(({ store, contentType }) =>
+    store.openSigned ? [{ openSigned: store.openSigned.bind(store), urlPrefix: store.urlPrefix ?? '', contentType }] : [],
+  );
+  if (signed.length > 0) getDownloadRoute(app, signed);
 
   // Bearer-token routes.
   await app.register(async (scope) => {
@@ -133,6 +143,10 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     nodeActionRoutes(scope, deps);
     startLogExportRoute(scope, deps);
     getLogExportRoute(scope, deps);
+    createBackupRoute(scope, deps);
+    listBackupsRoute(scope, deps);
+    getBackupRoute(scope, deps);
+    deleteBackupRoute(scope, deps);
     updateSettingsRoute(scope, deps);
     webhookPublicKeyRoute(scope, deps);
     listDeliveriesRoute(scope, deps);

@@ -2,6 +2,10 @@
 // at start-up from BLOB_STORE: `local` (files under DATA_DIR, served by this service through
 // signed expiring URLs) or `s3` (a bucket, downloaded straight from S3 through presigned URLs).
 import type { ReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+
+/** The separate stores the service keeps: log export archives, and node backups. */
+export type BlobArea = 'exports' | 'backups';
 
 export interface PresignedUrl {
   url: string;
@@ -14,6 +18,8 @@ export interface BlobStore {
   putFile(key: string, sourcePath: string, contentType: string): Promise<void>;
   /** A URL anyone holding it can GET the object with until it expires; `filename` names the download. */
   presignGet(key: string, opts: { expiresInSeconds: number; filename: string }): Promise<PresignedUrl>;
+  /** The object's bytes, streamed; rejects with BlobMissingError when there is none. */
+  open(key: string): Promise<Readable>;
   /** Deletes every object whose key starts with `prefix`; returns how many. */
   deletePrefix(prefix: string): Promise<number>;
   /** Deletes objects last written before `cutoff` (retention, and objects whose record is gone). */
@@ -23,6 +29,8 @@ export interface BlobStore {
    * service (local); absent where they point elsewhere (S3 serves its own presigned URLs).
    */
   openSigned?: OpenSigned;
+  /** With openSigned: what this store's URL paths start with after /downloads/. */
+  urlPrefix?: string;
 }
 
 export interface OpenedBlob {
@@ -41,3 +49,6 @@ export const isValidBlobKey = (key: string) => KEY.test(key) && !key.split('/').
 export function assertValidBlobKey(key: string) {
   if (!isValidBlobKey(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);
 }
+
+/** An object that is not in the store (deleted by retention, or never written). */
+export class BlobMissingError extends Error {}

@@ -15,8 +15,10 @@ export type BlobStoreConfig =
       forcePathStyle: boolean;
       /** Static credentials; unset: the AWS SDK's default chain (instance role, AWS_* variables, ...). */
       credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
-      /** Prefix of every object key, so one bucket can hold other data too. */
+      /** Prefix of every log export object's key, so one bucket can hold other data too. */
       prefix: string;
+      /** Prefix of every backup object's key; never overlapping `prefix` (each area sweeps its own). */
+      backupPrefix: string;
     };
 
 export const BLOB_STORE_VARIABLES = {
@@ -56,7 +58,13 @@ export const S3_VARIABLES = {
   prefix: variable('S3_PREFIX', text(), {
     default: 'log-exports/',
     keepEmpty: true,
-    doc: 'prefix of every object key, so the bucket can hold other data (set but empty: no prefix)',
+    doc: 'prefix of every log export object key, so the bucket can hold other data (set but empty: no prefix)',
+  }),
+  // Backups live beside exports in the bucket, under their own prefix: export retention (hours)
+  // sweeps only its prefix, backup retention (days) only this one.
+  backupPrefix: variable('S3_BACKUP_PREFIX', text(), {
+    default: 'backups/',
+    doc: 'prefix of every backup object key; must not overlap `S3_PREFIX`',
   }),
 };
 
@@ -67,6 +75,7 @@ export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConf
   // A bad name was reported by readEnv already; this is for a bucket not given at all.
   if (!env.S3_BUCKET?.trim()) problems.push('S3_BUCKET must be set to a valid bucket name when BLOB_STORE=s3');
   checkSetTogether(problems, S3_VARIABLES.accessKeyId, s3.accessKeyId, S3_VARIABLES.secretAccessKey, s3.secretAccessKey);
+  checkPrefixesApart(problems, withSlash(s3.prefix), withSlash(s3.backupPrefix));
   return {
     kind,
     bucket: s3.bucket ?? '',
@@ -74,6 +83,19 @@ export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConf
     endpoint: s3.endpoint,
     forcePathStyle: s3.forcePathStyle ?? s3.endpoint !== undefined,
     credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
-    prefix: s3.prefix && !s3.prefix.endsWith('/') ? `${s3.prefix}/` : s3.prefix,
+    prefix: withSlash(s3.prefix),
+    backupPrefix: withSlash(s3.backupPrefix),
   };
+}
+
+const withSlash = (prefix: string) => (prefix && !prefix.endsWith('/') ? `${prefix}/` : prefix);
+
+/** Each area's retention deletes by prefix: one area inside the other would lose the other's objects. */
+function checkPrefixesApart(problems: string[], exportsPrefix: string, backupPrefix: string) {
+  if (exportsPrefix.startsWith(backupPrefix) || backupPrefix.startsWith(exportsPrefix)) {
+    problems.push(
+      `S3_PREFIX (${JSON.stringify(exportsPrefix)}) and S3_BACKUP_PREFIX (${JSON.stringify(backupPrefix)}) must not overlap: ` +
+        'log export retention would delete backups (or the other way round); give each its own prefix',
+    );
+  }
 }

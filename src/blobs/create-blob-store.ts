@@ -1,11 +1,13 @@
 // Chooses the blob store once at start-up from the configuration.
-import type { BlobStore } from './blob-store.ts';
+import type { BlobArea, BlobStore } from './blob-store.ts';
 import type { BlobStoreConfig } from './config.ts';
 import { LocalBlobStore } from './local-blob-store.ts';
 
-export function createBlobStore(config: { blobStore: BlobStoreConfig; dataDir: string; publicUrl: string }): BlobStore {
-  if (config.blobStore.kind === 'local') return new LocalBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl });
-  return lazyS3BlobStore(config.blobStore);
+/** The store of one area: log exports (the default) or backups, each with its own files or key prefix. */
+export function createBlobStore(config: { blobStore: BlobStoreConfig; dataDir: string; publicUrl: string }, area: BlobArea = 'exports'): BlobStore {
+  if (config.blobStore.kind === 'local') return new LocalBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl, area });
+  const s3 = config.blobStore;
+  return lazyS3BlobStore(area === 'exports' ? s3 : { ...s3, prefix: s3.backupPrefix });
 }
 
 /**
@@ -19,6 +21,7 @@ function lazyS3BlobStore(config: Extract<BlobStoreConfig, { kind: 's3' }>): Blob
     kind: 's3',
     putFile: async (...args) => (await get()).putFile(...args),
     presignGet: async (...args) => (await get()).presignGet(...args),
+    open: async (...args) => (await get()).open(...args),
     deletePrefix: async (...args) => (await get()).deletePrefix(...args),
     deleteOlderThan: async (...args) => (await get()).deleteOlderThan(...args),
   };

@@ -1,11 +1,14 @@
-// The local blob store: objects are files under DATA_DIR/exports/blobs/<key>, downloaded through
+// The local blob store: objects are files under DATA_DIR/<area>/blobs/<key>, downloaded through
 // this service's /downloads route with a signed expiring URL (see signed-url.ts). For one
-// machine: replicas on several machines need the s3 store.
+// machine: replicas on several machines need the s3 store. Each area (log exports, backups) is a
+// store of its own, so one area's retention sweep never touches the other's objects.
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile, copyFile, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { assertValidBlobKey, isValidBlobKey, type BlobStore, type OpenedBlob, type PresignedUrl } from './blob-store.ts';
+import type { Readable } from 'node:stream';
+import { open as fsOpen } from 'node:fs/promises';
+import { assertValidBlobKey, BlobMissingError, isValidBlobKey, type BlobArea, type BlobStore, type OpenedBlob, type PresignedUrl } from './blob-store.ts';
 import { signDownloadUrl, verifyDownloadUrl } from './signed-url.ts';
 
 export class LocalBlobStore implements BlobStore {
@@ -13,9 +16,13 @@ export class LocalBlobStore implements BlobStore {
   private readonly root: string;
   private readonly secretFile: string;
   private secret: Promise<Buffer> | undefined;
+  /** What URLs of this area's objects start with after /downloads/ (exports: nothing, as before areas). */
+  readonly urlPrefix: string;
 
-  constructor(private readonly opts: { dataDir: string; publicUrl: string }) {
-    this.root = join(opts.dataDir, 'exports', 'blobs');
+  constructor(private readonly opts: { dataDir: string; publicUrl: string; area?: BlobArea }) {
+    const area = opts.area ?? 'exports';
+    this.root = join(opts.dataDir, area, 'blobs');
+    this.urlPrefix = area === 'exports' ? '' : `${area}/`;
     this.secretFile = join(opts.dataDir, 'download-signing.key');
   }
 
@@ -45,18 +52,27 @@ export class LocalBlobStore implements BlobStore {
   async presignGet(key: string, opts: { expiresInSeconds: number }): Promise<PresignedUrl> {
     assertValidBlobKey(key);
     const expiresAt = new Date(Date.now() + opts.expiresInSeconds * 1000);
-    return { url: signDownloadUrl(this.opts.publicUrl, await this.signingSecret(), key, expiresAt), expiresAt };
+    return { url: signDownloadUrl(this.opts.publicUrl, await this.signingSecret(), this.urlPrefix + key, expiresAt), expiresAt };
   }
 
-  /** The object behind a download URL, or undefined when the URL is not valid for it right now. */
-  async openSigned(key: string, query: { expires?: unknown; signature?: unknown }): Promise<OpenedBlob | 'forbidden' | 'missing'> {
-    if (!verifyDownloadUrl(await this.signingSecret(), key, query)) return 'forbidden';
+  /** The object behind a download URL (its path after /downloads/), or why not. */
+  async openSigned(urlKey: string, query: { expires?: unknown; signature?: unknown }): Promise<OpenedBlob | 'forbidden' | 'missing'> {
+    if (!urlKey.startsWith(this.urlPrefix) || !verifyDownloadUrl(await this.signingSecret(), urlKey, query)) return 'forbidden';
+    const key = urlKey.slice(this.urlPrefix.length);
     try {
       const { size } = await stat(this.path(key));
       return { stream: createReadStream(this.path(key)), bytes: size };
     } catch {
       return 'missing'; // a genuine URL whose export was deleted by retention
     }
+  }
+
+  async open(key: string): Promise<Readable> {
+    assertValidBlobKey(key);
+    const handle = await fsOpen(this.path(key), 'r').catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? new BlobMissingError(`no object ${key}`) : err;
+    });
+    return createReadStream(this.path(key), { fd: handle.fd, autoClose: true });
   }
 
   async deletePrefix(prefix: string) {

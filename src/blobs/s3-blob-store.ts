@@ -12,7 +12,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { BlobStoreConfig } from './config.ts';
-import { assertValidBlobKey, type BlobStore, type PresignedUrl } from './blob-store.ts';
+import type { Readable } from 'node:stream';
+import { assertValidBlobKey, BlobMissingError, type BlobStore, type PresignedUrl } from './blob-store.ts';
 
 type S3Config = Extract<BlobStoreConfig, { kind: 's3' }>;
 
@@ -60,6 +61,17 @@ export class S3BlobStore implements BlobStore {
     });
     const expiresAt = new Date(Date.now() + opts.expiresInSeconds * 1000);
     return { url: await getSignedUrl(this.client, command, { expiresIn: opts.expiresInSeconds }), expiresAt };
+  }
+
+  async open(key: string): Promise<Readable> {
+    assertValidBlobKey(key);
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
+      return answer.Body as Readable;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchKey') throw new BlobMissingError(`no object ${key}`);
+      throw err;
+    }
   }
 
   async deletePrefix(prefix: string) {

@@ -12,6 +12,7 @@ import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { WebhookSender } from '../webhooks/send-webhook.ts';
 import { logExportJob } from '../logs/export-job.ts';
 import { ExportJanitor } from '../logs/export-janitor.ts';
+import { BackupJanitor } from '../backups/janitor.ts';
 import type { Services } from './services.ts';
 
 export interface BackgroundPart {
@@ -24,7 +25,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs'>;
   /** This process's name among the replicas (the reconcile lease's holder). */
   replicaId: string;
   log: Logger;
@@ -66,5 +67,6 @@ export function buildBackground({ db, config, runtime, services, replicaId, log 
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });
-  return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor];
+  const backupJanitor = new BackupJanitor({ db, blobs: services.backupBlobs, runtime, config, log: log.child({ part: 'backups' }) });
+  return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
 }

@@ -42,9 +42,10 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
     checkWebhookUrl: (url) => webhooks.checkWebhookUrl(url),
   });
   const blobs = createBlobStore(config);
+  const backupBlobs = createBlobStore(config, 'backups');
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, logExports, certificates };
+  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates };
 }
 
 export type Services = ReturnType<typeof buildServices>;

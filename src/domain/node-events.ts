@@ -9,6 +9,8 @@ export const NODE_EVENT_TYPES = [
   'NODE_UPGRADE_COMPLETED',
   'NODE_UPGRADE_FAILED',
   'LOG_EXPORT_READY',
+  'NODE_BACKUP_COMPLETED',
+  'NODE_BACKUP_FAILED',
   'TEST',
 ] as const;
 export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];

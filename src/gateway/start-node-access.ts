@@ -37,8 +37,14 @@ export interface RunningNodeAccess {
   unlocker: NodeUnlocker;
   /** GET /api/nodes/{id}/health: asks the daemon through the same connection pool. */
   health: NodeHealth;
-  /** Stops accepting, lets requests and streams in flight finish until `deadline` (epoch ms), then cuts the rest. */
-  stop(deadline?: number): Promise<void>;
+  /** The connection pool to the nodes, for other callers of the nodes (backups). */
+  connector: NodeConnector;
+  endpointOf: GatewayServerDeps['endpointOf'];
+  /**
+   * Stops accepting, lets requests and streams in flight finish until `deadline` (epoch ms), then
+   * cuts the rest; the connection pool closes once `othersDone` (other users of it) settled too.
+   */
+  stop(deadline?: number, othersDone?: Promise<unknown>): Promise<void>;
 }
 
 export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNodeAccess> {
@@ -72,8 +78,8 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });
   const started: http.Server[] = [];
   // Without a deadline (a failed start) connections are cut at once.
-  const stop = async (deadline = Date.now()) => {
-    await Promise.all(started.map((server) => drainServer(server, deadline)));
+  const stop = async (deadline = Date.now(), othersDone?: Promise<unknown>) => {
+    await Promise.all([...started.map((server) => drainServer(server, deadline)), othersDone?.catch(() => {})]);
     connector.close();
   };
   try {
@@ -85,7 +91,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     await stop();
     throw err;
   }
-  return { unlocker, health: new NodeHealth({ db, connector, endpointOf }), stop };
+  return { unlocker, health: new NodeHealth({ db, connector, endpointOf }), connector, endpointOf, stop };
 }
 
 function listen(server: http.Server, host: string, port: number, setting: string) {

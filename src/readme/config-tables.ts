@@ -5,6 +5,7 @@ import { SERVICE_VARIABLES } from '../config.ts';
 import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/config.ts';
 import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/config.ts';
 import { LOG_VARIABLES } from '../logs/config.ts';
+import { BACKUP_VARIABLES } from '../backups/config.ts';
 import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
 import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
 import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
@@ -21,6 +22,7 @@ export const README_TABLES = {
     TESTNET_VARIABLES,
     WEBHOOK_VARIABLES,
     LOG_VARIABLES,
+    BACKUP_VARIABLES,
     BLOB_STORE_VARIABLES,
     S3_VARIABLES,
   ),

@@ -31,6 +31,11 @@ export const BEARER_ROUTES: BearerRoute[] = [
   // Log exports.
   route('POST', '/api/nodes/:id/logs', (id) => `/api/nodes/${id}/logs`),
   route('GET', '/api/nodes/:id/logs', (id) => `/api/nodes/${id}/logs?taskId=${ZEROS}`),
+  // Backups.
+  route('POST', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`, { body: () => ({ password: 'a-password-of-12' }) }),
+  route('GET', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`),
+  route('GET', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
+  route('DELETE', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
   // Client certificates.
   route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`),
   route('GET', '/api/nodes/:id/certs', (id) => `/api/nodes/${id}/certs`),
@@ -57,7 +62,7 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   'GET /api/session': 'the web UI session: authenticated by its cookie',
   'POST /api/session': 'sign-in: email and password are the credential',
   'DELETE /api/session': 'sign-out: authenticated by the session cookie',
-  'GET /downloads/*': 'log export downloads: the signature in the URL is the credential',
+  'GET /downloads/*': 'log export and backup downloads: the signature in the URL is the credential',
   'GET /': 'web UI page shell (its data comes from the API)',
   'GET /sign-in': 'web UI page shell',
   'GET /tokens': 'web UI page shell',

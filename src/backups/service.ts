@@ -1,0 +1,147 @@
+// Backups as users see them: start one of a node (this replica runs it, holding the password in
+// memory only), list a node's, read one with a fresh download URL once finished, delete one.
+import type { Database } from '../db/database.ts';
+import { findUserNode, lockUserNode, type NodeRow } from '../db/nodes.ts';
+import {
+  deleteBackup,
+  findBackupInProgress,
+  findUserBackup,
+  insertNodeBackup,
+  listNodeBackups,
+  type BackupRow,
+} from '../db/backups.ts';
+import { AppError, nodeNotFound } from '../errors.ts';
+import { newId } from '../auth/tokens.ts';
+import type { BackupsConfig } from './config.ts';
+import { runBackup, type BackupRunDeps } from './backup-run.ts';
+import { backupBlobKey } from './backup-file.ts';
+import { presentBackup, type ApiBackup } from './present.ts';
+
+export interface BackupServiceDeps extends BackupRunDeps {
+  config: { backups: BackupsConfig };
+  /** This process among the replicas: a backup's runner. */
+  replicaId: string;
+}
+
+export type BackupAnswer = ApiBackup & { downloadUrl?: string; expiresAt?: string };
+
+export const MAX_BACKUP_PAGE = 100;
+
+export class BackupService {
+  /** Backups this replica is running, by id, with what stops them when the service stops. */
+  private readonly running = new Map<string, { done: Promise<void>; abort: AbortController }>();
+
+  constructor(private readonly deps: BackupServiceDeps) {}
+
+  /** Starts a backup of the node; answers its record (IN_PROGRESS) at once. */
+  async startBackup(userId: string, nodeId: string, password: string): Promise<ApiBackup> {
+    const { backup, node } = await this.deps.db.transaction(async (tx) => {
+      // The node row lock serialises two concurrent requests for one node (and a lifecycle change).
+      const node = await lockUserNode(tx, userId, nodeId);
+      if (!node) throw nodeNotFound(nodeId);
+      requireBackupable(node);
+      const running = await findBackupInProgress(tx, nodeId);
+      if (running) {
+        throw new AppError('backup_in_progress', `node ${nodeId} has a backup in progress (${running.id}); wait for it to finish`, {
+          backupId: running.id,
+        });
+      }
+      const backup = await insertNodeBackup(tx, {
+        id: newId(),
+        userId,
+        nodeId,
+        imageVersion: node.image_version,
+        wasUnlocked: !node.locked,
+        runner: this.deps.replicaId,
+      });
+      return { backup, node };
+    });
+    const abort = new AbortController();
+    const done = runBackup(this.deps, backup, node, password, abort.signal)
+      .catch((err: unknown) => this.deps.log.error({ err, backupId: backup.id }, 'backup could not be recorded'))
+      .finally(() => this.running.delete(backup.id));
+    this.running.set(backup.id, { done, abort });
+    return presentBackup(backup);
+  }
+
+  /** A page of the node's backups, newest first, and the cursor of the next page (null after the last). */
+  async listBackups(userId: string, nodeId: string, limit: number, cursor: string | undefined): Promise<{ backups: ApiBackup[]; nextCursor: string | null }> {
+    await this.ownNode(userId, nodeId);
+    let after: BackupRow | undefined;
+    if (cursor !== undefined) {
+      after = await findUserBackup(this.deps.db, userId, backupIdOfCursor(cursor));
+      if (!after || after.node_id !== nodeId) throw new AppError('invalid_request', 'cursor is not one this list gave (or its backup is gone): start again without it');
+    }
+    const rows = await listNodeBackups(this.deps.db, nodeId, limit + 1, after);
+    const page = rows.slice(0, limit);
+    const nextCursor = rows.length > limit ? cursorOf(page.at(-1)!) : null;
+    return { backups: page.map(presentBackup), nextCursor };
+  }
+
+  /** One backup; a finished one with a download URL valid BACKUP_URL_TTL_SECONDS, fresh on every call. */
+  async getBackup(userId: string, nodeId: string, backupId: string): Promise<BackupAnswer> {
+    const backup = await this.ownBackup(userId, nodeId, backupId);
+    if (backup.status !== 'SUCCEEDED' || !backup.blob_key) return presentBackup(backup);
+    const { url, expiresAt } = await this.deps.blobs.presignGet(backup.blob_key, {
+      expiresInSeconds: this.deps.config.backups.urlTtlSeconds,
+      filename: `rln-node-${backup.node_id}-backup-${backup.id}.rlnbackup`,
+    });
+    return { ...presentBackup(backup), downloadUrl: url, expiresAt: expiresAt.toISOString() };
+  }
+
+  async deleteBackup(userId: string, nodeId: string, backupId: string): Promise<void> {
+    const backup = await this.ownBackup(userId, nodeId, backupId);
+    if (backup.status === 'IN_PROGRESS') {
+      throw new AppError('backup_in_progress', `backup ${backupId} is still running; delete it once it has finished`, { backupId });
+    }
+    // The object first: a crash in between leaves a record without a file (deleted again on
+    // retry), never a file nobody can find.
+    await this.deps.blobs.deletePrefix(backup.blob_key ?? backupBlobKey(backup.id, backup.node_id));
+    await deleteBackup(this.deps.db, backup.id);
+  }
+
+  /** Waits for the backups in hand until `deadline`, then interrupts the rest (each is recorded FAILED). */
+  async stop(deadline = Date.now()): Promise<void> {
+    const all = () => Promise.all([...this.running.values()].map((r) => r.done));
+    await Promise.race([all(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
+    for (const run of this.running.values()) run.abort.abort();
+    // An interrupted run still unlocks the node again and records the outcome: a moment more.
+    await Promise.race([all(), new Promise((r) => setTimeout(r, 2_000).unref())]);
+  }
+
+  private async ownNode(userId: string, nodeId: string) {
+    const node = await findUserNode(this.deps.db, userId, nodeId);
+    if (!node) throw nodeNotFound(nodeId);
+    return node;
+  }
+
+  private async ownBackup(userId: string, nodeId: string, backupId: string) {
+    await this.ownNode(userId, nodeId);
+    const backup = await findUserBackup(this.deps.db, userId, backupId);
+    if (!backup || backup.node_id !== nodeId) throw new AppError('backup_not_found', `backup ${backupId} was not found for node ${nodeId}`);
+    return backup;
+  }
+}
+
+/** RLN backs up only an initialized wallet, and the daemon must be up to write the file. */
+function requireBackupable(node: NodeRow) {
+  if (node.status === 'DESTROYING' || node.status === 'DESTROYED') {
+    throw new AppError('node_destroyed', `node ${node.id} is ${node.status}`, { status: node.status });
+  }
+  if (node.status !== 'RUNNING' || node.desired_state !== 'running') {
+    const what = node.status === 'RUNNING' ? 'being stopped' : node.status;
+    throw new AppError('node_not_running', `node ${node.id} is ${what}; a backup needs it RUNNING`, { status: node.status });
+  }
+  if (!node.initialized) {
+    throw new AppError('node_not_initialized', `node ${node.id} has no wallet yet (initialise it first): there is nothing to back up`);
+  }
+}
+
+const cursorOf = (b: BackupRow) => Buffer.from(`backup:${b.id}`).toString('base64url');
+
+function backupIdOfCursor(cursor: string): string {
+  const text = /^[A-Za-z0-9_-]{1,128}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const m = /^backup:([0-9a-f]{32})$/.exec(text);
+  if (!m) throw new AppError('invalid_request', 'cursor is not one this list gave: use nextCursor as it came');
+  return m[1]!;
+}

@@ -1,0 +1,41 @@
+// Composition of backups: the service that runs them calls the nodes through the gateways'
+// connection pool and unlocks them through the same unlock as the gateways, so it is built once
+// node access has started.
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { Logger } from '../logger.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
+import type { RunningNodeAccess } from '../gateway/start-node-access.ts';
+import { isSuccess, unlockRefusal } from '../gateway/node-unlocker.ts';
+import { BackupService } from '../backups/service.ts';
+import { backupNodeCalls } from '../backups/node-calls.ts';
+import type { Services } from './services.ts';
+
+export interface BackupCompositionDeps {
+  db: Database;
+  config: Config;
+  runtime: NodeRuntime;
+  services: Pick<Services, 'backupBlobs' | 'nodes'>;
+  nodeAccess: Pick<RunningNodeAccess, 'connector' | 'endpointOf' | 'unlocker'>;
+  replicaId: string;
+  log: Logger;
+}
+
+export function buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, log }: BackupCompositionDeps) {
+  return new BackupService({
+    db,
+    blobs: services.backupBlobs,
+    runtime,
+    calls: backupNodeCalls(nodeAccess.connector, config.backups.nodeTimeoutMs),
+    endpointOf: nodeAccess.endpointOf,
+    async unlock(node, password) {
+      const answer = await nodeAccess.unlocker.unlock(node, { password });
+      if (!isSuccess(answer.status)) throw unlockRefusal(answer);
+    },
+    markLocked: (nodeId) => services.nodes.markLocked(nodeId),
+    dataDir: config.dataDir,
+    config,
+    replicaId,
+    log,
+  });
+}

@@ -1,0 +1,137 @@
+// Backups: what a user backed up (or uploaded to restore from), where its file is once finished,
+// and, while one runs, which replica runs it.
+import type { Queryable } from './database.ts';
+
+export type BackupStatus = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED';
+
+export interface BackupRow {
+  id: string;
+  user_id: string;
+  node_id: string | null;
+  origin: 'node' | 'upload';
+  status: BackupStatus;
+  image_version: string | null;
+  was_unlocked: boolean;
+  runner: string | null;
+  heartbeat_at: Date;
+  blob_key: string | null;
+  size_bytes: string | number | null;
+  sha256: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  unlock_error: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+export async function insertNodeBackup(
+  db: Queryable,
+  b: { id: string; userId: string; nodeId: string; imageVersion: string; wasUnlocked: boolean; runner: string },
+) {
+  return (
+    await db.query<BackupRow>(
+      `INSERT INTO backups (id, user_id, node_id, origin, status, image_version, was_unlocked, runner)
+       VALUES ($1, $2, $3, 'node', 'IN_PROGRESS', $4, $5, $6) RETURNING *`,
+      [b.id, b.userId, b.nodeId, b.imageVersion, b.wasUnlocked, b.runner],
+    )
+  )[0]!;
+}
+
+/** An uploaded file, recorded once it is whole in the blob store. */
+export async function insertUploadedBackup(db: Queryable, b: { id: string; userId: string; blobKey: string; sizeBytes: number; sha256: string }) {
+  return (
+    await db.query<BackupRow>(
+      `INSERT INTO backups (id, user_id, origin, status, blob_key, size_bytes, sha256, finished_at)
+       VALUES ($1, $2, 'upload', 'SUCCEEDED', $3, $4, $5, now()) RETURNING *`,
+      [b.id, b.userId, b.blobKey, b.sizeBytes, b.sha256],
+    )
+  )[0]!;
+}
+
+export async function findBackup(db: Queryable, id: string) {
+  return (await db.query<BackupRow>('SELECT * FROM backups WHERE id = $1', [id]))[0];
+}
+
+/** A backup as its owner sees it: another user's looks missing. */
+export async function findUserBackup(db: Queryable, userId: string, id: string) {
+  return (await db.query<BackupRow>('SELECT * FROM backups WHERE id = $1 AND user_id = $2', [id, userId]))[0];
+}
+
+export async function findBackupInProgress(db: Queryable, nodeId: string) {
+  return (await db.query<BackupRow>(`SELECT * FROM backups WHERE node_id = $1 AND status = 'IN_PROGRESS'`, [nodeId]))[0];
+}
+
+/** One page of a node's backups, newest first; `before` is the id of the last one of the previous page. */
+export async function listNodeBackups(db: Queryable, nodeId: string, limit: number, before?: BackupRow) {
+  return before
+    ? db.query<BackupRow>(
+        `SELECT * FROM backups WHERE node_id = $1 AND (created_at, id) < ($2, $3)
+         ORDER BY created_at DESC, id DESC LIMIT $4`,
+        [nodeId, before.created_at, before.id, limit],
+      )
+    : db.query<BackupRow>('SELECT * FROM backups WHERE node_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2', [nodeId, limit]);
+}
+
+/** Says the backup is still being worked on; false when it is not in progress any more (failed by the janitor). */
+export async function touchBackup(db: Queryable, id: string) {
+  const rows = await db.query(`UPDATE backups SET heartbeat_at = now() WHERE id = $1 AND status = 'IN_PROGRESS' RETURNING id`, [id]);
+  return rows.length > 0;
+}
+
+/** Returns the row when it was still in progress (one failed by the janitor is not revived). */
+export async function markBackupSucceeded(
+  db: Queryable,
+  id: string,
+  r: { blobKey: string; sizeBytes: number; sha256: string; unlockError: string | null },
+) {
+  return (
+    await db.query<BackupRow>(
+      `UPDATE backups SET status = 'SUCCEEDED', blob_key = $2, size_bytes = $3, sha256 = $4, unlock_error = $5, finished_at = now()
+       WHERE id = $1 AND status = 'IN_PROGRESS' RETURNING *`,
+      [id, r.blobKey, r.sizeBytes, r.sha256, r.unlockError],
+    )
+  )[0];
+}
+
+export async function markBackupFailed(db: Queryable, id: string, r: { code: string; message: string; unlockError: string | null }) {
+  return (
+    await db.query<BackupRow>(
+      `UPDATE backups SET status = 'FAILED', error_code = $2, error_message = $3, unlock_error = $4, finished_at = now()
+       WHERE id = $1 AND status = 'IN_PROGRESS' RETURNING *`,
+      [id, r.code, r.message, r.unlockError],
+    )
+  )[0];
+}
+
+/** Fails every backup whose runner has not said it is alive since `silentSince`. */
+export async function failSilentBackups(db: Queryable, silentSince: Date, code: string, message: string) {
+  return db.query<BackupRow>(
+    `UPDATE backups SET status = 'FAILED', error_code = $2, error_message = $3, finished_at = now()
+     WHERE status = 'IN_PROGRESS' AND heartbeat_at < $1 RETURNING *`,
+    [silentSince, code, message],
+  );
+}
+
+/**
+ * Finished backups retention removes: older than `createdBefore`, or past the newest `keepPerNode`
+ * successful ones of their node. The newest successful backup of a node that still exists is
+ * always kept, however old: retention must never leave a live node without any backup.
+ */
+export async function listExpiredBackups(db: Queryable, createdBefore: Date, keepPerNode: number, limit = 500) {
+  return db.query<BackupRow>(
+    `WITH ranked AS (
+       SELECT b.*, row_number() OVER (PARTITION BY b.node_id, b.status = 'SUCCEEDED' ORDER BY b.created_at DESC, b.id DESC) AS rank,
+              EXISTS (SELECT 1 FROM nodes n WHERE n.id = b.node_id AND n.destroyed_at IS NULL) AS node_lives
+       FROM backups b WHERE b.status <> 'IN_PROGRESS'
+     )
+     SELECT * FROM ranked
+     WHERE NOT (status = 'SUCCEEDED' AND node_id IS NOT NULL AND rank = 1 AND node_lives)
+       AND (created_at < $1 OR (status = 'SUCCEEDED' AND node_id IS NOT NULL AND rank > $2))
+     ORDER BY created_at LIMIT $3`,
+    [createdBefore, keepPerNode, limit],
+  );
+}
+
+export async function deleteBackup(db: Queryable, id: string) {
+  await db.query('DELETE FROM backups WHERE id = $1', [id]);
+}
