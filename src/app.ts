@@ -111,6 +111,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       ...services,
       unlocker: nodeAccess.unlocker,
       backups,
+      backupLimits: config.backups,
       health: nodeAccess.health,
       isReady: () => state !== 'starting',
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),

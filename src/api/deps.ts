@@ -17,6 +17,7 @@ export interface ApiDeps {
   certificates: CertificateService;
   unlocker: NodeUnlocker;
   backups: BackupService;
+  backupLimits: { maxUploadBytes: number };
   health: NodeHealth;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */
   blobs: BlobStore;

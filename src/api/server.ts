@@ -39,6 +39,7 @@ import { createBackupRoute } from './backups/create-backup.ts';
 import { listBackupsRoute } from './backups/list-backups.ts';
 import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
+import { uploadBackupRoute } from './backups/upload-backup.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -147,6 +148,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     listBackupsRoute(scope, deps);
     getBackupRoute(scope, deps);
     deleteBackupRoute(scope, deps);
+    uploadBackupRoute(scope, deps);
     updateSettingsRoute(scope, deps);
     webhookPublicKeyRoute(scope, deps);
     listDeliveriesRoute(scope, deps);

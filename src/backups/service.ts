@@ -5,6 +5,7 @@ import { findUserNode, lockUserNode, type NodeRow } from '../db/nodes.ts';
 import {
   deleteBackup,
   findBackupInProgress,
+  insertUploadedBackup,
   findUserBackup,
   insertNodeBackup,
   listNodeBackups,
@@ -14,7 +15,7 @@ import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { BackupsConfig } from './config.ts';
 import { runBackup, type BackupRunDeps } from './backup-run.ts';
-import { backupBlobKey } from './backup-file.ts';
+import { backupBlobKey, storeBackupFile, TooLargeError } from './backup-file.ts';
 import { presentBackup, type ApiBackup } from './present.ts';
 
 export interface BackupServiceDeps extends BackupRunDeps {
@@ -50,6 +51,7 @@ export class BackupService {
         id: newId(),
         userId,
         nodeId,
+        network: node.network,
         imageVersion: node.image_version,
         wasUnlocked: !node.locked,
         runner: this.deps.replicaId,
@@ -100,6 +102,34 @@ export class BackupService {
     await deleteBackup(this.deps.db, backup.id);
   }
 
+  /**
+   * Stores a backup file the user sends (to restore a node from it): streamed to the blob store,
+   * recorded only once whole, refused past BACKUP_UPLOAD_MAX_BYTES. The file is checked by the
+   * node that restores it (RLN's /restore): the service cannot read it without the password.
+   */
+  async uploadBackup(userId: string, source: AsyncIterable<Uint8Array>): Promise<ApiBackup> {
+    const id = newId();
+    const key = backupBlobKey(id, null);
+    const maxBytes = this.deps.config.backups.maxUploadBytes;
+    let stored;
+    try {
+      stored = await storeBackupFile(source, { blobs: this.deps.blobs, key, dataDir: this.deps.dataDir, stagingName: `upload-${id}`, maxBytes });
+    } catch (err) {
+      if (err instanceof TooLargeError) throw tooLarge(maxBytes);
+      throw err;
+    }
+    if (stored.sizeBytes === 0) {
+      await this.deps.blobs.deletePrefix(key);
+      throw new AppError('invalid_request', 'the upload is empty: send the backup file as the request body');
+    }
+    try {
+      return presentBackup(await insertUploadedBackup(this.deps.db, { id, userId, blobKey: key, ...stored }));
+    } catch (err) {
+      await this.deps.blobs.deletePrefix(key).catch(() => {});
+      throw err;
+    }
+  }
+
   /** Waits for the backups in hand until `deadline`, then interrupts the rest (each is recorded FAILED). */
   async stop(deadline = Date.now()): Promise<void> {
     const all = () => Promise.all([...this.running.values()].map((r) => r.done));
@@ -136,6 +166,9 @@ function requireBackupable(node: NodeRow) {
     throw new AppError('node_not_initialized', `node ${node.id} has no wallet yet (initialise it first): there is nothing to back up`);
   }
 }
+
+export const tooLarge = (maxBytes: number) =>
+  new AppError('payload_too_large', `the backup file is larger than BACKUP_UPLOAD_MAX_BYTES (${maxBytes} bytes)`, { maxBytes });
 
 const cursorOf = (b: BackupRow) => Buffer.from(`backup:${b.id}`).toString('base64url');
 

@@ -10,6 +10,7 @@ export interface BackupRow {
   node_id: string | null;
   origin: 'node' | 'upload';
   status: BackupStatus;
+  network: 'regtest' | 'testnet' | null;
   image_version: string | null;
   was_unlocked: boolean;
   runner: string | null;
@@ -26,13 +27,13 @@ export interface BackupRow {
 
 export async function insertNodeBackup(
   db: Queryable,
-  b: { id: string; userId: string; nodeId: string; imageVersion: string; wasUnlocked: boolean; runner: string },
+  b: { id: string; userId: string; nodeId: string; network: string; imageVersion: string; wasUnlocked: boolean; runner: string },
 ) {
   return (
     await db.query<BackupRow>(
-      `INSERT INTO backups (id, user_id, node_id, origin, status, image_version, was_unlocked, runner)
-       VALUES ($1, $2, $3, 'node', 'IN_PROGRESS', $4, $5, $6) RETURNING *`,
-      [b.id, b.userId, b.nodeId, b.imageVersion, b.wasUnlocked, b.runner],
+      `INSERT INTO backups (id, user_id, node_id, origin, status, network, image_version, was_unlocked, runner)
+       VALUES ($1, $2, $3, 'node', 'IN_PROGRESS', $4, $5, $6, $7) RETURNING *`,
+      [b.id, b.userId, b.nodeId, b.network, b.imageVersion, b.wasUnlocked, b.runner],
     )
   )[0]!;
 }

@@ -13,6 +13,7 @@ import type { NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
+import type { NodeRestorer } from '../backups/restore-into-node.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',
@@ -33,6 +34,8 @@ export interface BuildJobDeps {
    * never queue on the rollout's row lock.
    */
   requestRolloutPass: (version: string) => void;
+  /** Restores the backup a node was created from (backups/restore-into-node.ts); absent: no restores. */
+  restorer?: Pick<NodeRestorer, 'restorePending' | 'abandon'>;
 }
 
 export const specOf = (node: NodeRow, imageVersion = node.image_version): NodeSpec => ({
@@ -58,6 +61,8 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
       log.info('build succeeded');
     },
     async onGiveUp(p, error) {
+      // A node created from a backup: the sealed password is erased with the build's end.
+      await deps.restorer?.abandon(p.nodeId, error.message);
       await finish(deps, { node_id: p.nodeId, build_number: p.buildNumber }, 'FAILURE', { type: 'buildFailed' }, error.message);
     },
   };
@@ -79,6 +84,11 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
       await runtime.provision(spec);
       await runtime.start(spec);
       await waitUntilAnswering(deps, spec);
+      if (build.action === 'create' && deps.restorer) {
+        const restore = await deps.restorer.restorePending(node, runtime.endpoint(spec));
+        // A wrong password or a corrupt file: the node is FAILED with the reason, never RUNNING without its wallet.
+        if ('failed' in restore) return finish(deps, build, 'FAILURE', { type: 'buildFailed' }, `restore failed: ${restore.failed}`);
+      }
       await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress?.(node.id) });
       return;
     }

@@ -18,6 +18,8 @@ import {
 } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
+import { findUserBackup } from '../db/backups.ts';
+import { insertNodeRestore } from '../db/node-restores.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { NodePorts } from '../runtime/types.ts';
@@ -37,6 +39,8 @@ export interface CreateNodeInput {
   network: Network;
   /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.checkWebhookUrl). */
   settings?: { webhookUrl?: string | null };
+  /** Create the node from one of the user's backups: its wallet is restored by the create build. */
+  restore?: { backupId: string; password: string };
 }
 
 /**
@@ -68,6 +72,8 @@ export interface NodeServiceDeps {
   assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
   /** Every webhook URL passes this before it is stored, whoever calls the service. */
   checkWebhookUrl: WebhookUrlCheck;
+  /** Seals a restore password for the node's create build (backups/restore-into-node.ts); absent: restores refused. */
+  sealRestorePassword?: (nodeId: string, password: string) => string;
 }
 
 export class NodeService {
@@ -148,6 +154,7 @@ export class NodeService {
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
       const ports = await this.deps.assignPorts(() => usedPorts(tx));
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
+      const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       const node = await insertNode(tx, {
         id: newId(),
         user_id: userId,
@@ -159,11 +166,30 @@ export class NodeService {
         peer_port: ports.peerPort,
       });
       await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
+      if (backup && input.restore) {
+        const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
+        await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
+      }
       await enqueueBuild(tx, node, 'create', release.version);
       const body = presentCreatedNode(node);
       if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };
     });
+  }
+
+  /** One of the user's finished backups, of the network the new node is on. */
+  private async restorableBackup(tx: Queryable, userId: string, backupId: string, network: Network) {
+    if (!this.deps.sealRestorePassword) throw new AppError('service_unavailable', 'this service cannot restore backups');
+    const backup = await findUserBackup(tx, userId, backupId);
+    if (!backup) throw new AppError('backup_not_found', `backup ${backupId} was not found`);
+    if (backup.status !== 'SUCCEEDED') {
+      throw new AppError('backup_not_ready', `backup ${backupId} is ${backup.status}: only a finished backup can be restored`, { status: backup.status });
+    }
+    if (backup.network && backup.network !== network) {
+      const problem = `backup ${backupId} is of a ${backup.network} node; restore it into a ${backup.network} node`;
+      throw new AppError('invalid_request', problem, { problems: [problem] });
+    }
+    return backup;
   }
 
   /**

@@ -36,6 +36,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`),
   route('GET', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
   route('DELETE', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
+  route('POST', '/api/backups/uploads', () => '/api/backups/uploads'),
   // Client certificates.
   route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`),
   route('GET', '/api/nodes/:id/certs', (id) => `/api/nodes/${id}/certs`),

@@ -10,7 +10,8 @@ CREATE TABLE backups (
   node_id text,
   origin text NOT NULL CHECK (origin IN ('node', 'upload')),
   status text NOT NULL CHECK (status IN ('IN_PROGRESS', 'SUCCEEDED', 'FAILED')),
-  -- The node's image version when it was backed up (NULL for an upload).
+  -- The node's network and image version when it was backed up (NULL for an upload).
+  network text CHECK (network IN ('regtest', 'testnet')),
   image_version text,
   -- Whether the node was unlocked when the backup began: it is unlocked again afterwards.
   was_unlocked boolean NOT NULL DEFAULT false,
@@ -33,3 +34,17 @@ CREATE INDEX backups_user ON backups (user_id, created_at);
 CREATE INDEX backups_in_progress ON backups (heartbeat_at) WHERE status = 'IN_PROGRESS';
 -- One backup at a time per node (a second one answers 409), enforced by the database too.
 CREATE UNIQUE INDEX backups_one_in_progress ON backups (node_id) WHERE status = 'IN_PROGRESS' AND node_id IS NOT NULL;
+
+-- A node created from a backup (POST /api/nodes with restore): its create build places the file in
+-- the node's storage and calls the daemon's /restore. The password is needed by that build, which
+-- may run on any replica and after a restart, so it is kept sealed (AES-256-GCM under the key in
+-- UNLOCK_SEAL_KEY_FILE, never in the database) until the restore ends, then erased.
+CREATE TABLE node_restores (
+  node_id text PRIMARY KEY REFERENCES nodes (id) ON DELETE CASCADE,
+  backup_id text NOT NULL,
+  sealed_password text,
+  status text NOT NULL CHECK (status IN ('PENDING', 'SUCCEEDED', 'FAILED')),
+  error text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  finished_at timestamptz
+);

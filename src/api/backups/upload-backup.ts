@@ -1,0 +1,39 @@
+// POST /api/backups/uploads: a backup file streamed as the request body (application/octet-stream),
+// stored to restore a node from (POST /api/nodes with restore.backupId).
+import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import { userOf } from '../bearer-auth.ts';
+import { errorResponses } from '../schemas.ts';
+import type { ApiDeps } from '../deps.ts';
+import { tooLarge } from '../../backups/service.ts';
+import { Backup } from './schemas.ts';
+
+export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits }: ApiDeps) {
+  void app.register(async (scope) => {
+    // The body is the file itself: handed to the route as the request stream, never buffered.
+    scope.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
+    scope.post<{ Body: IncomingMessage }>(
+      '/api/backups/uploads',
+      {
+        schema: {
+          summary: 'Upload a backup file to restore from',
+          description:
+            'The body is a backup file as a node wrote it (e.g. one downloaded from GET /api/nodes/{id}/backups/{backupId}), ' +
+            'sent as application/octet-stream. Answers 201 with its record (origin "upload", nodeId null); restore it with ' +
+            'POST /api/nodes {..., restore: {backupId, password}}. The service cannot read the file (only the node can, with ' +
+            'the password): a corrupt file or a wrong password fails the restore, not the upload. 413 payload_too_large past ' +
+            'BACKUP_UPLOAD_MAX_BYTES; 415 for another content type.',
+          tags: ['backups'],
+          response: { 201: Type.Ref(Backup), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const declared = Number(request.headers['content-length']);
+        // Refused before a byte is stored when the client says how large it is.
+        if (Number.isFinite(declared) && declared > backupLimits.maxUploadBytes) throw tooLarge(backupLimits.maxUploadBytes);
+        return reply.status(201).send(await backups.uploadBackup(userOf(request).id, request.body));
+      },
+    );
+  });
+}

@@ -1,0 +1,93 @@
+// Restoring a backup into a new node, as the last step of its create build: the daemon is up
+// (locked, no wallet yet), the backup file is copied into its storage, the daemon's /restore is
+// called with the password (kept sealed until now), and the file is removed again. A refusal the
+// user must act on (wrong password, corrupt file) ends the restore at once with the node's reason;
+// a node that cannot be reached is retried by the build job like any other start failure.
+import type { Database } from '../db/database.ts';
+import { findBackup } from '../db/backups.ts';
+import { findNodeRestore, finishNodeRestore } from '../db/node-restores.ts';
+import type { NodeRow } from '../db/nodes.ts';
+import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import { BlobMissingError } from '../blobs/blob-store.ts';
+import type { Logger } from '../logger.ts';
+import { AppError } from '../errors.ts';
+import { nodeFileName, placeBackupFile } from './backup-file.ts';
+import type { BackupNodeCalls, NodeRefusal } from './node-calls.ts';
+
+/** Seals secrets under a key outside the database, bound to what they are for (the associated data). */
+export interface SecretSeal {
+  seal(plaintext: string, associatedData: string): string;
+  open(sealed: string, associatedData: string): string;
+}
+
+/** What a restore password is bound to: only this node's restore can open it. */
+export const restoreSealContext = (nodeId: string) => `rln-cloud restore password:${nodeId}`;
+
+export interface NodeRestorerDeps {
+  db: Database;
+  blobs: BlobStore;
+  runtime: Pick<NodeRuntime, 'storageFiles'>;
+  calls: BackupNodeCalls;
+  seal: SecretSeal;
+  /** Records that the daemon now has a wallet (the node's `initialized`). */
+  markInitialized: (nodeId: string) => Promise<void>;
+  log: Logger;
+}
+
+export type RestoreOutcome = { restored: boolean } | { failed: string };
+
+export class NodeRestorer {
+  constructor(private readonly deps: NodeRestorerDeps) {}
+
+  /**
+   * Restores the node's pending backup, if it has one. Answers {restored: false} for a node created
+   * without one, {failed: reason} when the restore cannot succeed; throws when it may on a retry.
+   */
+  async restorePending(node: NodeRow, endpoint: NodeEndpoint): Promise<RestoreOutcome> {
+    const pending = await findNodeRestore(this.deps.db, node.id);
+    if (!pending || pending.status === 'SUCCEEDED') return { restored: pending !== undefined };
+    if (pending.status === 'FAILED') return { failed: pending.error ?? 'the restore failed' };
+    const fail = async (reason: string) => {
+      await finishNodeRestore(this.deps.db, node.id, { status: 'FAILED', error: reason });
+      return { failed: reason };
+    };
+    const backup = await findBackup(this.deps.db, pending.backup_id);
+    if (!backup?.blob_key) return fail(`backup ${pending.backup_id} was deleted before it could be restored`);
+    let password: string;
+    try {
+      password = this.deps.seal.open(pending.sealed_password ?? '', restoreSealContext(node.id));
+    } catch {
+      return fail('the restore password cannot be unsealed (was UNLOCK_SEAL_KEY_FILE replaced?): create the node again');
+    }
+    const files = this.deps.runtime.storageFiles;
+    const fileName = nodeFileName(backup.id);
+    try {
+      await placeBackupFile(this.deps.blobs, backup.blob_key, files, node.id, fileName);
+      await this.deps.calls.restore(endpoint, files.daemonPath(node.id, fileName), password);
+    } catch (err) {
+      if (err instanceof BlobMissingError) return fail(`the file of backup ${backup.id} is gone (deleted by retention?)`);
+      const refusal = err as NodeRefusal;
+      // An earlier attempt restored the wallet but crashed before recording it: the daemon says so.
+      if (refusal.details?.nodeError === 'AlreadyInitialized') {
+        this.deps.log.warn({ nodeId: node.id }, 'the node already holds a wallet: an earlier attempt restored it');
+      } else if (refusal instanceof AppError && refusal.status < 500) {
+        // Wrong password, a corrupt or truncated file: trying again cannot help.
+        return fail(`the node refused the restore: ${refusal.message}`);
+      } else {
+        throw err;
+      }
+    } finally {
+      await files.remove(node.id, fileName).catch((err: unknown) => this.deps.log.warn({ err, nodeId: node.id }, 'could not remove the restored backup file'));
+    }
+    await this.deps.markInitialized(node.id);
+    await finishNodeRestore(this.deps.db, node.id, { status: 'SUCCEEDED' });
+    this.deps.log.info({ nodeId: node.id, backupId: backup.id }, 'backup restored into the node');
+    return { restored: true };
+  }
+
+  /** The build gave up: the sealed password goes with it. */
+  async abandon(nodeId: string, reason: string) {
+    await finishNodeRestore(this.deps.db, nodeId, { status: 'FAILED', error: reason });
+  }
+}
