@@ -1,15 +1,18 @@
-// Receive addresses for POST /address. devnode has no wallet, but clients may parse or display the
-// address, so it hands out well-formed bech32 (BIP173) P2WPKH addresses of the node's network
-// whose 20-byte programs are random: nothing sent there can ever be spent.
-import { randomBytes } from 'node:crypto';
+// Receive addresses for POST /address. devnode has no keys, but clients may parse or display the
+// address, so it hands out well-formed bech32 (BIP173) P2WPKH addresses of the node's network.
+// The 20-byte program of the n-th address is a hash of the wallet's seed (from the mnemonic) and n:
+// two nodes with the same mnemonic, such as one restored from a backup, hand out the same
+// addresses, as real wallets do. No key hashes to it, so nothing sent there can ever be spent.
+import { createHash } from 'node:crypto';
 import type { DaemonNetwork } from './args.ts';
 
 const HRP: Record<DaemonNetwork, string> = { mainnet: 'bc', testnet: 'tb', testnet4: 'tb', signet: 'tb', regtest: 'bcrt' };
 const CHARSET = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
 const GENERATOR = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
 
-export function newUnspendableAddress(network: DaemonNetwork): string {
-  return encodeSegwitV0(HRP[network], randomBytes(20));
+export function receiveAddress(network: DaemonNetwork, seed: Buffer, index: number): string {
+  const program = createHash('sha256').update(seed).update(`/receive/${index}`).digest().subarray(0, 20);
+  return encodeSegwitV0(HRP[network], program);
 }
 
 /** BIP173 encoding of a version-0 witness program. */

@@ -1,110 +1,19 @@
 // End-to-end tests of devnode: each starts the real process through bin/devnode.mjs, as the
 // service's process runtime does, and talks to it over HTTP.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cleanUpDevnodes, freePort, spawnDevnode, startNode, stopNode, tempStorage, type DevnodeProcess } from './process-for-tests.ts';
 
-const LAUNCHER = fileURLToPath(new URL('../bin/devnode.mjs', import.meta.url));
 const PASSWORD = 'correct horse battery';
 const LOCKED = { error: 'Node is locked (hint: call unlock)', code: 403, name: 'LockedNode' };
 
-const tempDirs: string[] = [];
-const children = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempStorage(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'devnode-test-'));
-  tempDirs.push(dir);
-  return join(dir, 'storage');
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface Spawned {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<Exit>;
-}
-
-function spawnDevnode(args: string[], env: Record<string, string> = {}): Spawned {
-  const child = spawn(process.execPath, [LAUNCHER, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<Exit>((resolve) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-interface Node extends Spawned {
-  port: number;
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
-}
-
-async function startNode(storage: string, opts: { auth?: string[]; env?: Record<string, string> } = {}): Promise<Node> {
-  const port = await freePort();
-  const peerPort = await freePort();
-  const auth = opts.auth ?? ['--disable-authentication'];
-  const spawned = spawnDevnode(
-    [storage, '--daemon-listening-port', String(port), '--ldk-peer-listening-port', String(peerPort), '--network', 'regtest', ...auth],
-    opts.env,
-  );
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (spawned.stdout().includes(' started: ')) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 10);
-    void spawned.exited.then((exit) => {
-      clearInterval(timer);
-      reject(new Error(`devnode exited during start-up (${JSON.stringify(exit)}): ${spawned.stdout()}${spawned.stderr()}`));
-    });
-  });
-  const call: Node['call'] = async (method, path, body, headers = {}) => {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json() };
-  };
-  return { ...spawned, port, call };
-}
-
-async function stopNode(node: Node): Promise<Exit> {
-  node.child.kill('SIGTERM');
-  return node.exited;
-}
+afterAll(cleanUpDevnodes);
 
 describe('devnode lifecycle across restarts', () => {
   const storage = tempStorage();
-  let node: Node;
+  let node: DevnodeProcess;
   let mnemonic: string;
   let pubkey: string;
 

@@ -18,6 +18,9 @@ const CATALOG = {
   WrongPassword: { status: 401, text: () => 'The provided password is incorrect' },
   InvalidPassword: { status: 400, text: (d) => `Invalid password: ${d}` },
   InvalidMnemonic: { status: 400, text: (d) => `Invalid mnemonic: ${d}` },
+  // POST /backup onto a path that already exists (RLN never overwrites a file there).
+  InvalidBackupPath: { status: 400, text: () => 'Invalid backup path' },
+  UnsupportedBackupVersion: { status: 400, text: (d) => `The provided backup has an unsupported version: ${d}` },
   // RLN reports body problems as axum's JSON rejection (named JsonExtractorRejection, 400/415/422);
   // devnode uses one name and status for all of them, as the service's API notes describe.
   InvalidRequest: { status: 400, text: (d) => d },

@@ -2,6 +2,7 @@
 // for a known path with the wrong method); RLN's many other endpoints are not simulated.
 import { RlnError } from './errors.ts';
 import type { Route } from './route.ts';
+import { backupRoute, restoreRoute } from './routes/backup.ts';
 import { changePasswordRoute, initRoute, lockRoute, shutdownRoute } from './routes/lifecycle.ts';
 import { listChannelsRoute, listPeersRoute, networkInfoRoute, nodeInfoRoute } from './routes/node-info.ts';
 import { addressRoute, btcBalanceRoute } from './routes/onchain.ts';
@@ -12,6 +13,8 @@ export const ROUTES: readonly Route[] = [
   unlockRoute,
   lockRoute,
   changePasswordRoute,
+  backupRoute,
+  restoreRoute,
   shutdownRoute,
   nodeInfoRoute,
   networkInfoRoute,

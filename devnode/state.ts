@@ -17,7 +17,7 @@ export class StateFileError extends Error {}
 export class StateFile {
   readonly path: string;
 
-  private constructor(storageDir: string) {
+  private constructor(readonly storageDir: string) {
     this.path = join(storageDir, STATE_FILE_NAME);
   }
 

@@ -1,7 +1,11 @@
-// The node's lifecycle, following RLN's routes.rs: not initialized -> (init) -> locked <-> unlocked.
+// The node's lifecycle, following RLN's routes.rs: not initialized -> (init or restore) -> locked <-> unlocked.
 // Operations check the state and mark it as changing in one synchronous step before their first
 // await, so two concurrent requests cannot both pass a check; the loser gets ChangingState, as in RLN.
 import { createHash } from 'node:crypto';
+import { receiveAddress } from './address.ts';
+import type { DaemonNetwork } from './args.ts';
+import { restoreBackup } from './backup-restore.ts';
+import { writeBackup } from './backup-write.ts';
 import { RlnError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { generateMnemonic, MNEMONIC_RULE, normalizeMnemonic } from './mnemonic.ts';
@@ -13,6 +17,8 @@ export interface NodeIdentity {
   /** 33-byte compressed-key shape, 66 hex characters, derived from the mnemonic. */
   pubkey: string;
   onchainPubkey: string;
+  /** Where the wallet's receive addresses come from (see address.ts). */
+  addressSeed: Buffer;
 }
 
 const PASSWORD_MIN_BYTES = 8;
@@ -22,6 +28,8 @@ export class Wallet {
   /** Set while unlocked; memory only, so every process start begins locked. */
   private identity: NodeIdentity | undefined;
   private changingState = false;
+  /** Memory only: every process start hands out the same address sequence again (RLN persists it). */
+  private addressesIssued = 0;
 
   constructor(
     private readonly file: StateFile,
@@ -98,6 +106,52 @@ export class Wallet {
     });
   }
 
+  /**
+   * RLN's POST /backup: the whole storage directory, encrypted with the wallet's password, written
+   * to one file. Locked nodes only, so nothing changes the storage while it is read.
+   */
+  async backup(backupPath: string, password: string): Promise<void> {
+    this.requireLocked('UnlockedNode');
+    const persisted = this.persisted;
+    if (!persisted.initialized) throw new RlnError('NotInitialized');
+    await this.changeState(async () => {
+      // Checked before anything is written, as RLN does.
+      if ((await openMnemonic(persisted, password)) === undefined) {
+        this.log.warn('backup refused: wrong password');
+        throw new RlnError('WrongPassword');
+      }
+      const started = performance.now();
+      const { path, files, bytes } = await writeBackup(this.file.storageDir, backupPath, password, this.log);
+      this.log.info(`backup written to ${path}: ${files} files, ${bytes} bytes, ${elapsed(started)}`);
+    });
+  }
+
+  /**
+   * RLN's POST /restore: replaces the storage with a backup's content. The node then is initialized
+   * and still locked; the password unlocks it.
+   */
+  async restore(backupPath: string, password: string): Promise<void> {
+    this.requireLocked('UnlockedNode');
+    if (this.persisted.initialized) throw new RlnError('AlreadyInitialized');
+    await this.changeState(async () => {
+      const started = performance.now();
+      try {
+        const { path, files, bytes } = await restoreBackup(this.file.storageDir, backupPath, password, this.log);
+        this.persisted = this.file.load();
+        this.log.info(`wallet restored from ${path}: ${files} files, ${bytes} bytes, ${elapsed(started)}; locked`);
+      } catch (err) {
+        if (err instanceof RlnError) this.log.warn(`restore refused: ${err.message}`);
+        throw err;
+      }
+    });
+  }
+
+  /** RLN's POST /address: the wallet's next receive address. */
+  newAddress(network: DaemonNetwork): string {
+    const { addressSeed } = this.requireUnlocked();
+    return receiveAddress(network, addressSeed, this.addressesIssued++);
+  }
+
   /** RLN's check_locked; unlock reports an unlocked node as AlreadyUnlocked, the others as UnlockedNode. */
   private requireLocked(whenUnlocked: 'UnlockedNode' | 'AlreadyUnlocked'): void {
     if (this.identity) throw new RlnError(whenUnlocked);
@@ -137,5 +191,11 @@ function deriveIdentity(mnemonic: string): NodeIdentity {
     const digest = createHash('sha256').update(`devnode/${purpose}\n${mnemonic}`).digest();
     return (digest[0]! & 1 ? '03' : '02') + digest.toString('hex');
   };
-  return { pubkey: key('node-pubkey'), onchainPubkey: key('onchain-pubkey') };
+  return {
+    pubkey: key('node-pubkey'),
+    onchainPubkey: key('onchain-pubkey'),
+    addressSeed: createHash('sha256').update(`devnode/address-seed\n${mnemonic}`).digest(),
+  };
 }
+
+const elapsed = (started: number) => `${((performance.now() - started) / 1000).toFixed(2)}s`;

@@ -1,5 +1,4 @@
 // POST /address and /btcbalance: an empty on-chain wallet.
-import { newUnspendableAddress } from '../address.ts';
 import type { Route } from '../route.ts';
 
 export const addressRoute: Route = {
@@ -7,7 +6,7 @@ export const addressRoute: Route = {
   path: '/address',
   guard: 'unlocked',
   jsonBody: false,
-  handle: ({ network }) => ({ address: newUnspendableAddress(network) }),
+  handle: ({ wallet, network }) => ({ address: wallet.newAddress(network) }),
 };
 
 export const btcBalanceRoute: Route = {

@@ -1,0 +1,41 @@
+// Where a backup file may be, and which storage files are not the node's data. RLN writes a backup
+// wherever backup_path points, inside its container; devnode runs on the host, next to the service,
+// and the gateway passes every path through, so devnode keeps backups inside its own storage
+// directory (where the service puts them anyway) rather than let a client write or probe any path.
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { RlnError } from './errors.ts';
+
+/** Where restores unpack before moving files into place (backup-restore.ts); never backed up. */
+export const STAGING_PREFIX = '.devnode-restore-';
+
+/**
+ * Files that are not the node's data: backups (this one and any other the service left in the
+ * storage), half-written uploads and temporaries (`*.partial`), restore staging directories.
+ */
+export function isExcludedName(name: string): boolean {
+  return name.startsWith('rln-cloud-backup-') || name.endsWith('.partial') || name.startsWith(STAGING_PREFIX);
+}
+
+export interface BackupLocation {
+  /** The storage directory, symbolic links resolved. */
+  storage: string;
+  /** The backup file, its directory's symbolic links resolved. */
+  path: string;
+}
+
+/**
+ * Resolves backup_path (a relative one from devnode's working directory, as RLN does) and checks it
+ * lies in the storage directory. `missingDirectory` is the error when its directory does not exist.
+ */
+export async function locateBackup(storageDir: string, backupPath: string, missingDirectory: (dir: string) => RlnError): Promise<BackupLocation> {
+  if (backupPath === '') throw new RlnError('InvalidRequest', 'backup_path must not be empty');
+  const given = resolve(backupPath);
+  const dir = await realpath(dirname(given)).catch(() => undefined);
+  if (dir === undefined || !(await stat(dir)).isDirectory()) throw missingDirectory(dirname(given));
+  const storage = await realpath(storageDir);
+  if (dir !== storage && !dir.startsWith(storage + sep)) {
+    throw new RlnError('InvalidRequest', `backup_path must be inside the node's storage directory ${storage}`);
+  }
+  return { storage, path: join(dir, basename(given)) };
+}
