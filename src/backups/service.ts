@@ -26,7 +26,8 @@ export interface BackupServiceDeps extends BackupRunDeps {
 
 export type BackupAnswer = ApiBackup & { downloadUrl?: string; expiresAt?: string };
 
-export const MAX_BACKUP_PAGE = 100;
+/** The largest page, as for every list (api/schemas.ts PAGE_LIMIT_PATTERN). */
+export const MAX_BACKUP_PAGE = 200;
 
 export class BackupService {
   /** Backups this replica is running, by id, with what stops them when the service stops. */

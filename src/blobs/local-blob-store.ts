@@ -72,7 +72,7 @@ export class LocalBlobStore implements BlobStore {
     const handle = await fsOpen(this.path(key), 'r').catch((err: NodeJS.ErrnoException) => {
       throw err.code === 'ENOENT' ? new BlobMissingError(`no object ${key}`) : err;
     });
-    return createReadStream(this.path(key), { fd: handle.fd, autoClose: true });
+    return handle.createReadStream();
   }
 
   async deletePrefix(prefix: string) {

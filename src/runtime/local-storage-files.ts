@@ -1,7 +1,7 @@
 // Storage files of nodes whose storage is a directory on this machine (the process runtime): plain
 // file system calls. A write goes to a temporary name and is renamed into place once complete, so
 // a reader never sees half a backup.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -22,7 +22,7 @@ export class LocalStorageFiles implements NodeStorageFiles {
       if (err.code === 'ENOENT') throw new StorageFileMissingError(`node ${nodeId} has no file ${name} in its storage`);
       throw err;
     });
-    return createReadStream(path, { fd: handle.fd, autoClose: true });
+    return handle.createReadStream();
   }
 
   async write(nodeId: string, name: string, source: AsyncIterable<Uint8Array>): Promise<{ bytes: number }> {

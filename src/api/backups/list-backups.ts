@@ -2,14 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, NodeIdParams } from '../schemas.ts';
+import { errorResponses, NodeIdParams, PAGE_LIMIT_PATTERN } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { MAX_BACKUP_PAGE } from '../../backups/service.ts';
 import { Backup } from './schemas.ts';
 
 const ListBackupsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BACKUP_PAGE, description: `Backups per page, 1-${MAX_BACKUP_PAGE} (default ${MAX_BACKUP_PAGE}).` })),
+    limit: Type.Optional(Type.String({ pattern: PAGE_LIMIT_PATTERN, description: `Backups per page, 1-${MAX_BACKUP_PAGE} (default ${MAX_BACKUP_PAGE}).` })),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The nextCursor of the previous page.' })),
   },
   { additionalProperties: false },
@@ -37,7 +37,7 @@ export function listBackupsRoute(app: FastifyInstance, { backups }: ApiDeps) {
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      return backups.listBackups(userOf(request).id, request.params.id, limit ?? MAX_BACKUP_PAGE, cursor);
+      return backups.listBackups(userOf(request).id, request.params.id, limit === undefined ? MAX_BACKUP_PAGE : Number(limit), cursor);
     },
   );
 }

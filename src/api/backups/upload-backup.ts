@@ -12,6 +12,8 @@ import { Backup } from './schemas.ts';
 export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits }: ApiDeps) {
   void app.register(async (scope) => {
     // The body is the file itself: handed to the route as the request stream, never buffered.
+    // Nothing else is parsed here: any other type is 415.
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
     scope.post<{ Body: IncomingMessage }>(
       '/api/backups/uploads',
