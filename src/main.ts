@@ -34,6 +34,15 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
                                           node.key, node.pem and ca.pem in <dir> (default node-<id>)
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
   cert revoke <serial>                    revoke a client certificate; refused from its next request
+  backup list <node-id>                   a node's backups (through the API, like the ones below)
+  backup create <node-id> [--password-file <f>] [--no-wait]
+                                          back the node up; the password from the file, standard
+                                          input, or asked for; waits until it has finished
+  backup download <node-id> <backup-id> [--out <file>]
+                                          save a finished backup, its SHA-256 checked
+
+The backup commands call the management API at --api-url (default RLN_CLOUD_API_URL, else
+PUBLIC_URL) with the token in RLN_CLOUD_TOKEN, --token-file, or DATA_DIR/dev-token.
 
 Configuration comes from the environment (DATA_DIR, DATABASE_URL, ...; see README.md).
 With --json every command prints exactly one JSON object on stdout.`;
@@ -54,6 +63,11 @@ async function main(argv: string[]): Promise<number> {
       'failure-budget': { type: 'string' },
       overlap: { type: 'string' },
       dir: { type: 'string' },
+      out: { type: 'string' },
+      'api-url': { type: 'string' },
+      'token-file': { type: 'string' },
+      'password-file': { type: 'string' },
+      'no-wait': { type: 'boolean' },
     },
   });
   const json = values.json === true;
@@ -68,6 +82,13 @@ async function main(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     if (group === 'serve') return await serve(config, json);
+    if (group === 'backup') {
+      const { runBackupCommand } = await import('./cli/run-backup-command.ts');
+      const result = await runBackupCommand(config, `${group} ${sub ?? ''}`.trim(), { positional: rest, options });
+      if (json) console.log(JSON.stringify(result));
+      else (await import('./cli-output.ts')).printHuman(result);
+      return 0;
+    }
     const { operatorCommands, printHuman, runOperator, watchRollout } = await import('./operator/run-operator.ts');
     const out = (result: object) => (json ? console.log(JSON.stringify(result)) : printHuman(result));
     if (group === 'migrate') {

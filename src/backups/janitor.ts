@@ -11,13 +11,16 @@ import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import type { BackupsConfig } from './config.ts';
 import { BACKUP_HEARTBEAT_MS, INTERRUPTED } from './backup-run.ts';
-import { backupBlobKey, nodeFileName } from './backup-file.ts';
+import { backupBlobKey, backupStagingDir, nodeFileName } from './backup-file.ts';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 
 export interface BackupJanitorOptions {
   db: Database;
   blobs: BlobStore;
   runtime: Pick<NodeRuntime, 'storageFiles'>;
   config: { backups: BackupsConfig };
+  dataDir: string;
   /**
    * Called for a node that was unlocked when its interrupted backup locked it: the service can
    * unlock it again only with a password it keeps (automatic unlock); otherwise it stays locked.
@@ -78,6 +81,8 @@ export class BackupJanitor {
   private async cleanUpInterrupted(backup: BackupRow) {
     const { runtime, blobs, db, log } = this.opts;
     await blobs.deletePrefix(backupBlobKey(backup.id, backup.node_id)).catch(() => {});
+    // Staged on the runner's disk: this one's, on one machine (another machine's goes with its pod).
+    await rm(join(backupStagingDir(this.opts.dataDir), backup.id), { force: true });
     if (!backup.node_id) return;
     const node = await findNode(db, backup.node_id);
     if (!node) return;

@@ -67,6 +67,6 @@ export function buildBackground({ db, config, runtime, services, replicaId, log 
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });
-  const backupJanitor = new BackupJanitor({ db, blobs: services.backupBlobs, runtime, config, log: log.child({ part: 'backups' }) });
+  const backupJanitor = new BackupJanitor({ db, blobs: services.backupBlobs, runtime, config, dataDir: config.dataDir, log: log.child({ part: 'backups' }) });
   return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
 }

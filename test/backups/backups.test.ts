@@ -28,7 +28,7 @@ describe(`backups, local blob store, on ${databaseLabel()}`, () => {
   const get = (path: string, user = alice) => t.call(path, { token: user.token });
   const storageFiles = (id: string) => readdirSync(join(t.config.dataDir, 'nodes', id, 'storage'));
   const janitor = (backups = t.config.backups) =>
-    new BackupJanitor({ db: t.server.db, blobs: t.server.services.backupBlobs, runtime: t.server.runtime, config: { backups }, log: createLogger('silent') });
+    new BackupJanitor({ db: t.server.db, blobs: t.server.services.backupBlobs, runtime: t.server.runtime, config: { backups }, dataDir: t.config.dataDir, log: createLogger('silent') });
 
   beforeAll(async () => {
     t = await startTestServer({ BACKUP_UPLOAD_MAX_BYTES: String(MAX_UPLOAD) });
