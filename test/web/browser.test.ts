@@ -209,6 +209,26 @@ describe.skipIf(!hasChromium)(
       await shot('node-page');
     });
 
+    step('backs the unlocked node up from the page, lists it and downloads it; the node stays unlocked', async () => {
+      await page.getByRole('button', { name: 'Back up now' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Node password').fill(NODE_PASSWORD);
+      await dialog.getByRole('button', { name: 'Back up' }).click();
+      await page.getByText('The backup is ready').waitFor({ timeout: 30_000 });
+      const row = page.locator('[data-testid=backup-table] tbody tr').first();
+      expect(await row.textContent()).toContain('Ready');
+      const downloaded = page.waitForEvent('download');
+      await row.getByRole('button', { name: 'Download' }).click();
+      const file = await downloaded;
+      const saved = join(downloads, 'node.rlnbackup');
+      await file.saveAs(saved);
+      const [backup] = (await t.call(`/api/nodes/${nodeId}/backups`, { token: alice.token })).json.backups;
+      expect(readFileSync(saved).length).toBe(backup.sizeBytes);
+      await page.locator('[data-testid=node-status]', { hasText: 'Unlocked' }).waitFor();
+      await shot('node-backups');
+      rmSync(saved);
+    });
+
     step('connect page: downloads key, certificate and CA, the example command answers, revoke refuses it', async () => {
       await page.getByRole('link', { name: 'Connect' }).click();
       await page.waitForURL(url(`${nodePath(nodeId)}/connect`));

@@ -1,8 +1,10 @@
 // The node page: status that follows running builds, the upgrade and locked notices with their
-// Upgrade and Unlock buttons, details, build history, lifecycle actions, webhook and log export.
+// Upgrade and Unlock buttons, details, build history, lifecycle actions, webhook, log export and
+// backups (node-backups.js).
 import { api, connectUrl, nodesListUrl } from '../api.js';
 import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge, table, time, copyable } from '../dom.js';
 import { nodeNotFound } from './not-found.js';
+import { backupsCard } from './node-backups.js';
 
 const BUSY = new Set(['STARTING', 'IN_PROGRESS', 'DESTROYING']);
 const isBusy = (n) => BUSY.has(n.status) || n.builds.some((b) => !b.buildComplete);
@@ -234,6 +236,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Details')), h('div', { class: 'card-body' }, details)),
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Build history')), h('div', { class: 'card-body' }, builds)),
     h('div', { class: 'two-col' }, webhookCard(nodeId, node), logsCard(nodeId)),
+    backupsCard(nodeId, { onNodeChanged: () => refresh() }),
   );
   await refresh();
 }
