@@ -24,6 +24,7 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
 import { buildBackupService } from './composition/backups.ts';
+import { loadUnlockSeal } from './secrets/unlock-seal.ts';
 import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
 import { drainServer } from './http-drain.ts';
@@ -80,7 +81,8 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
-    const services = buildServices(db, config, ca);
+    const unlockSeal = loadUnlockSeal(config.unlockSeal.keyFile, { createIfMissing: !config.unlockSeal.keyFileGiven });
+    const services = buildServices(db, config, ca, unlockSeal);
     await services.releases.seed(config.initialImageVersion);
     services.webhookKeys.ensure();
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;

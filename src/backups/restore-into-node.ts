@@ -14,6 +14,7 @@ import type { Logger } from '../logger.ts';
 import { AppError } from '../errors.ts';
 import { nodeFileName, placeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls, NodeRefusal } from './node-calls.ts';
+import type { BuildRestorer } from '../nodes/build-job.ts';
 
 /** Seals secrets under a key outside the database, bound to what they are for (the associated data). */
 export interface SecretSeal {
@@ -37,7 +38,7 @@ export interface NodeRestorerDeps {
 
 export type RestoreOutcome = { restored: boolean } | { failed: string };
 
-export class NodeRestorer {
+export class NodeRestorer implements BuildRestorer {
   constructor(private readonly deps: NodeRestorerDeps) {}
 
   /**

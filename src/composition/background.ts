@@ -13,6 +13,9 @@ import { WebhookSender } from '../webhooks/send-webhook.ts';
 import { logExportJob } from '../logs/export-job.ts';
 import { ExportJanitor } from '../logs/export-janitor.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
+import { NodeRestorer } from '../backups/restore-into-node.ts';
+import { backupNodeCalls } from '../backups/node-calls.ts';
+import { NodeConnector } from '../gateway/node-connector.ts';
 import type { Services } from './services.ts';
 
 export interface BackgroundPart {
@@ -25,10 +28,24 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodes' | 'unlockSeal'>;
   /** This process's name among the replicas (the reconcile lease's holder). */
   replicaId: string;
   log: Logger;
+}
+
+/** Restores of nodes created from a backup, done by their create build with a connection pool of its own. */
+function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDeps, 'replicaId'>) {
+  const connector = new NodeConnector({ timeoutMs: config.backups.nodeTimeoutMs, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 });
+  return new NodeRestorer({
+    db,
+    blobs: services.backupBlobs,
+    runtime,
+    calls: backupNodeCalls(connector, config.backups.nodeTimeoutMs),
+    seal: services.unlockSeal,
+    markInitialized: (nodeId) => services.nodes.markInitialized(nodeId),
+    log,
+  });
 }
 
 export function buildBackground({ db, config, runtime, services, replicaId, log }: BackgroundDeps): BackgroundPart[] {
@@ -38,7 +55,14 @@ export function buildBackground({ db, config, runtime, services, replicaId, log 
   const worker = new JobWorker({
     db,
     definitions: [
-      buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => rolloutPasses.request(v) }),
+      buildJob({
+        db,
+        runtime,
+        nodeStartTimeoutMs: config.nodeStartTimeoutMs,
+        log: log.child({ part: 'builds' }),
+        requestRolloutPass: (v) => rolloutPasses.request(v),
+        restorer: nodeRestorer({ db, config, runtime, services, log: log.child({ part: 'restores' }) }),
+      }),
       logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
     ],
     concurrency: config.jobConcurrency,

@@ -13,6 +13,8 @@ import { createBlobStore } from '../blobs/create-blob-store.ts';
 import { LogExportService } from '../logs/export-service.ts';
 import { CertificateService } from '../pki/client-certificates.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
+import type { UnlockSeal } from '../secrets/unlock-seal.ts';
+import { restoreSealContext } from '../backups/restore-into-node.ts';
 
 const accountsOf = (db: Database) => new AccountService(db);
 
@@ -24,8 +26,11 @@ const webhookKeysOf = (config: Config) => new WebhookKeyring(config.webhooks.sig
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
 
-/** Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts), loaded first. */
-export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined) {
+/**
+ * Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts), loaded first;
+ * `unlockSeal` seals the passwords the service must keep for a while (secrets/unlock-seal.ts).
+ */
+export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal) {
   const accounts = accountsOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -40,12 +45,14 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
     assignPorts: nodePortsFor(config),
     // Every webhook URL a node is given passes the SSRF policy inside the service.
     checkWebhookUrl: (url) => webhooks.checkWebhookUrl(url),
+    // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
+    sealRestorePassword: (nodeId, password) => unlockSeal.seal(password, restoreSealContext(nodeId)),
   });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates };
+  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal };
 }
 
 export type Services = ReturnType<typeof buildServices>;

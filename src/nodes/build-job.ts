@@ -9,11 +9,10 @@ import type { NodeEventInput } from '../db/node-events.ts';
 import { applyDecision } from './transition.ts';
 import { decide, type NodeRequest } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
-import type { NodeRuntime, NodeSpec } from '../runtime/types.ts';
+import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
-import type { NodeRestorer } from '../backups/restore-into-node.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',
@@ -35,7 +34,15 @@ export interface BuildJobDeps {
    */
   requestRolloutPass: (version: string) => void;
   /** Restores the backup a node was created from (backups/restore-into-node.ts); absent: no restores. */
-  restorer?: Pick<NodeRestorer, 'restorePending' | 'abandon'>;
+  restorer?: BuildRestorer;
+}
+
+/** What a create build asks of restores; implemented by backups/restore-into-node.ts. */
+export interface BuildRestorer {
+  /** Restores the node's pending backup, if any: {failed} ends the build, a throw retries it. */
+  restorePending(node: NodeRow, endpoint: NodeEndpoint): Promise<{ restored: boolean } | { failed: string }>;
+  /** The build gave up: whatever the restore kept (its sealed password) goes. */
+  abandon(nodeId: string, reason: string): Promise<void>;
 }
 
 export const specOf = (node: NodeRow, imageVersion = node.image_version): NodeSpec => ({

@@ -2,15 +2,32 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, NAME_PATTERN, Settings } from '../schemas.ts';
+import { errorResponses, ID_PATTERN, NAME_PATTERN, Settings } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
+import { withPasswordBodies } from './password-body.ts';
 
 const CreateNodeBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: NAME_PATTERN, description: '1-64 printable characters.' }),
     network: Type.Union([Type.Literal('regtest'), Type.Literal('testnet')]),
     settings: Type.Optional(Settings),
+    restore: Type.Optional(
+      Type.Object(
+        {
+          backupId: Type.String({ pattern: ID_PATTERN, description: 'One of your finished backups (of a node, or uploaded).' }),
+          password: Type.String({ minLength: 1, maxLength: 1024, description: 'The password the backup was made with.' }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "Create the node from a backup: once it is up, the backup is placed in its storage and the node's /restore " +
+            'called; it ends RUNNING, locked, with the restored wallet (unlock it with the password). A wrong password ' +
+            'or a corrupt file ends the create build FAILURE with the reason and the node FAILED. The password is kept ' +
+            'sealed (UNLOCK_SEAL_KEY_FILE) only until the restore ends.',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -27,7 +44,8 @@ const CreateNodeResponse = Type.Object({
 });
 
 export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
-  app.post<{ Body: CreateNodeBody }>(
+  // The body may hold a restore password: parsed where a bad body is never quoted back.
+  withPasswordBodies(app, (scope) => scope.post<{ Body: CreateNodeBody }>(
     '/api/nodes',
     {
       schema: {
@@ -36,19 +54,21 @@ export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
           'The node starts in STARTING; a create build brings it to RUNNING (locked, not initialised). ' +
           'With an `Idempotency-Key` header (1-255 printable characters), a retry with the same key and body within 24 hours ' +
           'gets the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_conflict`. ' +
-          '`settings.webhookUrl` follows the rules of POST /api/nodes/{id}/settings.',
+          '`settings.webhookUrl` follows the rules of POST /api/nodes/{id}/settings. With `restore`, the node is created ' +
+          'from a backup: 404 backup_not_found, 409 backup_not_ready (not SUCCEEDED), 400 for a backup of the other network.',
         tags: ['nodes'],
         body: CreateNodeBody,
         response: { 200: CreateNodeResponse, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const { name, network, settings } = request.body;
-      const idempotency = idempotencyKeyOf(request, request.body);
+      const { name, network, settings, restore } = request.body;
+      // A retry is recognised without the password: no hash of it is ever stored.
+      const idempotency = idempotencyKeyOf(request, { ...request.body, restore: restore && { backupId: restore.backupId } });
       // The service checks the webhook URL (scheme, credentials, target addresses) before it stores anything.
-      const { body, replayed } = await nodes.createNode(userOf(request).id, { name, network, settings }, idempotency);
+      const { body, replayed } = await nodes.createNode(userOf(request).id, { name, network, settings, restore }, idempotency);
       if (replayed) reply.header('idempotent-replayed', 'true');
       return body;
     },
-  );
+  ), '{"name": "...", "network": "regtest"}');
 }

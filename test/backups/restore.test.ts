@@ -1,0 +1,139 @@
+// Restoring a backup into a new node through real HTTP against real devnode daemons: the new node
+// ends RUNNING, locked, with the same wallet (same pubkey, same addresses); from a backup of a node
+// or from an uploaded file. A wrong password or a corrupt file ends its create build FAILURE with
+// the reason and the node FAILED, never RUNNING without its wallet; the sealed password is erased
+// either way; other users' backups, unfinished ones and the other network are refused.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+import { databaseLabel } from '../helpers/database.ts';
+import { createNodes, createTenants } from '../helpers/tenants.ts';
+import { insertNodeBackup } from '../../src/db/backups.ts';
+import { backUp, download, initWallet, nodeRecord, PASSWORD, unlock } from './backup-helpers.ts';
+
+describe(`restore into a new node, on ${databaseLabel()}`, () => {
+  let t: TestServer;
+  let alice: TestUser;
+  let bob: TestUser;
+  let sourceId: string;
+  let pubkey: string;
+  let firstAddress: string;
+  let backup: any;
+
+  const gateway = async (user: TestUser, nodeId: string, route: string) => {
+    const res = await fetch(`${t.config.nodeApiUrl}/${user.id}/${nodeId}/${route}`, {
+      method: route === 'nodeinfo' ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body: route === 'nodeinfo' ? undefined : '{}',
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  const createFrom = (user: TestUser, restore: unknown, network = 'regtest') =>
+    t.call('/api/nodes', { method: 'POST', token: user.token, body: { name: 'restored', network, restore } });
+  /** Waits for the node's create build to finish; answers the node. */
+  const settled = async (user: TestUser, nodeId: string) => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const node = await nodeRecord(t, user, nodeId);
+      if (node.status === 'RUNNING' || node.status === 'FAILED') return node;
+      if (Date.now() > deadline) throw new Error(`node ${nodeId} still ${node.status}`);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  };
+
+  beforeAll(async () => {
+    t = await startTestServer();
+    ({ alice, bob } = await createTenants(t));
+    [sourceId] = await createNodes(t, alice, [{ name: 'source' }]);
+    await initWallet(t, alice, sourceId);
+    await unlock(t, alice, sourceId);
+    pubkey = (await gateway(alice, sourceId, 'nodeinfo')).json.pubkey;
+    firstAddress = (await gateway(alice, sourceId, 'address')).json.address;
+    expect(pubkey).toEqual(expect.any(String));
+    backup = await backUp(t, alice, sourceId);
+    expect(backup.status).toBe('SUCCEEDED');
+  });
+  afterAll(() => t?.stop());
+
+  it('restores a backup into a new node: RUNNING, locked, initialised, the same wallet once unlocked', async () => {
+    const r = await createFrom(alice, { backupId: backup.backupId, password: PASSWORD });
+    expect(r.status, r.text).toBe(200);
+    const nodeId = r.json.data.nodeId;
+    const node = await settled(alice, nodeId);
+    expect(node).toMatchObject({ status: 'RUNNING', locked: true, initialized: true });
+    expect(node.builds.at(-1)).toMatchObject({ action: 'create', buildStatus: 'SUCCESS' });
+    await unlock(t, alice, nodeId);
+    expect((await gateway(alice, nodeId, 'nodeinfo')).json.pubkey).toBe(pubkey);
+    expect((await gateway(alice, nodeId, 'address')).json.address).toBe(firstAddress);
+    // The password was kept sealed only until the restore ended.
+    const [restore] = await t.server.db.query<{ status: string; sealed_password: string | null }>('SELECT * FROM node_restores WHERE node_id = $1', [nodeId]);
+    expect(restore).toMatchObject({ status: 'SUCCEEDED', sealed_password: null });
+    const everything = JSON.stringify([await t.server.db.query('SELECT * FROM node_restores'), await t.server.db.query('SELECT * FROM jobs'), await t.server.db.query('SELECT * FROM idempotency_keys').catch(() => [])]);
+    expect(everything).not.toContain(PASSWORD);
+  });
+
+  it('restores from an uploaded file', async () => {
+    const bytes = new Uint8Array(await download(backup.downloadUrl));
+    const res = await fetch(`${t.base}/api/backups/uploads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
+    expect(res.status).toBe(201);
+    const uploaded = (await res.json()) as { backupId: string };
+    const r = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+    const node = await settled(alice, r.json.data.nodeId);
+    expect(node).toMatchObject({ status: 'RUNNING', initialized: true });
+    await unlock(t, alice, node.nodeId);
+    expect((await gateway(alice, node.nodeId, 'nodeinfo')).json.pubkey).toBe(pubkey);
+  });
+
+  it('a wrong password: the create build fails with the reason and the node is FAILED, its password erased', async () => {
+    const r = await createFrom(alice, { backupId: backup.backupId, password: 'not-the-password' });
+    const node = await settled(alice, r.json.data.nodeId);
+    expect(node.status).toBe('FAILED');
+    expect(node.initialized).toBe(false);
+    expect(node.builds.at(-1)).toMatchObject({ action: 'create', buildStatus: 'FAILURE', error: expect.stringMatching(/restore failed: .*password/i) });
+    const [restore] = await t.server.db.query<{ status: string; sealed_password: string | null }>('SELECT * FROM node_restores WHERE node_id = $1', [node.nodeId]);
+    expect(restore).toMatchObject({ status: 'FAILED', sealed_password: null });
+  });
+
+  it('a corrupt or truncated file: FAILED with the reason', async () => {
+    const bytes = await download(backup.downloadUrl);
+    for (const broken of [bytes.subarray(0, bytes.length - 10), Buffer.concat([bytes.subarray(0, 200), Buffer.from([bytes[200]! ^ 1]), bytes.subarray(201)])]) {
+      const res = await fetch(`${t.base}/api/backups/uploads`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/octet-stream' },
+        body: new Uint8Array(broken),
+      });
+      const uploaded = (await res.json()) as { backupId: string };
+      const r = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+      const node = await settled(alice, r.json.data.nodeId);
+      expect(node.status).toBe('FAILED');
+      expect(node.builds.at(-1).error).toMatch(/restore failed: .*(corrupt|truncated)/i);
+    }
+  });
+
+  it("refuses another user's backup, an unfinished one, one of the other network, and a bad body", async () => {
+    const foreign = await createFrom(bob, { backupId: backup.backupId, password: PASSWORD });
+    expect(foreign.status).toBe(404);
+    expect(foreign.json.error.code).toBe('backup_not_found');
+    const running = await insertNodeBackup(t.server.db, {
+      id: 'c'.repeat(32), userId: alice.id, nodeId: sourceId, network: 'regtest', imageVersion: 'devnode-0.1.0', wasUnlocked: false, runner: 'elsewhere',
+    });
+    const unfinished = await createFrom(alice, { backupId: running.id, password: PASSWORD });
+    expect(unfinished.status).toBe(409);
+    expect(unfinished.json.error.code).toBe('backup_not_ready');
+    await t.server.db.query('DELETE FROM backups WHERE id = $1', [running.id]);
+    const testnet = await createFrom(alice, { backupId: backup.backupId, password: PASSWORD }, 'testnet');
+    expect(testnet.status).toBe(400);
+    expect(testnet.json.error.message).toContain('regtest');
+    for (const restore of [{ backupId: backup.backupId }, { backupId: 'x', password: PASSWORD }, { backupId: backup.backupId, password: '' }, { ...{ backupId: backup.backupId, password: PASSWORD }, extra: 1 }]) {
+      const r = await createFrom(alice, restore);
+      expect(r.status, JSON.stringify(restore)).toBe(400);
+      expect(r.text).not.toContain(PASSWORD);
+    }
+    // Nothing was created by any of these.
+    const names = (await t.call('/api/nodes', { token: bob.token })).json.nodes;
+    expect(names).toEqual([]);
+  });
+});
