@@ -5,6 +5,7 @@ import { benchStartup } from './startup.ts';
 import { benchSignature, benchWebhooks } from './webhooks.ts';
 import { benchRollout, ROLLOUT_DATABASES, type RolloutDatabase } from './rollout.ts';
 import { benchLogExport } from './log-export.ts';
+import { benchBackups } from './backups.ts';
 import { printGatewaySection } from './gateway.ts';
 import { benchReplicas } from './replicas.ts';
 import { benchDeployedGateway } from './deployed-gateway.ts';
@@ -70,6 +71,18 @@ const sections: Record<string, () => Promise<void>> = {
     console.log(`| baseline: bare read -> gzip -> write pipeline, same files | ${f(le.baselineMbPerSecond)} MB/s (export / baseline ${f(le.exportMbPerSecond / le.baselineMbPerSecond, 2)}) |`);
     console.log(`| service RSS: peak growth during the export | ${f(le.rssPeakGrowthMb)} MiB (idle ${f(le.rssBaselineMb, 0)} MiB) |`);
     console.log(`| collector (RotatingLog.write, incl. generating the lines) | ${f(le.collectMbPerSecond)} MB/s |`);
+  },
+  backups: async () => {
+    const BACKUP_MB = Number(process.env.BENCH_BACKUP_MB ?? 200);
+    const b = await benchBackups(BACKUP_MB);
+    console.log(`\n## Backup and restore of a node whose storage holds ${BACKUP_MB} MB (random bytes), npm start, PGlite, local blob store, devnode`);
+    console.log('| what | seconds | MB/s | service RSS peak growth, MiB |');
+    console.log('|---|---|---|---|');
+    console.log(`| backup: POST to SUCCEEDED (node locks, encrypts, service streams to the store, node unlocks; ${f(b.backupFileMb, 0)} MB file) | ${f(b.backupSeconds, 2)} | ${f(b.storageMb / b.backupSeconds)} | ${f(b.backupRssGrowthMb)} |`);
+    console.log(`| restore: POST /api/nodes {restore} to RUNNING with the wallet | ${f(b.restoreSeconds, 2)} | ${f(b.storageMb / b.restoreSeconds)} | ${f(b.restoreRssGrowthMb)} |`);
+    console.log(`| baseline: create an empty node, POST to RUNNING | ${f(b.emptyCreateSeconds, 2)} | | |`);
+    console.log(`| baseline: bare stream copy of the same file | ${f(b.bareCopySeconds, 2)} | ${f(b.storageMb / b.bareCopySeconds)} | |`);
+    console.log(`| service idle RSS | | | ${f(b.rssIdleMb, 0)} |`);
   },
   webhooks: async () => {
     const sig = benchSignature();
