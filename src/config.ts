@@ -9,6 +9,7 @@ import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/config.ts
 import { readLogsConfig, type LogsConfig } from './logs/config.ts';
 import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
 import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
+import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/config.ts';
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
 
 export type { ChainSettings, NodeAccessConfig } from './gateway/config.ts';
@@ -79,6 +80,8 @@ export interface Config {
   blobStore: BlobStoreConfig;
   /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/config.ts). */
   webhooks: WebhookConfig;
+  /** The key file that seals the passwords of nodes with automatic unlock (UNLOCK_SEAL_KEY_FILE; see secrets/config.ts). */
+  unlockSeal: UnlockSealConfig;
 }
 
 export class ConfigError extends Error {
@@ -235,6 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     logs: readLogsConfig(env, problems),
     blobStore: readBlobStoreConfig(env, problems),
     webhooks: readWebhookConfig(env, problems, { dataDir, production }),
+    unlockSeal: readUnlockSealConfig(env, problems, { dataDir }),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -7,6 +7,7 @@ import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../
 import { LOG_VARIABLES } from '../logs/config.ts';
 import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
 import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
+import { UNLOCK_SEAL_VARIABLES } from '../secrets/config.ts';
 import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
@@ -20,6 +21,7 @@ export const README_TABLES = {
     REGTEST_VARIABLES,
     TESTNET_VARIABLES,
     WEBHOOK_VARIABLES,
+    UNLOCK_SEAL_VARIABLES,
     LOG_VARIABLES,
     BLOB_STORE_VARIABLES,
     S3_VARIABLES,
