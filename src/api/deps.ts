@@ -5,6 +5,7 @@ import type { WebhookService } from '../webhooks/service.ts';
 import type { LogExportService } from '../logs/export-service.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import type { NodeUnlocker } from '../gateway/node-unlocker.ts';
+import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { NodeHealth } from '../gateway/node-health.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 
@@ -15,6 +16,7 @@ export interface ApiDeps {
   logExports: LogExportService;
   certificates: CertificateService;
   unlocker: NodeUnlocker;
+  autoUnlock: AutoUnlockService;
   health: NodeHealth;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */
   blobs: BlobStore;

@@ -34,6 +34,7 @@ import { sendTestEventRoute } from './webhooks/send-test-event.ts';
 import { WEBHOOKS_OPENAPI } from './webhooks/openapi.ts';
 import { unlockNodeRoute } from './nodes/unlock-node.ts';
 import { certificateRoutes } from './nodes/certificates.ts';
+import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -140,6 +141,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     sendTestEventRoute(scope, deps);
     unlockNodeRoute(scope, deps);
     initNodeRoute(scope, deps);
+    autoUnlockRoutes(scope, deps);
     certificateRoutes(scope, deps);
   });
   return app;

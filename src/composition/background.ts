@@ -13,6 +13,8 @@ import { WebhookSender } from '../webhooks/send-webhook.ts';
 import { logExportJob } from '../logs/export-job.ts';
 import { ExportJanitor } from '../logs/export-janitor.ts';
 import type { Services } from './services.ts';
+import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
+import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -25,12 +27,14 @@ export interface BackgroundDeps {
   config: Config;
   runtime: NodeRuntime;
   services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs'>;
+  /** Unlocks nodes with automatic unlock after their daemon started (its job). */
+  autoUnlock: AutoUnlockService;
   /** This process's name among the replicas (the reconcile lease's holder). */
   replicaId: string;
   log: Logger;
 }
 
-export function buildBackground({ db, config, runtime, services, replicaId, log }: BackgroundDeps): BackgroundPart[] {
+export function buildBackground({ db, config, runtime, services, autoUnlock, replicaId, log }: BackgroundDeps): BackgroundPart[] {
   // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
   const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
@@ -39,6 +43,7 @@ export function buildBackground({ db, config, runtime, services, replicaId, log 
     definitions: [
       buildJob({ db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, log: log.child({ part: 'builds' }), requestRolloutPass: (v) => rolloutPasses.request(v) }),
       logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
+      autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
     ],
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,
