@@ -2,6 +2,7 @@
 // wherever backup_path points, inside its container; devnode runs on the host, next to the service,
 // and the gateway passes every path through, so devnode keeps backups inside its own storage
 // directory (where the service puts them anyway) rather than let a client write or probe any path.
+import { readdirSync, rmSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { RlnError } from './errors.ts';
@@ -38,4 +39,18 @@ export async function locateBackup(storageDir: string, backupPath: string, missi
     throw new RlnError('InvalidRequest', `backup_path must be inside the node's storage directory ${storage}`);
   }
   return { storage, path: join(dir, basename(given)) };
+}
+
+/**
+ * Removes what a devnode killed mid-backup or mid-restore left in its storage: its own temporaries
+ * (`*.partial`) and restore staging directories. Called at start, when nothing of devnode's runs.
+ */
+export function removeInterruptedLeftovers(storage: string): string[] {
+  const removed: string[] = [];
+  for (const name of readdirSync(storage)) {
+    if (!name.endsWith('.partial') && !name.startsWith(STAGING_PREFIX)) continue;
+    rmSync(join(storage, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }

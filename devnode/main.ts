@@ -1,6 +1,7 @@
 // devnode: an RLN-compatible development daemon (see README.md in this folder). Takes
 // rgb-lightning-node's command line, serves RLN's lifecycle endpoints on the daemon port and holds
 // the Lightning peer port. This file parses the command line and environment and wires the parts.
+import { removeInterruptedLeftovers } from './backup-path.ts';
 import { ArgsError, parseDaemonArgs, USAGE, wantsHelp, type DaemonArgs } from './args.ts';
 import { Daemon } from './daemon.ts';
 import { isBrokenVersion, readDevnodeEnv } from './env.ts';
@@ -35,6 +36,8 @@ if (isBrokenVersion(env.version)) {
 let wallet: Wallet;
 try {
   wallet = new Wallet(StateFile.open(args.storageDir), log);
+  const leftovers = removeInterruptedLeftovers(args.storageDir);
+  if (leftovers.length > 0) log.info(`removed what an interrupted backup or restore left: ${leftovers.join(', ')}`);
 } catch (err) {
   log.error(`cannot open storage ${args.storageDir}: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

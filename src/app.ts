@@ -24,7 +24,8 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
 import { buildBackupService } from './composition/backups.ts';
-import { loadUnlockSeal } from './secrets/unlock-seal.ts';
+import { loadConfiguredUnlockSeal, warnAboutUnknownSealKeys } from './composition/unlock-seal.ts';
+import { AutoUnlockService } from './nodes/auto-unlock.ts';
 import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
 import { drainServer } from './http-drain.ts';
@@ -76,15 +77,17 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     cleanups.push(releaseLock);
     const db = await dbPromise;
     cleanups.push(() => db.close());
+    // Before the slower parts: a key file that cannot be read stops the start with its reason.
+    const unlockSeal = loadConfiguredUnlockSeal(config);
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
-    const unlockSeal = loadUnlockSeal(config.unlockSeal.keyFile, { createIfMissing: !config.unlockSeal.keyFileGiven });
     const services = buildServices(db, config, ca, unlockSeal);
     await services.releases.seed(config.initialImageVersion);
     services.webhookKeys.ensure();
+    await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
     if (config.runtime === 'process' && db.kind === 'postgres') {
@@ -100,20 +103,27 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       await releaseAllLeases(db);
       await releaseDeliveryLeases(db);
     }
-    const replicaId = newReplicaId();
-    const background = buildBackground({ db, config, runtime, services, replicaId, log });
-
     // The node access gateways (bearer and mutual TLS).
     const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, log: log.child({ part: 'gateway' }) });
+    // Unlocks through the gateways' unlocker: the same body, chain settings and records as a user's.
+    const autoUnlock = new AutoUnlockService({
+      db,
+      seal: unlockSeal,
+      unlockWithPassword: (node, password) => nodeAccess.unlocker.unlockWithPassword(node, password),
+      log: log.child({ part: 'auto-unlock' }),
+    });
+    const replicaId = newReplicaId();
     // Backups call the nodes through the gateways' pool: the pool closes after they stopped.
     const backups = buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, log: log.child({ part: 'backups' }) });
     draining.push((deadline) => nodeAccess.stop(deadline, backups.stop(deadline)));
+    const background = buildBackground({ db, config, runtime, services, autoUnlock, replicaId, log });
 
     const api = await buildApiServer({
       ...services,
       unlocker: nodeAccess.unlocker,
       backups,
       backupLimits: config.backups,
+      autoUnlock,
       health: nodeAccess.health,
       isReady: () => state !== 'starting',
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),

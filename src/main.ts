@@ -30,6 +30,10 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   webhook-key rotate [--overlap <duration>]
                                           new webhook signing key; the old one keeps signing beside
                                           it for the overlap (default WEBHOOK_KEY_OVERLAP, 24h)
+  unlock-seal-key rotate                  new key for the sealed auto-unlock passwords: every one is
+                                          re-sealed with it, then the old key is dropped
+  unlock-seal-key reseal                  re-seal every sealed password with the key file's first key
+                                          (a read-only key file: see README "Automatic unlock")
   cert issue <node-id> [--dir <dir>]      a client certificate for the node's owner, saved as
                                           node.key, node.pem and ca.pem in <dir> (default node-<id>)
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)

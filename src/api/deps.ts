@@ -5,6 +5,7 @@ import type { WebhookService } from '../webhooks/service.ts';
 import type { LogExportService } from '../logs/export-service.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import type { NodeUnlocker } from '../gateway/node-unlocker.ts';
+import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { NodeHealth } from '../gateway/node-health.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { BackupService } from '../backups/service.ts';
@@ -18,6 +19,7 @@ export interface ApiDeps {
   unlocker: NodeUnlocker;
   backups: BackupService;
   backupLimits: { maxUploadBytes: number };
+  autoUnlock: AutoUnlockService;
   health: NodeHealth;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */
   blobs: BlobStore;

@@ -82,6 +82,9 @@ export const Node = Type.Object(
     }),
     locked: Type.Boolean({ description: 'True after every daemon start and upgrade until an unlock succeeds.' }),
     initialized: Type.Boolean({ description: 'True once the wallet was initialised (/init).' }),
+    autoUnlock: Type.Boolean({
+      description: 'True when the service unlocks the node itself after every daemon start (PUT /api/nodes/{id}/auto-unlock); the password it keeps sealed is never shown.',
+    }),
     invoke_url: Type.String({ format: 'uri', description: 'Bearer-token access to the node; append an RLN route.' }),
     settings: Type.Object({ webhookUrl: Type.Optional(Type.String()) }),
     builds: Type.Array(Type.Ref(Build), { description: 'Build history, oldest first.' }),

@@ -40,6 +40,7 @@ import { listBackupsRoute } from './backups/list-backups.ts';
 import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
 import { uploadBackupRoute } from './backups/upload-backup.ts';
+import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -156,6 +157,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     sendTestEventRoute(scope, deps);
     unlockNodeRoute(scope, deps);
     initNodeRoute(scope, deps);
+    autoUnlockRoutes(scope, deps);
     certificateRoutes(scope, deps);
   });
   return app;

@@ -23,6 +23,11 @@ export interface BackupRunDeps {
   /** Unlocks the node with the password through the service's unlock (chain settings filled in). */
   unlock: (node: NodeRow, password: string) => Promise<void>;
   markLocked: (nodeId: string) => Promise<void>;
+  /**
+   * A node the backup locked could not be unlocked again with the password given: the service
+   * unlocks it with the password it keeps, if it keeps one (automatic unlock).
+   */
+  onLeftLocked?: (nodeId: string) => Promise<void>;
   dataDir: string;
   log: Logger;
 }
@@ -61,6 +66,9 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   // The file in the node's storage is only a vehicle: never left behind, success or not.
   await deps.runtime.storageFiles.remove(node.id, fileName).catch((err: unknown) => log.warn({ err }, 'could not remove the backup file from the node'));
   const unlockError = backup.was_unlocked ? await unlockAgain(deps, node.id, password) : null;
+  if (unlockError && deps.onLeftLocked) {
+    await deps.onLeftLocked(node.id).catch((err: unknown) => log.warn({ err }, 'could not ask for an automatic unlock'));
+  }
   clearInterval(heartbeat);
 
   const recorded = await deps.db.transaction(async (tx) => {

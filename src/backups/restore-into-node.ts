@@ -5,7 +5,9 @@
 // a node that cannot be reached is retried by the build job like any other start failure.
 import type { Database } from '../db/database.ts';
 import { findBackup } from '../db/backups.ts';
-import { findNodeRestore, finishNodeRestore } from '../db/node-restores.ts';
+import { findNodeRestore, finishNodeRestore, listSealedRestorePasswords, replaceSealedRestorePassword } from '../db/node-restores.ts';
+import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
+import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { NodeRow } from '../db/nodes.ts';
 import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
@@ -16,14 +18,21 @@ import { nodeFileName, placeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls, NodeRefusal } from './node-calls.ts';
 import type { BuildRestorer } from '../nodes/build-job.ts';
 
-/** Seals secrets under a key outside the database, bound to what they are for (the associated data). */
-export interface SecretSeal {
-  seal(plaintext: string, associatedData: string): string;
-  open(sealed: string, associatedData: string): string;
-}
+/** Seals secrets under a key outside the database, bound to what they are for (secrets/unlock-seal.ts). */
+export type SecretSeal = Pick<UnlockSeal, 'seal' | 'open'>;
 
-/** What a restore password is bound to: only this node's restore can open it. */
-export const restoreSealContext = (nodeId: string) => `rln-cloud restore password:${nodeId}`;
+/** What a restore password is bound to: only this node's restore can open it (not its automatic unlock). */
+export const restoreSealContext = (nodeId: string) => `restore/${nodeId}`;
+
+/** Restore passwords in flight, re-sealed by a rotation of the seal key (composition/unlock-seal.ts). */
+export const RESTORE_PASSWORDS: SealedValueStore = {
+  what: 'restore passwords',
+  async list(db) {
+    const rows = await listSealedRestorePasswords(db);
+    return rows.map((r) => ({ id: r.node_id, sealed: r.sealed_password, associatedData: restoreSealContext(r.node_id) }));
+  },
+  replace: replaceSealedRestorePassword,
+};
 
 export interface NodeRestorerDeps {
   db: Database;

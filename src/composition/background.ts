@@ -13,10 +13,13 @@ import { WebhookSender } from '../webhooks/send-webhook.ts';
 import { logExportJob } from '../logs/export-job.ts';
 import { ExportJanitor } from '../logs/export-janitor.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
+import { unlockAutomatically } from './backups.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
 import { backupNodeCalls } from '../backups/node-calls.ts';
 import { NodeConnector } from '../gateway/node-connector.ts';
 import type { Services } from './services.ts';
+import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
+import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -29,13 +32,15 @@ export interface BackgroundDeps {
   config: Config;
   runtime: NodeRuntime;
   services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodes' | 'unlockSeal'>;
+  /** Unlocks nodes with automatic unlock after their daemon started (its job). */
+  autoUnlock: AutoUnlockService;
   /** This process's name among the replicas (the reconcile lease's holder). */
   replicaId: string;
   log: Logger;
 }
 
 /** Restores of nodes created from a backup, done by their create build with a connection pool of its own. */
-function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDeps, 'replicaId'>) {
+function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock'>) {
   const connector = new NodeConnector({ timeoutMs: config.backups.nodeTimeoutMs, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 });
   return new NodeRestorer({
     db,
@@ -48,7 +53,7 @@ function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDep
   });
 }
 
-export function buildBackground({ db, config, runtime, services, replicaId, log }: BackgroundDeps): BackgroundPart[] {
+export function buildBackground({ db, config, runtime, services, autoUnlock, replicaId, log }: BackgroundDeps): BackgroundPart[] {
   // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
   const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
@@ -64,6 +69,7 @@ export function buildBackground({ db, config, runtime, services, replicaId, log 
         restorer: nodeRestorer({ db, config, runtime, services, log: log.child({ part: 'restores' }) }),
       }),
       logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
+      autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
     ],
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,
@@ -91,6 +97,14 @@ export function buildBackground({ db, config, runtime, services, replicaId, log 
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });
-  const backupJanitor = new BackupJanitor({ db, blobs: services.backupBlobs, runtime, config, dataDir: config.dataDir, log: log.child({ part: 'backups' }) });
+  const backupJanitor = new BackupJanitor({
+    db,
+    blobs: services.backupBlobs,
+    runtime,
+    config,
+    dataDir: config.dataDir,
+    onLeftLocked: (nodeId) => unlockAutomatically(db, nodeId),
+    log: log.child({ part: 'backups' }),
+  });
   return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
 }

@@ -10,6 +10,14 @@ import { isSuccess, unlockRefusal } from '../gateway/node-unlocker.ts';
 import { BackupService } from '../backups/service.ts';
 import { backupNodeCalls } from '../backups/node-calls.ts';
 import type { Services } from './services.ts';
+import { findNode } from '../db/nodes.ts';
+import { enqueueAutoUnlock } from '../nodes/auto-unlock-job.ts';
+
+/** Asks for the automatic unlock of a node a backup left locked; nothing when it has none. */
+export async function unlockAutomatically(db: Database, nodeId: string) {
+  const node = await findNode(db, nodeId);
+  if (node) await enqueueAutoUnlock(db, node);
+}
 
 export interface BackupCompositionDeps {
   db: Database;
@@ -33,6 +41,7 @@ export function buildBackupService({ db, config, runtime, services, nodeAccess, 
       if (!isSuccess(answer.status)) throw unlockRefusal(answer);
     },
     markLocked: (nodeId) => services.nodes.markLocked(nodeId),
+    onLeftLocked: (nodeId) => unlockAutomatically(db, nodeId),
     dataDir: config.dataDir,
     config,
     replicaId,

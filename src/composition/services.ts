@@ -15,6 +15,8 @@ import { CertificateService } from '../pki/client-certificates.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import { restoreSealContext } from '../backups/restore-into-node.ts';
+import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
+import { SEALED_VALUE_STORES } from './unlock-seal.ts';
 
 const accountsOf = (db: Database) => new AccountService(db);
 
@@ -26,9 +28,12 @@ const webhookKeysOf = (config: Config) => new WebhookKeyring(config.webhooks.sig
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
 
+const unlockSealKeysOf = (db: Database, seal: UnlockSeal) => new UnlockSealKeys({ db, seal, stores: SEALED_VALUE_STORES });
+
 /**
- * Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts), loaded first;
- * `unlockSeal` seals the passwords the service must keep for a while (secrets/unlock-seal.ts).
+ * Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts) and
+ * `unlockSeal` the seal of the passwords the service keeps (automatic unlock, restores in flight;
+ * composition/unlock-seal.ts), both loaded first.
  */
 export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal) {
   const accounts = accountsOf(db);
@@ -52,16 +57,23 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
   const backupBlobs = createBlobStore(config, 'backups');
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal };
+  const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
+  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys };
 }
 
 export type Services = ReturnType<typeof buildServices>;
 
 /**
  * What the operator commands use (operator/commands.ts: OperatorContext), built by the same
- * functions as the server's. No CA: the CLI lists and revokes certificates but issues none.
+ * functions as the server's. `ca` and `unlockSeal` only for the commands that need them: issuing
+ * a certificate (pki/ca-store.ts: loadExistingCertificateAuthority) and the unlock seal key's.
  */
-/** `ca`: only a command that issues certificates loads it (pki/ca-store.ts: loadExistingCertificateAuthority). */
-export function buildOperatorServices(db: Database, config: Config, ca?: CertificateAuthority) {
-  return { accounts: accountsOf(db), releases: releasesOf(db, config), webhookKeys: webhookKeysOf(config), certificates: certificatesOf(db, config, ca) };
+export function buildOperatorServices(db: Database, config: Config, ca?: CertificateAuthority, unlockSeal?: UnlockSeal) {
+  return {
+    accounts: accountsOf(db),
+    releases: releasesOf(db, config),
+    webhookKeys: webhookKeysOf(config),
+    certificates: certificatesOf(db, config, ca),
+    unlockSealKeys: unlockSeal && unlockSealKeysOf(db, unlockSeal),
+  };
 }

@@ -32,3 +32,15 @@ export async function finishNodeRestore(db: Queryable, nodeId: string, outcome: 
   );
   return rows.length > 0;
 }
+
+/** The sealed passwords of restores in flight, for a rotation of the seal key. */
+export async function listSealedRestorePasswords(db: Queryable) {
+  return db.query<{ node_id: string; sealed_password: string }>(
+    `SELECT node_id, sealed_password FROM node_restores WHERE status = 'PENDING' AND sealed_password IS NOT NULL`,
+  );
+}
+
+/** Replaces a sealed password unless it changed meanwhile (the restore ended, or another rotation). */
+export async function replaceSealedRestorePassword(db: Queryable, nodeId: string, from: string, to: string) {
+  await db.query('UPDATE node_restores SET sealed_password = $3 WHERE node_id = $1 AND sealed_password = $2', [nodeId, from, to]);
+}

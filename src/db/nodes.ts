@@ -18,6 +18,8 @@ export interface NodeRow {
   rest_port: number | null;
   peer_port: number | null;
   peer_host: string | null;
+  /** The wallet password sealed for automatic unlock (secrets/unlock-seal.ts); null: off. Never shown. */
+  auto_unlock_sealed: string | null;
   created_at: Date;
   updated_at: Date;
   destroyed_at: Date | null;
@@ -105,7 +107,9 @@ export async function listLiveNodes(db: Queryable) {
 }
 
 /** The columns a node change may set; `destroyed` stamps destroyed_at. */
-export type NodePatch = Partial<Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port'>> & {
+export type NodePatch = Partial<
+  Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port' | 'auto_unlock_sealed'>
+> & {
   destroyed?: boolean;
 };
 

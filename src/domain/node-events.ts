@@ -8,6 +8,8 @@ export const NODE_EVENT_TYPES = [
   'NODE_UPGRADE_AVAILABLE',
   'NODE_UPGRADE_COMPLETED',
   'NODE_UPGRADE_FAILED',
+  /** The service turned automatic unlock off by itself: details.reason (nodes/auto-unlock.ts). */
+  'NODE_AUTO_UNLOCK_DISABLED',
   'LOG_EXPORT_READY',
   'NODE_BACKUP_COMPLETED',
   'NODE_BACKUP_FAILED',

@@ -7,6 +7,7 @@ import type { Database } from '../db/database.ts';
 import { findUserNode, type NodeRow } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import type { NodeService } from '../nodes/service.ts';
+import type { PasswordCheck } from '../nodes/auto-unlock.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
 import type { NodeAnswer, NodeConnector } from './node-connector.ts';
@@ -42,6 +43,27 @@ export class NodeUnlocker {
     const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/unlock', Buffer.from(JSON.stringify(body)), extraHeaders);
     if (isSuccess(answer.status)) await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return answer;
+  }
+
+  /**
+   * Automatic unlock's use of the node (nodes/auto-unlock.ts): the unlock with only a password,
+   * and what the node's answer means for it. A node that says it is unlocked already is recorded
+   * as unlocked: that is what it is.
+   */
+  async unlockWithPassword(node: NodeRow, password: string): Promise<PasswordCheck> {
+    const answer = await this.unlock(node, { password });
+    if (isSuccess(answer.status)) return { outcome: 'unlocked' };
+    const refusal = unlockRefusal(answer);
+    const nodeError = refusal.details?.nodeError;
+    // Only RLN's own verdict on the password: a 401 for missing credentials (a node run with
+    // authentication by mistake) must not count as a wrong password and erase the sealed one.
+    if (answer.status === 401 && (nodeError === 'WrongPassword' || nodeError === undefined)) return { outcome: 'wrong_password' };
+    if (answer.status === 403 && (nodeError === 'AlreadyUnlocked' || nodeError === 'UnlockedNode')) {
+      await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
+      return { outcome: 'already_unlocked' };
+    }
+    if (answer.status === 403 && nodeError === 'NotInitialized') return { outcome: 'not_initialized' };
+    return { outcome: 'refused', error: refusal };
   }
 
   /**

@@ -1,7 +1,7 @@
 // The durable job that carries out one build. Every step is idempotent: after a crash at any
 // point the job runs again from the top and converges on the same result.
 import { Type } from '@sinclair/typebox';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
@@ -13,6 +13,7 @@ import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
+import { enqueueAutoUnlock } from './auto-unlock-job.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',
@@ -171,15 +172,20 @@ async function finish(
     if (!node || !build) return undefined; // finished by an earlier attempt that crashed before its job was marked done
     const decision = decide(happened, node);
     if (!changesImage(build)) {
-      await applyDecision(tx, node, decision);
+      await daemonStarted(tx, happened, await applyDecision(tx, node, decision));
       return undefined;
     }
     const settled = outcome === 'SUCCESS' ? 'succeeded' : 'failed';
-    await applyDecision(tx, node, decision, (n) => [upgradeEvent(n, build, settled, error)]);
+    await daemonStarted(tx, happened, await applyDecision(tx, node, decision, (n) => [upgradeEvent(n, build, settled, error)]));
     const inRollout = await settleRolloutNode(tx, build.image_version, node.id, settled, error);
     return inRollout ? build.image_version : undefined;
   });
   if (rolloutVersion) deps.requestRolloutPass(rolloutVersion);
+}
+
+/** A build that (re)started the daemon left it locked: automatic unlock follows, where it is on. */
+async function daemonStarted(tx: Queryable, happened: NodeRequest, node: NodeRow) {
+  if (happened.type === 'startBuildSucceeded' || happened.type === 'upgradeRolledBack') await enqueueAutoUnlock(tx, node);
 }
 
 /** What the user is told about an image change (the rollout learns it through settleRolloutNode). */

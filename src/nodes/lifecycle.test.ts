@@ -27,6 +27,7 @@ const nodeIn = (status: NodeStatus, more: Partial<LifecycleNode> = {}): Lifecycl
   initialized: false,
   image_version: 'v1',
   settings: { webhookUrl: HOOK },
+  auto_unlock_sealed: null,
   ...more,
 });
 
@@ -55,6 +56,9 @@ const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expec
   { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change' },
   { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
   { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change' },
+  { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_destroyed node_destroyed' },
+  { request: { type: 'disableAutoUnlock' }, node: { auto_unlock_sealed: 'S' }, expect: 'change change change change change change change' },
+  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { auto_unlock_sealed: 'S' }, expect: 'change change change change change change change' },
 ];
 
 describe('the lifecycle table', () => {
@@ -157,7 +161,11 @@ describe('the lifecycle table', () => {
       build: 'start',
     });
     expect(change({ type: 'stop' })).toEqual({ outcome: 'change', change: { desired_state: 'stopped' }, build: 'stop' });
-    expect(change({ type: 'destroy' })).toEqual({ outcome: 'change', change: { status: 'DESTROYING', desired_state: 'destroyed' }, build: 'destroy' });
+    expect(change({ type: 'destroy' })).toEqual({
+      outcome: 'change',
+      change: { status: 'DESTROYING', desired_state: 'destroyed', auto_unlock_sealed: null },
+      build: 'destroy',
+    });
     expect(change({ type: 'markUnlocked' })).toEqual({ outcome: 'change', change: { locked: false } });
     expect(change({ type: 'markLocked' }, nodeIn('PAUSED', { locked: false }))).toEqual({ outcome: 'change', change: { locked: true } });
     expect(change({ type: 'markInitialized' })).toEqual({ outcome: 'change', change: { initialized: true } });
@@ -184,6 +192,28 @@ describe('the lifecycle table', () => {
     expect(verdict({ type: 'updateSettings', webhookUrl: undefined }, nodeIn('RUNNING'))).toBe('none');
     expect(verdict({ type: 'webhookGone', url: 'https://hooks.example/other' }, nodeIn('RUNNING'))).toBe('none');
     expect(verdict({ type: 'webhookGone', url: HOOK }, nodeIn('RUNNING', { settings: {} }))).toBe('none');
+  });
+
+  it('turns auto-unlock on with the sealed password, and off, erasing it', () => {
+    expect(decide({ type: 'enableAutoUnlock', sealed: 'S2' }, nodeIn('RUNNING', { auto_unlock_sealed: 'S1' }))).toEqual({
+      outcome: 'change',
+      change: { auto_unlock_sealed: 'S2' },
+    });
+    expect(decide({ type: 'enableAutoUnlock', sealed: 'S' }, nodeIn('PAUSED'))).toEqual({
+      outcome: 'refused',
+      refusal: {
+        code: 'node_not_running',
+        message: 'node n1 is PAUSED: the password is checked against the running node; turn auto-unlock on once it is RUNNING',
+        details: { status: 'PAUSED' },
+      },
+    });
+    const on = nodeIn('RUNNING', { auto_unlock_sealed: 'S' });
+    expect(decide({ type: 'disableAutoUnlock' }, on)).toEqual({ outcome: 'change', change: { auto_unlock_sealed: null } });
+    expect(decide({ type: 'autoUnlockFailed', sealed: 'S' }, on)).toEqual({ outcome: 'change', change: { auto_unlock_sealed: null } });
+    expect(verdict({ type: 'disableAutoUnlock' }, nodeIn('RUNNING'))).toBe('none');
+    // A failure with a password the user has since replaced (or removed) leaves the new one alone.
+    expect(verdict({ type: 'autoUnlockFailed', sealed: 'S' }, nodeIn('RUNNING', { auto_unlock_sealed: 'S2' }))).toBe('none');
+    expect(verdict({ type: 'autoUnlockFailed', sealed: 'S' }, nodeIn('RUNNING'))).toBe('none');
   });
 
   it('sets, removes and forgets webhook URLs', () => {

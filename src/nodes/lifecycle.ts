@@ -19,6 +19,9 @@ export type NodeRequest =
   | { type: 'destroy' }
   /** undefined leaves the URL as it is, null removes it. */
   | { type: 'updateSettings'; webhookUrl: string | null | undefined }
+  /** The password, checked against the node (nodes/auto-unlock.ts) and sealed. */
+  | { type: 'enableAutoUnlock'; sealed: string }
+  | { type: 'disableAutoUnlock' }
   // The node gateways, after the daemon accepted the call.
   | { type: 'markUnlocked' }
   | { type: 'markLocked' }
@@ -37,13 +40,15 @@ export type NodeRequest =
   | { type: 'daemonRestarted' }
   | { type: 'rolloutUpgrade'; toVersion: string }
   /** A webhook receiver at `url` answered 410 Gone. */
-  | { type: 'webhookGone'; url: string };
+  | { type: 'webhookGone'; url: string }
+  /** An automatic unlock could not use the sealed password `sealed` (the node refused it, ...). */
+  | { type: 'autoUnlockFailed'; sealed: string };
 
 export type RequestType = NodeRequest['type'];
 type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
 /** What decide() looks at: the node's row as the caller locked it. */
-export type LifecycleNode = Pick<NodeRow, 'id' | 'status' | 'locked' | 'initialized' | 'image_version' | 'settings'>;
+export type LifecycleNode = Pick<NodeRow, 'id' | 'status' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'auto_unlock_sealed'>;
 export type BuildInProgress = Pick<BuildRow, 'build_number' | 'action'>;
 
 export type RefusalCode = Extract<
@@ -87,7 +92,7 @@ export interface Check<R = NodeRequest> {
 export interface Rule<R = NodeRequest> {
   /** How the README names the request. */
   name: string;
-  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery';
+  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock';
   checks: Check<R>[];
   /** What an accepted request changes... */
   change: NodeChange;
@@ -183,7 +188,8 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       },
       buildRunning,
     ],
-    change: { status: 'DESTROYING', desired_state: 'destroyed' },
+    // The sealed password goes at once: a destroyed node has nothing left to unlock.
+    change: { status: 'DESTROYING', desired_state: 'destroyed', auto_unlock_sealed: null },
     build: 'destroy',
   },
   updateSettings: {
@@ -198,6 +204,30 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
         return { settings: request.webhookUrl === null ? rest : { ...rest, webhookUrl: request.webhookUrl } };
       },
     },
+  },
+  enableAutoUnlock: {
+    name: 'turn auto-unlock on',
+    by: 'user',
+    checks: [
+      destroyedNode,
+      // The password is checked against the running daemon before it is stored.
+      {
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+        refusal: {
+          code: 'node_not_running',
+          message: ({ node }) => `node ${node.id} is ${node.status}: the password is checked against the running node; turn auto-unlock on once it is RUNNING`,
+          details: withStatus,
+        },
+      },
+    ],
+    change: {},
+    changeFrom: { describe: 'auto-unlock on: the password, sealed', of: ({ request }) => ({ auto_unlock_sealed: request.sealed }) },
+  },
+  disableAutoUnlock: {
+    name: 'turn auto-unlock off',
+    by: 'user',
+    checks: [{ when: 'auto-unlock is off', holds: ({ node }) => node.auto_unlock_sealed === null }],
+    change: { auto_unlock_sealed: null },
   },
   markUnlocked: {
     name: 'unlock accepted',
@@ -251,6 +281,18 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
         return { settings: rest };
       },
     },
+  },
+  // The password was changed on the node, the seal no longer opens, ...: off, with an event.
+  autoUnlockFailed: {
+    name: 'auto-unlock failed for good',
+    by: 'auto-unlock',
+    checks: [
+      {
+        when: 'auto-unlock was turned off or given another password meanwhile',
+        holds: ({ request, node }) => node.auto_unlock_sealed !== request.sealed,
+      },
+    ],
+    change: { auto_unlock_sealed: null },
   },
 };
 

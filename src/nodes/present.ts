@@ -30,6 +30,8 @@ export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions
     status: n.status,
     locked: n.locked,
     initialized: n.initialized,
+    // Whether the service unlocks the node after each daemon start; the sealed password never leaves.
+    autoUnlock: n.auto_unlock_sealed !== null,
     invoke_url: `${opts.nodeApiUrl}/${n.user_id}/${n.id}/`,
     settings: n.settings ?? {},
     builds: builds.map(presentBuild),

@@ -18,6 +18,7 @@ import { daemonShouldRun, decide } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { specOf } from './build-job.ts';
+import { enqueueAutoUnlock } from './auto-unlock-job.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { LeaderLease } from '../jobs/leader-lease.ts';
 
@@ -155,12 +156,16 @@ export class Reconciler {
     }
   }
 
-  /** Every daemon start begins locked (RLN semantics). */
+  /** Every daemon start begins locked (RLN semantics); automatic unlock follows where it is on. */
   private async markLocked(nodeId: string) {
     await this.opts.db.transaction(async (tx) => {
       const current = await lockNode(tx, nodeId);
       // Only a daemon that should be up: a build in progress or a stop changes the lock itself.
-      if (current && daemonShouldRun(current) && !current.locked) await applyDecision(tx, current, decide({ type: 'daemonRestarted' }, current));
+      if (!current || !daemonShouldRun(current)) return;
+      if (!current.locked) await applyDecision(tx, current, decide({ type: 'daemonRestarted' }, current));
+      // Also when the row said locked already (the user had locked it, or the service restarted
+      // before an earlier automatic unlock ran): the new daemon is locked either way.
+      await enqueueAutoUnlock(tx, current);
     });
   }
 }

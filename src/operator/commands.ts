@@ -5,6 +5,7 @@ import type { AccountService } from '../accounts/service.ts';
 import type { ReleaseService } from '../releases/service.ts';
 import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
+import type { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { parseDurationMs } from '../config/env-formats.ts';
 import { AppError } from '../errors.ts';
 
@@ -13,6 +14,8 @@ export interface OperatorContext {
   releases: ReleaseService;
   webhookKeys: WebhookKeyring;
   certificates: CertificateService;
+  /** Only where the command needs it: the CLI loads the key file for the unlock-seal-key commands alone. */
+  unlockSealKeys?: UnlockSealKeys;
 }
 
 export type OperatorArgs = { positional: string[]; options: Record<string, string | true> };
@@ -33,6 +36,11 @@ const wholeNumber = (a: OperatorArgs, name: string, min: number) => {
   if (v === undefined) return undefined;
   if (!/^\d{1,6}$/.test(v) || Number(v) < min) throw new AppError('invalid_request', `--${name} must be a whole number of at least ${min}`);
   return Number(v);
+};
+
+const sealKeys = (ctx: OperatorContext) => {
+  if (!ctx.unlockSealKeys) throw new AppError('internal_error', 'the unlock seal key file was not loaded for this command');
+  return ctx.unlockSealKeys;
 };
 
 export const operatorCommands: Record<string, (ctx: OperatorContext, a: OperatorArgs) => Promise<object>> = {
@@ -64,6 +72,12 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
     if (overlap !== undefined && overlapMs === undefined) throw new AppError('invalid_request', '--overlap must be a duration like 24h, 30m or 0');
     return ctx.webhookKeys.rotate(overlapMs);
   },
+  // Rewrites the key file and re-seals every sealed password in the database with the new key; a
+  // running service reads the new key when it next seals or opens (no restart).
+  'unlock-seal-key rotate': (ctx) => sealKeys(ctx).rotate(),
+  // For a key file the service cannot write (a Kubernetes Secret): the operator puts the new key
+  // first in it, runs this, then removes the old key.
+  'unlock-seal-key reseal': (ctx) => sealKeys(ctx).reseal(),
   // The files are written by the CLI process (main.ts), not here: this may run in the server.
   'cert issue': (ctx, a) => ctx.certificates.issueForOperator(required(a, 0, '<node-id>')),
   'cert list': async (ctx, a) => ({ certificates: await ctx.certificates.listForOperator(required(a, 0, '<node-id>')) }),

@@ -5,6 +5,7 @@ import { openDatabase } from '../db/open.ts';
 import { migrate } from '../db/migrate.ts';
 import { acquireDataDirLock } from '../db/data-dir-lock.ts';
 import { buildOperatorServices } from '../composition/services.ts';
+import { loadConfiguredUnlockSeal } from '../composition/unlock-seal.ts';
 import { AppError } from '../errors.ts';
 import { loadExistingCertificateAuthority } from '../pki/ca-store.ts';
 import { operatorCommands, type OperatorArgs } from './commands.ts';
@@ -49,7 +50,9 @@ async function runDirect(config: Config, command: string, args: OperatorArgs): P
     if (command === 'cert issue' && !ca) {
       throw new AppError('service_unavailable', 'no certificate authority here: start the service once (it creates one in DATA_DIR/pki), or set CA_CERT_FILE and CA_KEY_FILE as the service has them');
     }
-    const ctx = buildOperatorServices(db, config, ca);
+    // Only the seal's own commands touch its key file (the default one would be created here).
+    const unlockSeal = command.startsWith('unlock-seal-key ') ? loadConfiguredUnlockSeal(config) : undefined;
+    const ctx = buildOperatorServices(db, config, ca, unlockSeal);
     await ctx.releases.seed(config.initialImageVersion);
     return await operatorCommands[command]!(ctx, args);
   } finally {

@@ -66,6 +66,7 @@ function changes(rule: Rule): string {
     c.initialized ? 'initialized' : undefined,
     c.desired_state && `desired ${c.desired_state}`,
     c.destroyed ? 'destroyed_at set' : undefined,
+    c.auto_unlock_sealed === null ? 'auto-unlock off (sealed password erased)' : undefined,
     rule.changeFrom?.describe,
   ];
   return parts.filter((p) => p !== undefined).join(', ');

@@ -27,6 +27,8 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/nodes/:id/upgrade', (id) => `/api/nodes/${id}/upgrade`),
   route('POST', '/api/nodes/:id/unlock', (id) => `/api/nodes/${id}/unlock`, { body: () => ({ password: 'not-the-password' }) }),
   route('POST', '/api/nodes/:id/init', (id) => `/api/nodes/${id}/init`, { body: () => ({ password: 'a-password-of-12' }) }),
+  route('PUT', '/api/nodes/:id/auto-unlock', (id) => `/api/nodes/${id}/auto-unlock`, { body: () => ({ password: 'not-the-password' }) }),
+  route('DELETE', '/api/nodes/:id/auto-unlock', (id) => `/api/nodes/${id}/auto-unlock`),
   route('POST', '/api/nodes/:id/settings', (id) => `/api/nodes/${id}/settings`, { body: () => ({ settings: { webhookUrl: '' } }) }),
   // Log exports.
   route('POST', '/api/nodes/:id/logs', (id) => `/api/nodes/${id}/logs`),

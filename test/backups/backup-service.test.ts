@@ -1,7 +1,8 @@
 // Backups with the service started as the README says (`npm start`) and the CLI a user runs
 // beside it: `rln-cloud backup create|list|download` find the API and the development token on
 // their own, and a service killed with SIGKILL in the middle of a backup ends it FAILED at its
-// next start, with nothing left in the node's storage.
+// next start, with nothing left in the node's storage and, with automatic unlock on, the node
+// unlocked again.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +55,8 @@ describe('backups of a service started with npm start, through the CLI', () => {
     expect(svc.cli(['backup', 'list', nodeId, '--token-file', join(dataDir, 'missing')]).error.code).toBe('unauthorized');
   });
 
-  it('a service killed mid-backup ends the backup FAILED at its next start, and leaves no file behind', async () => {
+  it('a service killed mid-backup ends the backup FAILED at its next start, leaves no file behind, and automatic unlock unlocks the node', async () => {
+    expect((await api(`/api/nodes/${nodeId}/auto-unlock`, { method: 'PUT', body: { password: PASSWORD } })).status).toBe(200);
     // A storage large enough that the backup is still running when the service is killed.
     writeFileSync(join(dataDir, 'nodes', nodeId, 'storage', 'ballast.bin'), Buffer.alloc(300 * 1024 * 1024, 7));
     const started = await api(`/api/nodes/${nodeId}/backups`, { method: 'POST', body: { password: PASSWORD } });
@@ -72,8 +74,11 @@ describe('backups of a service started with npm start, through the CLI', () => {
       await new Promise((r) => setTimeout(r, 200));
     } while (Date.now() < deadline);
     expect(backup).toMatchObject({ status: 'FAILED', error: { code: 'backup_interrupted' } });
+    // It was unlocked before the backup locked it, and automatic unlock is on: unlocked again.
+    await waitForServiceNode(svc, token, nodeId, 'unlocked', 60_000, (n) => n?.status === 'RUNNING' && n?.locked === false);
+    // Neither the service's file nor the daemon's half-written one is left (devnode removes its own at start).
     const storage = readdirSync(join(dataDir, 'nodes', nodeId, 'storage'));
     expect(storage.filter((f) => f.startsWith('rln-cloud-backup-'))).toEqual([]);
     expect(readdirSync(join(dataDir, 'backups', 'staging'))).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 });

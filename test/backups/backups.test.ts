@@ -112,6 +112,15 @@ describe(`backups, local blob store, on ${databaseLabel()}`, () => {
     await unlock(t, alice, nodeId);
   });
 
+  it('with automatic unlock on, a node a wrong password left locked is unlocked by the service', async () => {
+    const on = await t.call(`/api/nodes/${nodeId}/auto-unlock`, { method: 'PUT', token: alice.token, body: { password: PASSWORD } });
+    expect(on.status, on.text).toBe(200);
+    const done = await backUp(t, alice, nodeId, 'not-the-password');
+    expect(done).toMatchObject({ status: 'FAILED', error: { code: 'wrong_password' }, unlockError: expect.any(String) });
+    await expect.poll(async () => (await nodeRecord(t, alice, nodeId)).locked, { timeout: 15_000 }).toBe(false);
+    expect((await t.call(`/api/nodes/${nodeId}/auto-unlock`, { method: 'DELETE', token: alice.token })).status).toBe(200);
+  });
+
   it('refuses a backup while one runs, of a node without a wallet, of a stopped node and of a destroyed one', async () => {
     const running = await insertNodeBackup(t.server.db, {
       id: 'e'.repeat(32), userId: alice.id, nodeId, network: 'regtest', imageVersion: 'devnode-0.1.0', wasUnlocked: false, runner: 'elsewhere',
@@ -146,7 +155,7 @@ describe(`backups, local blob store, on ${databaseLabel()}`, () => {
     const all = await get(`/api/nodes/${nodeId}/backups`);
     expect(all.status).toBe(200);
     expect(all.json.nextCursor).toBeNull();
-    expect(all.json.backups.length).toBe(4);
+    expect(all.json.backups.length).toBe(5);
     expect(all.json.backups.at(-1).backupId).toBe(firstBackup.backupId);
     expect(all.json.backups[0].downloadUrl).toBeUndefined();
     const ids: string[] = [];

@@ -229,6 +229,25 @@ describe.skipIf(!hasChromium)(
       rmSync(saved);
     });
 
+    step('turns automatic unlock on with the node password and off again', async () => {
+      const card = page.locator('[data-testid=auto-unlock]');
+      const state = page.locator('[data-testid=auto-unlock-state]');
+      expect(await state.textContent()).toMatch(/^Off\./);
+      await card.getByRole('button', { name: 'Turn on' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Node password').fill(NODE_PASSWORD);
+      await dialog.getByRole('button', { name: 'Turn on' }).click();
+      // The node is unlocked already: the page says the password is checked at its next start.
+      await card.getByText('checked at its next start').waitFor();
+      await state.getByText('On.').waitFor();
+      expect((await t.call(`/api/nodes/${nodeId}`, { token: alice.token })).json.data.autoUnlock).toBe(true);
+      await shot('node-auto-unlock');
+      await card.getByRole('button', { name: 'Turn off' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Turn off' }).click();
+      await state.getByText('Off.').waitFor();
+      expect((await t.call(`/api/nodes/${nodeId}`, { token: alice.token })).json.data.autoUnlock).toBe(false);
+    });
+
     step('connect page: downloads key, certificate and CA, the example command answers, revoke refuses it', async () => {
       await page.getByRole('link', { name: 'Connect' }).click();
       await page.waitForURL(url(`${nodePath(nodeId)}/connect`));

@@ -1,6 +1,6 @@
 // The node page: status that follows running builds, the upgrade and locked notices with their
-// Upgrade and Unlock buttons, details, build history, lifecycle actions, webhook, log export and
-// backups (node-backups.js).
+// Upgrade and Unlock buttons, details, build history, lifecycle actions, automatic unlock, webhook,
+// log export and backups (node-backups.js).
 import { api, connectUrl, nodesListUrl } from '../api.js';
 import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge, table, time, copyable } from '../dom.js';
 import { nodeNotFound } from './not-found.js';
@@ -80,6 +80,57 @@ export async function nodePage(main, { nodeId, setTitle }) {
       await refresh();
     }
   });
+
+  // Automatic unlock: on with the password (the node checks it first), off erases it.
+  const autoUnlockState = h('p', { dataset: { testid: 'auto-unlock-state' } });
+  const autoUnlockOut = h('div', { class: 'form-out' });
+  const autoUnlockOnBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Turn on');
+  autoUnlockOnBtn.addEventListener('click', async () => {
+    let answer;
+    const done = await dialog({
+      title: node.autoUnlock ? 'Give automatic unlock another password' : 'Turn automatic unlock on',
+      body:
+        'The service keeps the password encrypted, with a key that is not in its database, and unlocks this node after every start, ' +
+        'upgrade and restart. The node checks the password first: a locked node is unlocked with it.',
+      confirmLabel: node.autoUnlock ? 'Save' : 'Turn on',
+      fields: [{ name: 'password', label: 'Node password', type: 'password', autocomplete: 'current-password' }],
+      onConfirm: async ({ password }) => {
+        answer = await api(`/api/nodes/${nodeId}/auto-unlock`, { method: 'PUT', body: { password } });
+      },
+    });
+    if (!done || !answer) return;
+    fill(autoUnlockOut, notice('ok', answer.message));
+    await refresh();
+  });
+  const autoUnlockOffBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Turn off');
+  autoUnlockOffBtn.addEventListener('click', async () => {
+    const sure = await dialog({
+      title: 'Turn automatic unlock off?',
+      body: 'The kept password is erased. After its next start you unlock the node by hand again.',
+      confirmLabel: 'Turn off',
+    });
+    if (!sure) return;
+    await runAction(autoUnlockOffBtn, autoUnlockOut, () => api(`/api/nodes/${nodeId}/auto-unlock`, { method: 'DELETE' }));
+    await refresh();
+  });
+  const renderAutoUnlock = () => {
+    const canCheck = node.status === 'RUNNING' && node.initialized;
+    fill(
+      autoUnlockState,
+      node.autoUnlock
+        ? [h('strong', {}, 'On. '), 'The service unlocks this node after every start, upgrade and restart.']
+        : [h('strong', {}, 'Off. '), canCheck ? 'You unlock the node after every start.' : 'It can be turned on while the node runs, once its wallet exists.'],
+    );
+    fill(autoUnlockOnBtn, node.autoUnlock ? 'Change password' : 'Turn on');
+    autoUnlockOnBtn.hidden = !canCheck;
+    autoUnlockOffBtn.hidden = !node.autoUnlock;
+  };
+  const autoUnlockCard = h(
+    'section',
+    { class: 'card', dataset: { testid: 'auto-unlock' } },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Automatic unlock')),
+    h('div', { class: 'card-body stack' }, autoUnlockState, h('div', { class: 'actions' }, autoUnlockOnBtn, autoUnlockOffBtn), autoUnlockOut),
+  );
 
   const initBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Initialise');
   initBtn.addEventListener('click', async () => {
@@ -207,6 +258,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
     renderNotices();
     renderDetails();
     renderBuilds();
+    renderAutoUnlock();
   };
 
   let timer;
@@ -235,6 +287,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
     notices,
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Details')), h('div', { class: 'card-body' }, details)),
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Build history')), h('div', { class: 'card-body' }, builds)),
+    autoUnlockCard,
     h('div', { class: 'two-col' }, webhookCard(nodeId, node), logsCard(nodeId)),
     backupsCard(nodeId, { onNodeChanged: () => refresh() }),
   );

@@ -1,0 +1,48 @@
+// The durable job that unlocks a node with automatic unlock after its daemon (re)started. Enqueued
+// in the transaction that records the start: a start, upgrade or rollback build succeeding
+// (build-job.ts) and the reconcile loop restarting a daemon or seeing it restarted (reconcile.ts),
+// which also covers a restart of the whole service. A new node is left out by nature: it has no
+// wallet, so it cannot have automatic unlock on.
+import { Type } from '@sinclair/typebox';
+import type { Queryable } from '../db/database.ts';
+import { insertJob } from '../db/jobs.ts';
+import type { NodeRow } from '../db/nodes.ts';
+import { declareJob } from '../jobs/job-declaration.ts';
+import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
+import type { Logger } from '../logger.ts';
+import type { AutoUnlockService } from './auto-unlock.ts';
+import { daemonShouldRun } from './lifecycle.ts';
+
+export const AUTO_UNLOCK_JOB = declareJob({
+  kind: 'node.auto-unlock',
+  // With the backoff below, about five minutes: long enough for a restarted pod to be scheduled
+  // and come up; after that the node waits for a manual unlock or its next start.
+  maxAttempts: 10,
+  payload: Type.Object({ v: Type.Literal(1), nodeId: Type.String() }),
+  // One pending unlock per node: several reports of one restart (every replica records what its
+  // runtime saw) unlock it once.
+  singletonKey: (p) => `auto-unlock:${p.nodeId}`,
+});
+export type AutoUnlockJobPayload = ReturnType<typeof AUTO_UNLOCK_JOB.parse>;
+
+/** After a daemon start recorded on `node` (as it is now): an unlock follows when it has automatic unlock on. */
+export async function enqueueAutoUnlock(tx: Queryable, node: NodeRow): Promise<void> {
+  if (node.auto_unlock_sealed !== null && daemonShouldRun(node)) await insertJob(tx, AUTO_UNLOCK_JOB.newJob({ v: 1, nodeId: node.id }));
+}
+
+export function autoUnlockJob(deps: { autoUnlock: Pick<AutoUnlockService, 'unlockAfterStart'>; log: Logger }): JobDefinition<AutoUnlockJobPayload> {
+  return {
+    ...AUTO_UNLOCK_JOB,
+    // RLN's unlock syncs before it answers (up to NODE_API_TIMEOUT_MS); the lease is renewed meanwhile.
+    leaseMs: 30_000,
+    // The daemon may still be starting (a reconcile restart enqueues as it spawns it).
+    backoffMs: exponentialBackoff(1_000, 60_000),
+    async handle(p) {
+      const result = await deps.autoUnlock.unlockAfterStart(p.nodeId);
+      if (result !== 'nothing to do') deps.log.info({ nodeId: p.nodeId, result }, 'automatic unlock');
+    },
+    async onGiveUp(p, error) {
+      deps.log.warn({ nodeId: p.nodeId, err: error.message }, 'automatic unlock gave up; the node stays locked until it is unlocked by hand or starts again');
+    },
+  };
+}
