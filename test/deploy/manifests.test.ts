@@ -28,7 +28,7 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
   // The example overlay needs its secret files: rendered from a copy with placeholders in secrets/.
   const copy = mkdtempSync(join(tmpdir(), 'rln-manifests-'));
   cpSync(join(repoRoot, 'deploy/kubernetes'), copy, { recursive: true });
-  for (const f of ['database-url', 'ca.pem', 'ca.key', 'webhook-signing-keys', 's3-access-key-id', 's3-secret-access-key']) {
+  for (const f of ['database-url', 'ca.pem', 'ca.key', 'webhook-signing-keys', 'unlock-seal-keys', 's3-access-key-id', 's3-secret-access-key']) {
     writeFileSync(join(copy, 'overlays/example/secrets', f), `placeholder ${f}`);
   }
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
@@ -36,11 +36,11 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
   const example = render(join(copy, 'overlays/example'));
   const testCluster = render(join(copy, 'overlays/test-cluster'));
 
-  it('keeps secrets out of the base and the test overlay; the example overlay generates the four Secrets', () => {
+  it('keeps secrets out of the base and the test overlay; the example overlay generates the five Secrets', () => {
     expect(ofKind(base, 'Secret')).toEqual([]);
     expect(ofKind(testCluster, 'Secret')).toEqual([]);
     expect(ofKind(example, 'Secret').map((s) => s.metadata.name.replace(/-[a-z0-9]{10}$/, '')).sort()).toEqual([
-      'rln-cloud-ca', 'rln-cloud-database', 'rln-cloud-s3', 'rln-cloud-webhook-keys',
+      'rln-cloud-ca', 'rln-cloud-database', 'rln-cloud-s3', 'rln-cloud-unlock-seal', 'rln-cloud-webhook-keys',
     ]);
   });
 
@@ -82,7 +82,7 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     const container = pod.containers[0];
     const files = container.env.filter((e: any) => e.name.endsWith('_FILE'));
     expect(files.map((e: any) => e.name).sort()).toEqual([
-      'CA_CERT_FILE', 'CA_KEY_FILE', 'DATABASE_URL_FILE', 'S3_ACCESS_KEY_ID_FILE', 'S3_SECRET_ACCESS_KEY_FILE', 'WEBHOOK_SIGNING_KEY_FILE',
+      'CA_CERT_FILE', 'CA_KEY_FILE', 'DATABASE_URL_FILE', 'S3_ACCESS_KEY_ID_FILE', 'S3_SECRET_ACCESS_KEY_FILE', 'UNLOCK_SEAL_KEY_FILE', 'WEBHOOK_SIGNING_KEY_FILE',
     ]);
     for (const { name, value } of files) {
       const mount = container.volumeMounts.find((m: any) => m.mountPath === dirname(value));

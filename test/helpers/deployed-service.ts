@@ -228,6 +228,7 @@ export async function writeSecretFiles(dir: string, databaseUrl: string): Promis
     ],
   };
   writeFileSync(join(dir, 'webhook-keyring.json'), `${JSON.stringify(keyring, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, 'unlock-seal-keys'), `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
   writeFileSync(join(dir, 'database-url'), `${databaseUrl}\n`, { mode: 0o600 });
   writeFileSync(join(dir, 's3-access-key-id'), S3_CREDENTIALS.accessKeyId, { mode: 0o600 });
   writeFileSync(join(dir, 's3-secret-access-key'), S3_CREDENTIALS.secretAccessKey, { mode: 0o600 });
@@ -251,6 +252,7 @@ secretGenerator:
   - {name: rln-cloud-database, namespace: ${SERVICE_NAMESPACE}, files: [url=database-url]}
   - {name: rln-cloud-ca, namespace: ${SERVICE_NAMESPACE}, files: [ca.pem=ca.pem, ca.key=ca.key]}
   - {name: rln-cloud-webhook-keys, namespace: ${SERVICE_NAMESPACE}, files: [signing-keys=webhook-keyring.json]}
+  - {name: rln-cloud-unlock-seal, namespace: ${SERVICE_NAMESPACE}, files: [keys=unlock-seal-keys]}
   - {name: rln-cloud-s3, namespace: ${SERVICE_NAMESPACE}, files: [access-key-id=s3-access-key-id, secret-access-key=s3-secret-access-key]}
 `,
   );
