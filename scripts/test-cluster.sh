@@ -538,6 +538,8 @@ devnode_hash() {
   {
     echo "$DEVNODE_VERSIONS"
     stat -c '%n %s %Y' "$node_bin"
+    # the host tools scripts/devnode-image.sh copies in beside node
+    stat -c '%n %s %Y' $(readlink -f $(command -v dash cat head wc mv rm))
     cat "$REPO/scripts/devnode-image.sh" "$REPO/scripts/test-cluster/docker-archive.sh"
     (cd "$REPO" && find devnode -type f ! -name '*.test.ts' | LC_ALL=C sort | xargs sha256sum)
   } | sha256sum | cut -d' ' -f1

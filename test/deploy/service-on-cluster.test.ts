@@ -96,10 +96,11 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     };
     for (const [verb, resource] of [
       ['watch', 'statefulsets.apps'], ['patch', 'statefulsets.apps'], ['create', 'services'], ['delete', 'pods'],
-      ['get', 'pods/log'], ['delete', 'persistentvolumeclaims'],
+      ['get', 'pods/log'], ['get', 'pods/exec'], ['create', 'pods/exec'], ['delete', 'persistentvolumeclaims'],
     ]) expect(`${verb} ${resource}: ${await can(verb!, resource!)}`).toBe(`${verb} ${resource}: yes`);
     for (const [verb, resource, namespace] of [
       ['create', 'pods'], ['get', 'secrets'], ['create', 'persistentvolumeclaims'], ['list', 'pods', SERVICE_NAMESPACE], ['list', 'statefulsets.apps', 'default'],
+      ['create', 'pods/exec', SERVICE_NAMESPACE],
     ]) expect(`${verb} ${resource} in ${namespace ?? NODES_NAMESPACE}: ${await can(verb!, resource!, namespace)}`).toBe(`${verb} ${resource} in ${namespace ?? NODES_NAMESPACE}: no`);
     // The start-up namespace check needed no more than that: no replica logged a refusal.
     for (const pod of await servicePods()) {

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, Exec } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
 import type { LogRotation } from '../../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../../logs/read-range.ts';
@@ -27,12 +27,12 @@ import {
   podName,
   REST_PORT,
   restService,
-  STORAGE_DIR,
   statefulSet,
   workloadName,
 } from './objects.ts';
 import { WatchedObjects, type ChangeKind } from './watched-objects.ts';
 import { PodLogCollector } from './pod-log-collector.ts';
+import { PodStorageFiles } from './pod-storage-files.ts';
 import { podProblem } from './pod-problems.ts';
 
 export interface KubernetesRuntimeOptions {
@@ -52,13 +52,8 @@ const STUCK_DELETION_MS = 5_000;
 
 export class KubernetesRuntime implements NodeRuntime {
   readonly reportsEveryRestart = true;
-  // Not yet: files in a pod's volume are reached through exec (work in progress on a branch).
-  readonly storageFiles: NodeStorageFiles = {
-    daemonPath: (_nodeId, name) => `${STORAGE_DIR}/${name}`,
-    read: async () => { throw new Error('backups are not yet supported on the kubernetes runtime'); },
-    write: async () => { throw new Error('backups are not yet supported on the kubernetes runtime'); },
-    remove: async () => {},
-  };
+  /** Files in a node's volume, reached through exec in its running pod (pod-storage-files.ts). */
+  readonly storageFiles: NodeStorageFiles;
   private readonly cluster: Cluster;
   private readonly pods: WatchedObjects<V1Pod>;
   private readonly sets: WatchedObjects<V1StatefulSet>;
@@ -115,6 +110,7 @@ export class KubernetesRuntime implements NodeRuntime {
       log,
       currentPod: (nodeId) => this.pods.get(podName(nodeId)),
     });
+    this.storageFiles = new PodStorageFiles({ exec: new Exec(kc), namespace, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
   }
 
   /**
