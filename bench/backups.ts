@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { idleRssMb, withPeakRss } from './rss.ts';
 import { serviceEnv, startServiceProcess, callService, waitForServiceNode, type ServiceProcess } from '../test/helpers/service-process.ts';
 
 export interface BackupFigures {
@@ -24,28 +25,7 @@ export interface BackupFigures {
 
 const MB = 2 ** 20;
 const PASSWORD = 'bench-backup-password';
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Runs `work` while sampling the server's RSS every 20 ms; answers its duration and the peak growth. */
-async function measured<T>(pid: number, idleMb: number, work: () => Promise<T>) {
-  let peak = idleMb;
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      peak = Math.max(peak, rssMb(pid));
-      await sleep(20);
-    }
-  })();
-  const started = performance.now();
-  try {
-    const result = await work();
-    return { result, seconds: (performance.now() - started) / 1000, rssGrowthMb: peak - idleMb };
-  } finally {
-    sampling = false;
-    await sampler;
-  }
-}
 
 async function createNode(svc: ServiceProcess, token: string, body: object) {
   const r = await callService(svc, token, '/api/nodes', { method: 'POST', body: { network: 'regtest', ...body } });
@@ -77,11 +57,9 @@ export async function benchBackups(sizeMb: number): Promise<BackupFigures> {
     rmSync(copy);
 
     await sleep(3000); // let start-up and node creation garbage settle before the idle figure
-    const idle: number[] = [];
-    for (let i = 0; i < 10; i++, await sleep(100)) idle.push(rssMb(pid));
-    const rssIdleMb = Math.max(...idle);
+    const rssIdleMb = await idleRssMb(pid);
 
-    const backup = await measured(pid, rssIdleMb, async () => {
+    const backup = await withPeakRss(pid, rssIdleMb, async () => {
       const started = await callService(svc, token, `/api/nodes/${nodeId}/backups`, { method: 'POST', body: { password: PASSWORD } });
       for (;;) {
         const r = await callService(svc, token, `/api/nodes/${nodeId}/backups/${started.json.backupId}`);
@@ -90,8 +68,8 @@ export async function benchBackups(sizeMb: number): Promise<BackupFigures> {
         await sleep(50);
       }
     });
-    const emptyCreate = await measured(pid, rssIdleMb, () => createNode(svc, token, { name: 'bench-empty' }));
-    const restore = await measured(pid, rssIdleMb, () =>
+    const emptyCreate = await withPeakRss(pid, rssIdleMb, () => createNode(svc, token, { name: 'bench-empty' }));
+    const restore = await withPeakRss(pid, rssIdleMb, () =>
       createNode(svc, token, { name: 'bench-restored', restore: { backupId: backup.result.backupId, password: PASSWORD } }),
     );
     const restored = (await callService(svc, token, `/api/nodes/${restore.result}`)).json.data;

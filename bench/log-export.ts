@@ -4,7 +4,6 @@
 // peak resident memory growth during the export, beside a baseline: the same files gzipped by a
 // bare read -> gzip -> write stream pipeline at the same level.
 import { createReadStream, createWriteStream, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -18,6 +17,7 @@ import { RotatingLog } from '../src/logs/rotating-log.ts';
 import { listLogFiles } from '../src/logs/log-files.ts';
 import { seedNodes } from './seed.ts';
 import { serviceEnv, startServiceProcess } from '../test/helpers/service-process.ts';
+import { idleRssMb, withPeakRss } from './rss.ts';
 
 export interface LogExportFigures {
   inputMb: number;
@@ -73,7 +73,6 @@ async function prepare(sizeMb: number) {
   return { dataDir, token, nodeId, files, inputBytes, collectSeconds };
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function benchLogExport(sizeMb: number): Promise<LogExportFigures> {
@@ -94,31 +93,19 @@ export async function benchLogExport(sizeMb: number): Promise<LogExportFigures> 
       const pid = service.serverPid();
       const headers = { authorization: `Bearer ${p.token}` };
       await sleep(3000); // let start-up garbage settle before taking the baseline
-      const baselineSamples: number[] = [];
-      for (let i = 0; i < 10; i++, await sleep(100)) baselineSamples.push(rssMb(pid));
-      const rssBaselineMb = Math.max(...baselineSamples);
-
-      let peak = rssBaselineMb;
-      let sampling = true;
-      const sampler = (async () => {
-        while (sampling) {
-          peak = Math.max(peak, rssMb(pid));
-          await sleep(20);
+      const rssBaselineMb = await idleRssMb(pid);
+      const exported = await withPeakRss(pid, rssBaselineMb, async () => {
+        const post = await fetch(`${service.base}/api/nodes/${p.nodeId}/logs`, { method: 'POST', headers });
+        const { taskId } = (await post.json()) as { taskId: string };
+        for (;;) {
+          const r = await fetch(`${service.base}/api/nodes/${p.nodeId}/logs?taskId=${taskId}`, { headers });
+          const answer = await r.json();
+          if (r.status !== 202) return { taskId, answer };
+          await sleep(50);
         }
-      })();
-      const started = performance.now();
-      const post = await fetch(`${service.base}/api/nodes/${p.nodeId}/logs`, { method: 'POST', headers });
-      const { taskId } = (await post.json()) as { taskId: string };
-      let answer: any;
-      for (;;) {
-        const r = await fetch(`${service.base}/api/nodes/${p.nodeId}/logs?taskId=${taskId}`, { headers });
-        answer = await r.json();
-        if (r.status !== 202) break;
-        await sleep(50);
-      }
-      const exportSeconds = (performance.now() - started) / 1000;
-      sampling = false;
-      await sampler;
+      });
+      const { taskId, answer } = exported.result;
+      const exportSeconds = exported.seconds;
       if (answer.status !== 'SUCCEEDED') throw new Error(`export ended ${JSON.stringify(answer)}`);
       const blobDir = join(p.dataDir, 'exports', 'blobs', p.nodeId, taskId);
       const outputBytes = readdirSync(blobDir).reduce((n, f) => n + statSync(join(blobDir, f)).size, 0);
@@ -132,7 +119,7 @@ export async function benchLogExport(sizeMb: number): Promise<LogExportFigures> 
         parts: answer.data.length,
         outputMb: outputBytes / MB,
         rssBaselineMb,
-        rssPeakGrowthMb: peak - rssBaselineMb,
+        rssPeakGrowthMb: exported.rssGrowthMb,
         baselineMbPerSecond: inputMb / baselineSeconds,
       };
     } finally {

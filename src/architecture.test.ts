@@ -10,12 +10,12 @@ import { describe, expect, it } from 'vitest';
 const SRC = resolve(import.meta.dirname);
 
 /** Parts anyone may import; they import no other part of src/. */
-const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'http-drain.ts', 'http-cors.ts', 'pretty-log.ts', 'listen-error.ts', 'domain', 'config', 'auth'];
+const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'http-drain.ts', 'http-cors.ts', 'pretty-log.ts', 'listen-error.ts', 'secret-file.ts', 'domain', 'config', 'auth'];
 /** What the node daemons run on knows the log files it writes, and nothing of nodes or storage. */
 const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
 /** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
-const SERVICES = ['accounts', 'blobs', 'db', 'jobs', 'logs', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
-const CALLERS = ['api', 'web', 'gateway', 'operator', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
+const SERVICES = ['accounts', 'backups', 'blobs', 'db', 'jobs', 'logs', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
+const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** Only these read the whole configuration; every other part is handed the settings it uses. */
 const CONFIG_READERS = ['app.ts', 'main.ts', 'composition', 'operator', 'readme'];
 

@@ -1,8 +1,6 @@
-// The node calls a backup makes, over the gateways' connection pool: lock, back up, restore. RLN
-// answers errors as {"error", "code", "name"}; a refusal becomes one of our error codes with the
-// node's own words, so a FAILED record says what the node said.
-import type { NodeConnector } from '../gateway/node-connector.ts';
-import { isSuccess, unlockRefusal } from '../gateway/node-unlocker.ts';
+// What backups and restores ask of a node's daemon (RLN's /lock, /backup, /restore). Implemented
+// over the gateways' connection pool (gateway/backup-node-calls.ts) and handed in by the
+// composition root, so this part knows nothing of how nodes are reached.
 import type { NodeEndpoint } from '../runtime/types.ts';
 import type { AppError } from '../errors.ts';
 
@@ -17,28 +15,3 @@ export interface BackupNodeCalls {
 
 /** What a node refusal looks like to callers: an AppError whose details say the node's error name. */
 export type NodeRefusal = AppError & { details: { nodeStatus: number; nodeError?: string } };
-
-export function backupNodeCalls(connector: NodeConnector, timeoutMs: number): BackupNodeCalls {
-  const post = async (endpoint: NodeEndpoint, path: string, body: object, what: string, timeout?: number) => {
-    const answer = await connector.call(endpoint, 'POST', path, Buffer.from(JSON.stringify(body)), {}, timeout);
-    if (!isSuccess(answer.status)) throw unlockRefusal(answer, what);
-    return answer;
-  };
-  return {
-    async lock(endpoint) {
-      try {
-        await post(endpoint, '/lock', {}, 'lock');
-      } catch (err) {
-        // Locked already (by its owner a moment ago): what we wanted.
-        if ((err as NodeRefusal).details?.nodeError === 'LockedNode') return;
-        throw err;
-      }
-    },
-    async backup(endpoint, path, password) {
-      await post(endpoint, '/backup', { backup_path: path, password }, 'back up', timeoutMs);
-    },
-    async restore(endpoint, path, password) {
-      await post(endpoint, '/restore', { backup_path: path, password }, 'restore', timeoutMs);
-    },
-  };
-}

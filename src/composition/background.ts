@@ -15,7 +15,7 @@ import { ExportJanitor } from '../logs/export-janitor.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
 import { unlockAutomatically } from './backups.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
-import { backupNodeCalls } from '../backups/node-calls.ts';
+import { backupNodeCalls } from '../gateway/backup-node-calls.ts';
 import { NodeConnector } from '../gateway/node-connector.ts';
 import type { Services } from './services.ts';
 import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';

@@ -8,7 +8,7 @@ import type { NodeRuntime } from '../runtime/types.ts';
 import type { RunningNodeAccess } from '../gateway/start-node-access.ts';
 import { isSuccess, unlockRefusal } from '../gateway/node-unlocker.ts';
 import { BackupService } from '../backups/service.ts';
-import { backupNodeCalls } from '../backups/node-calls.ts';
+import { backupNodeCalls } from '../gateway/backup-node-calls.ts';
 import type { Services } from './services.ts';
 import { findNode } from '../db/nodes.ts';
 import { enqueueAutoUnlock } from '../nodes/auto-unlock-job.ts';

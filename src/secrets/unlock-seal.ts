@@ -11,7 +11,8 @@
 // CLI (another process) without a restart: sealing always reads the current key, and opening a
 // value whose key it does not know reads the file again first.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { writeSecretFile } from '../secret-file.ts';
 
 const FORMAT = 'us1';
 const KEY_BYTES = 32;
@@ -91,14 +92,7 @@ export function parseSealKeyring(text: string, path: string): SealKey[] {
 
 /** Writes the keyring with mode 0600: atomically, or exclusively (EEXIST when the file exists). */
 function writeKeyring(path: string, ring: KeyringFile, exclusive: boolean) {
-  const target = exclusive ? path : `${path}.${process.pid}.tmp`;
-  const fd = openSync(target, exclusive ? 'wx' : 'w', 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(ring, null, 2)}\n`);
-  } finally {
-    closeSync(fd);
-  }
-  if (!exclusive) renameSync(target, path);
+  writeSecretFile(path, `${JSON.stringify(ring, null, 2)}\n`, { exclusive });
 }
 
 const b64url = (b: Buffer) => b.toString('base64url');

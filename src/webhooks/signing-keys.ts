@@ -3,7 +3,8 @@
 // several replicas can share). Rotation puts a new key first and keeps the old one signing until
 // its overlap ends, so receivers that still hold the old public key keep verifying.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { closeSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { writeSecretFile } from '../secret-file.ts';
 
 interface StoredKey {
   id: string;
@@ -59,16 +60,9 @@ function parseKeyring(text: string, path: string): KeyringFile {
   return parsed;
 }
 
-/** Writes the file atomically with mode 0600; `exclusive` fails with EEXIST when it exists. */
+/** Writes the keyring with mode 0600: atomically, or exclusively (EEXIST when the file exists). */
 function writeKeyring(path: string, ring: KeyringFile, exclusive: boolean) {
-  const target = exclusive ? path : `${path}.${process.pid}.tmp`;
-  const fd = openSync(target, exclusive ? 'wx' : 'w', 0o600);
-  try {
-    writeSync(fd, `${JSON.stringify(ring, null, 2)}\n`);
-  } finally {
-    closeSync(fd);
-  }
-  if (!exclusive) renameSync(target, path);
+  writeSecretFile(path, `${JSON.stringify(ring, null, 2)}\n`, { exclusive });
 }
 
 export class WebhookKeyring {
