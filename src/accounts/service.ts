@@ -6,6 +6,8 @@ import {
   insertToken,
   insertUser,
   listTokens,
+  findUserToken,
+  type TokenRow,
   revokeToken,
   touchToken,
   updateUserPassword,
@@ -15,6 +17,7 @@ import { PLANS, type Plan } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
 import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 
 export interface AuthenticatedUser {
   id: string;
@@ -83,17 +86,19 @@ export class AccountService {
     this.tokenRevokedListeners.push(listener);
   }
 
+  /** Every token of the user (the operator's `token list`). */
   async listTokens(emailRaw: string) {
     const user = await this.requireUser(emailRaw);
-    const rows = await listTokens(this.db, user.id);
-    return rows.map((t) => ({
-      id: t.id,
-      name: t.name,
-      createdAt: t.created_at.toISOString(),
-      lastUsedAt: t.last_used_at?.toISOString() ?? null,
-      expiresAt: t.expires_at?.toISOString() ?? null,
-      revokedAt: t.revoked_at?.toISOString() ?? null,
-    }));
+    return (await listTokens(this.db, user.id)).map(presentToken);
+  }
+
+  /** One page of the caller's tokens, oldest first, and the cursor of the next (null after the last). */
+  async listTokenPage(userId: string, limit: number, cursor: string | undefined) {
+    const afterId = cursor === undefined ? undefined : decodeCursor('token', cursor, /^[0-9a-f]{32}$/);
+    if (afterId !== undefined && !(await findUserToken(this.db, userId, afterId))) throw staleCursor();
+    const rows = await listTokens(this.db, userId, { limit: limit + 1, afterId });
+    const page = pageOf(rows, limit, (last) => encodeCursor('token', last.id));
+    return { tokens: page.items.map(presentToken), nextCursor: page.nextCursor };
   }
 
   /** The user a bearer token belongs to, or undefined for a missing, revoked or expired token. */
@@ -112,4 +117,15 @@ export class AccountService {
     if (!user) throw new AppError('user_not_found', `no user with email ${emailRaw}`);
     return user;
   }
+}
+
+function presentToken(t: TokenRow) {
+  return {
+    id: t.id,
+    name: t.name,
+    createdAt: t.created_at.toISOString(),
+    lastUsedAt: t.last_used_at?.toISOString() ?? null,
+    expiresAt: t.expires_at?.toISOString() ?? null,
+    revokedAt: t.revoked_at?.toISOString() ?? null,
+  };
 }

@@ -110,3 +110,12 @@ export const errorResponses = {
   404: Type.Ref(ErrorBody),
   409: Type.Ref(ErrorBody),
 };
+
+/** The paging parameters every list takes: `limit` (1-200) and the `cursor` its last page answered. */
+export const pageParams = (what: string, defaultLimit: string) => ({
+  limit: Type.Optional(Type.String({ pattern: PAGE_LIMIT_PATTERN, description: `${what} per page, 1-200; ${defaultLimit}.` })),
+  cursor: Type.Optional(Type.String({ maxLength: 300, description: 'The nextCursor of the previous page.' })),
+});
+
+/** A page's link to the next: null after the last page. */
+export const NextCursor = Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null after the last.' });

@@ -13,6 +13,7 @@ import {
 } from '../db/backups.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import type { BackupsConfig } from './config.ts';
 import { runBackup, type BackupRunDeps } from './backup-run.ts';
 import { backupBlobKey, storeBackupFile, TooLargeError } from './backup-file.ts';
@@ -26,8 +27,7 @@ export interface BackupServiceDeps extends BackupRunDeps {
 
 export type BackupAnswer = ApiBackup & { downloadUrl?: string; expiresAt?: string };
 
-/** The largest page, as for every list (api/schemas.ts PAGE_LIMIT_PATTERN). */
-export const MAX_BACKUP_PAGE = 200;
+export { MAX_PAGE as MAX_BACKUP_PAGE } from '../paging.ts';
 
 export class BackupService {
   /** Backups this replica is running, by id, with what stops them when the service stops. */
@@ -72,13 +72,12 @@ export class BackupService {
     await this.ownNode(userId, nodeId);
     let after: BackupRow | undefined;
     if (cursor !== undefined) {
-      after = await findUserBackup(this.deps.db, userId, backupIdOfCursor(cursor));
-      if (!after || after.node_id !== nodeId) throw new AppError('invalid_request', 'cursor is not one this list gave (or its backup is gone): start again without it');
+      after = await findUserBackup(this.deps.db, userId, decodeCursor('backup', cursor, /^[0-9a-f]{32}$/));
+      if (!after || after.node_id !== nodeId) throw staleCursor();
     }
     const rows = await listNodeBackups(this.deps.db, nodeId, limit + 1, after);
-    const page = rows.slice(0, limit);
-    const nextCursor = rows.length > limit ? cursorOf(page.at(-1)!) : null;
-    return { backups: page.map(presentBackup), nextCursor };
+    const page = pageOf(rows, limit, (last) => encodeCursor('backup', last.id));
+    return { backups: page.items.map(presentBackup), nextCursor: page.nextCursor };
   }
 
   /** One backup; a finished one with a download URL valid BACKUP_URL_TTL_SECONDS, fresh on every call. */
@@ -170,12 +169,3 @@ function requireBackupable(node: NodeRow) {
 
 export const tooLarge = (maxBytes: number) =>
   new AppError('payload_too_large', `the backup file is larger than BACKUP_UPLOAD_MAX_BYTES (${maxBytes} bytes)`, { maxBytes });
-
-const cursorOf = (b: BackupRow) => Buffer.from(`backup:${b.id}`).toString('base64url');
-
-function backupIdOfCursor(cursor: string): string {
-  const text = /^[A-Za-z0-9_-]{1,128}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const m = /^backup:([0-9a-f]{32})$/.exec(text);
-  if (!m) throw new AppError('invalid_request', 'cursor is not one this list gave: use nextCursor as it came');
-  return m[1]!;
-}

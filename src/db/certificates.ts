@@ -26,8 +26,15 @@ export async function insertCertificate(
   )[0]!;
 }
 
-export async function listNodeCertificates(db: Queryable, nodeId: string) {
-  return db.query<CertificateRow>('SELECT * FROM client_certificates WHERE node_id = $1 ORDER BY created_at, serial', [nodeId]);
+/** A node's certificates, oldest first; with `page`, at most `limit` of them after the one `afterSerial`. */
+export async function listNodeCertificates(db: Queryable, nodeId: string, page?: { limit: number; afterSerial?: string }) {
+  if (!page) return db.query<CertificateRow>('SELECT * FROM client_certificates WHERE node_id = $1 ORDER BY created_at, serial', [nodeId]);
+  return db.query<CertificateRow>(
+    `SELECT * FROM client_certificates
+     WHERE node_id = $1 AND ($2::text IS NULL OR (created_at, serial) > (SELECT created_at, serial FROM client_certificates WHERE serial = $2))
+     ORDER BY created_at, serial LIMIT $3`,
+    [nodeId, page.afterSerial ?? null, page.limit],
+  );
 }
 
 export async function findCertificate(db: Queryable, serial: string) {

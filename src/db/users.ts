@@ -76,12 +76,21 @@ export async function revokeToken(db: Queryable, tokenId: string) {
   )[0];
 }
 
-export async function listTokens(db: Queryable, userId: string) {
+const TOKEN_COLUMNS = 'id, user_id, name, created_at, last_used_at, expires_at, revoked_at';
+
+/** The user's tokens, oldest first; with `page`, at most `limit` of them after the token `afterId`. */
+export async function listTokens(db: Queryable, userId: string, page?: { limit: number; afterId?: string }) {
+  if (!page) return db.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id`, [userId]);
   return db.query<TokenRow>(
-    `SELECT id, user_id, name, created_at, last_used_at, expires_at, revoked_at FROM api_tokens
-     WHERE user_id = $1 ORDER BY created_at`,
-    [userId],
+    `SELECT ${TOKEN_COLUMNS} FROM api_tokens
+     WHERE user_id = $1 AND ($2::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM api_tokens WHERE id = $2))
+     ORDER BY created_at, id LIMIT $3`,
+    [userId, page.afterId ?? null, page.limit],
   );
+}
+
+export async function findUserToken(db: Queryable, userId: string, tokenId: string) {
+  return (await db.query<TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1 AND user_id = $2`, [tokenId, userId]))[0];
 }
 
 export async function findUserById(db: Queryable, userId: string) {

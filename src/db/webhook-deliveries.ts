@@ -229,9 +229,13 @@ const DELIVERY_COLUMNS = `d.id, d.delivery_id, e.event_id, e.event_type, e.paylo
 const DELIVERY_FROM = `webhook_deliveries d JOIN node_events e ON e.id = d.event_id LEFT JOIN webhook_deliveries o ON o.id = d.redelivery_of`;
 
 /** A node's most recent deliveries, newest first, with their attempts in order. */
-export async function listNodeDeliveries(db: Queryable, nodeId: string, limit: number) {
+/** A node's deliveries, newest first, at most `limit`, older than the delivery `beforeId` when given. */
+export async function listNodeDeliveries(db: Queryable, nodeId: string, limit: number, beforeId?: number) {
   const deliveries = (
-    await db.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM ${DELIVERY_FROM} WHERE d.node_id = $1 ORDER BY d.id DESC LIMIT $2`, [nodeId, limit])
+    await db.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM ${DELIVERY_FROM} WHERE d.node_id = $1 AND ($3::bigint IS NULL OR d.id < $3) ORDER BY d.id DESC LIMIT $2`,
+      [nodeId, limit, beforeId ?? null],
+    )
   ).map((d) => ({ ...d, id: Number(d.id) }));
   const attempts = deliveries.length
     ? await db.query<AttemptRow>(

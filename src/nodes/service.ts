@@ -18,6 +18,7 @@ import {
 } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { findUserBackup } from '../db/backups.ts';
 import { insertNodeRestore } from '../db/node-restores.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
@@ -93,17 +94,12 @@ export class NodeService {
    * last). A cursor names the last node of its page; one that is not the caller's is refused.
    */
   async listNodePage(userId: string, limit: number, cursor: string | undefined): Promise<{ nodes: ApiNode[]; nextCursor: string | null }> {
-    const afterId = cursor === undefined ? undefined : nodeIdOfCursor(cursor);
-    if (afterId !== undefined && !(await findUserNode(this.deps.db, userId, afterId))) {
-      throw new AppError('invalid_request', 'cursor is not one this list gave (or its node is gone): start again without it');
-    }
+    const afterId = cursor === undefined ? undefined : decodeCursor('node', cursor, ID);
+    if (afterId !== undefined && !(await findUserNode(this.deps.db, userId, afterId))) throw staleCursor();
     // One more than asked tells whether another page follows.
     const rows = await listUserNodesWithBuilds(this.deps.db, userId, { afterId, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    return {
-      nodes: page.map(({ node, builds }) => presentNode(node, builds, this.presentOpts)),
-      nextCursor: rows.length > limit ? nodeCursor(page.at(-1)!.node.id) : null,
-    };
+    const page = pageOf(rows, limit, (last) => encodeCursor('node', last.node.id));
+    return { nodes: page.items.map(({ node, builds }) => presentNode(node, builds, this.presentOpts)), nextCursor: page.nextCursor };
   }
 
   async getNode(userId: string, nodeId: string): Promise<ApiNode> {
@@ -307,11 +303,5 @@ async function carryOut(tx: Queryable, node: NodeRow, decision: Decision, imageV
 }
 
 // Cursors are opaque to clients (base64url), so their form can change without breaking them.
-const nodeCursor = (nodeId: string) => Buffer.from(`node:${nodeId}`).toString('base64url');
 
-function nodeIdOfCursor(cursor: string): string {
-  const text = /^[A-Za-z0-9_-]{1,128}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const m = /^node:([0-9a-f]{32})$/.exec(text);
-  if (!m) throw new AppError('invalid_request', 'cursor is not one this list gave: use nextCursor as it came');
-  return m[1]!;
-}
+const ID = /^[0-9a-f]{32}$/;

@@ -10,6 +10,7 @@ import {
   type CertificateRow,
 } from '../db/certificates.ts';
 import { findNode, findUserNode, type NodeRow } from '../db/nodes.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { isId } from '../auth/tokens.ts';
 import type { CertificateAuthority } from './certificate-authority.ts';
@@ -107,10 +108,15 @@ export class CertificateService {
     };
   }
 
-  async list(userId: string, nodeId: string): Promise<CertificateView[]> {
+  /** One page of the node's certificates, oldest first, and the cursor of the next (null after the last). */
+  async list(userId: string, nodeId: string, limit: number, cursor?: string): Promise<{ certificates: CertificateView[]; nextCursor: string | null }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    return (await listNodeCertificates(this.deps.db, nodeId)).map((r) => presentCertificate(r));
+    const afterSerial = cursor === undefined ? undefined : decodeCursor('certificate', cursor, /^[0-9a-f]{1,128}$/);
+    if (afterSerial !== undefined && (await findCertificate(this.deps.db, afterSerial))?.node_id !== nodeId) throw staleCursor();
+    const rows = await listNodeCertificates(this.deps.db, nodeId, { limit: limit + 1, afterSerial });
+    const page = pageOf(rows, limit, (last) => encodeCursor('certificate', last.serial));
+    return { certificates: page.items.map((r) => presentCertificate(r)), nextCursor: page.nextCursor };
   }
 
   async revoke(userId: string, nodeId: string, rawSerial: string): Promise<CertificateView> {

@@ -3,6 +3,7 @@
 import type { Database } from '../db/database.ts';
 import { findUserNode, lockUserNode } from '../db/nodes.ts';
 import { findNodeDelivery, insertRedelivery, listNodeDeliveries, type AttemptRow, type DeliveryRow } from '../db/webhook-deliveries.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import { checkWebhookUrl, systemResolveAll, type ResolveAll, type WebhookTargetPolicy } from './target-url.ts';
@@ -32,11 +33,19 @@ export class WebhookService {
     return checkWebhookUrl(webhookUrl, this.deps.policy, this.deps.resolveAll ?? systemResolveAll);
   }
 
-  async listDeliveries(userId: string, nodeId: string, limit: number) {
+  /** One page of the node's deliveries, newest first, and the cursor of the next (null after the last). */
+  async listDeliveries(userId: string, nodeId: string, limit: number, cursor?: string) {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    const rows = await listNodeDeliveries(this.deps.db, nodeId, limit);
-    return rows.map(({ delivery, attempts }) => presentDelivery(delivery, attempts));
+    let beforeId: number | undefined;
+    if (cursor !== undefined) {
+      const after = await findNodeDelivery(this.deps.db, nodeId, decodeCursor('delivery', cursor, /^dlv_[0-9a-f]{32}$/));
+      if (!after) throw staleCursor();
+      beforeId = after.id;
+    }
+    const rows = await listNodeDeliveries(this.deps.db, nodeId, limit + 1, beforeId);
+    const page = pageOf(rows, limit, (last) => encodeCursor('delivery', last.delivery.delivery_id));
+    return { data: page.items.map(({ delivery, attempts }) => presentDelivery(delivery, attempts)), nextCursor: page.nextCursor };
   }
 
   /** Sends an event again as a new delivery (same webhook-id) to the node's current URL. */

@@ -2,18 +2,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, NodeIdParams, PAGE_LIMIT_PATTERN } from '../schemas.ts';
+import { errorResponses, NextCursor, NodeIdParams, pageParams } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { MAX_BACKUP_PAGE } from '../../backups/service.ts';
 import { Backup } from './schemas.ts';
 
-const ListBackupsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.String({ pattern: PAGE_LIMIT_PATTERN, description: `Backups per page, 1-${MAX_BACKUP_PAGE} (default ${MAX_BACKUP_PAGE}).` })),
-    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The nextCursor of the previous page.' })),
-  },
-  { additionalProperties: false },
-);
+const ListBackupsQuery = Type.Object(pageParams('Backups', 'default 200'), { additionalProperties: false });
 type ListBackupsQuery = Static<typeof ListBackupsQuery>;
 
 export function listBackupsRoute(app: FastifyInstance, { backups }: ApiDeps) {
@@ -30,7 +24,7 @@ export function listBackupsRoute(app: FastifyInstance, { backups }: ApiDeps) {
         params: NodeIdParams,
         querystring: ListBackupsQuery,
         response: {
-          200: Type.Object({ backups: Type.Array(Type.Ref(Backup)), nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+          200: Type.Object({ backups: Type.Array(Type.Ref(Backup)), nextCursor: NextCursor }),
           ...errorResponses,
         },
       },

@@ -4,7 +4,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, NodeIdParams } from '../schemas.ts';
+import { errorResponses, NextCursor, NodeIdParams, pageParams } from '../schemas.ts';
+import { MAX_PAGE } from '../../paging.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const IssuedCertificate = Type.Object({
@@ -38,6 +39,9 @@ export const Certificate = Type.Object({
   revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 
+const ListCertificatesQuery = Type.Object(pageParams('Certificates', 'default 200'), { additionalProperties: false });
+type ListCertificatesQuery = Static<typeof ListCertificatesQuery>;
+
 const SerialParams = Type.Object({
   id: NodeIdParams.properties.id,
   serial: Type.String({ maxLength: 128, description: 'The serial number in hexadecimal (colons and upper case accepted).' }),
@@ -69,17 +73,22 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     },
   );
 
-  app.get<{ Params: NodeIdParams }>(
+  app.get<{ Params: NodeIdParams; Querystring: ListCertificatesQuery }>(
     '/api/nodes/:id/certs',
     {
       schema: {
         summary: "List a node's client certificates",
+        description: 'Oldest first, in pages; revoked and expired ones too.',
         tags: ['certificates'],
         params: NodeIdParams,
-        response: { 200: Type.Object({ certificates: Type.Array(Certificate) }), ...errorResponses },
+        querystring: ListCertificatesQuery,
+        response: { 200: Type.Object({ certificates: Type.Array(Certificate), nextCursor: NextCursor }), ...errorResponses },
       },
     },
-    async (request) => ({ certificates: await certificates.list(userOf(request).id, request.params.id) }),
+    async (request) => {
+      const { limit, cursor } = request.query;
+      return certificates.list(userOf(request).id, request.params.id, limit === undefined ? MAX_PAGE : Number(limit), cursor);
+    },
   );
 
   app.delete<{ Params: SerialParams }>(

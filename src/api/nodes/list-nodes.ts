@@ -4,18 +4,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, Node, PAGE_LIMIT_PATTERN } from '../schemas.ts';
+import { errorResponses, Node, pageParams } from '../schemas.ts';
+import { MAX_PAGE } from '../../paging.ts';
 import type { ApiDeps } from '../deps.ts';
 
-export const MAX_PAGE = 200;
-
-const ListQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.String({ pattern: PAGE_LIMIT_PATTERN, description: `Nodes per page, 1-${MAX_PAGE}. Without it, every node.` })),
-    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The nextCursor of the previous page.' })),
-  },
-  { additionalProperties: false },
-);
+const ListQuery = Type.Object(pageParams('Nodes', 'without it and without a cursor, every node'), { additionalProperties: false });
 type ListQuery = Static<typeof ListQuery>;
 
 export function listNodesRoute(app: FastifyInstance, { nodes }: ApiDeps) {

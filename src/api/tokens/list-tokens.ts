@@ -1,8 +1,9 @@
 // GET /api/tokens: the caller's API tokens, without their secrets, with when each was last used.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, NextCursor, pageParams } from '../schemas.ts';
+import { MAX_PAGE } from '../../paging.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -15,17 +16,24 @@ export const ApiToken = Type.Object({
   revokedAt: nullableTime,
 });
 
+const ListTokensQuery = Type.Object(pageParams('Tokens', 'default 200'), { additionalProperties: false });
+type ListTokensQuery = Static<typeof ListTokensQuery>;
+
 export function listTokensRoute(app: FastifyInstance, { accounts }: ApiDeps) {
-  app.get(
+  app.get<{ Querystring: ListTokensQuery }>(
     '/api/tokens',
     {
       schema: {
         summary: 'List your API tokens',
-        description: 'Revoked and expired tokens are listed too, so their last use stays visible.',
+        description: 'Oldest first, in pages. Revoked and expired tokens are listed too, so their last use stays visible.',
         tags: ['tokens'],
-        response: { 200: Type.Object({ tokens: Type.Array(ApiToken) }), 401: errorResponses[401] },
+        querystring: ListTokensQuery,
+        response: { 200: Type.Object({ tokens: Type.Array(ApiToken), nextCursor: NextCursor }), 400: errorResponses[400], 401: errorResponses[401] },
       },
     },
-    async (request) => ({ tokens: await accounts.listTokens(userOf(request).email) }),
+    async (request) => {
+      const { limit, cursor } = request.query;
+      return accounts.listTokenPage(userOf(request).id, limit === undefined ? MAX_PAGE : Number(limit), cursor);
+    },
   );
 }
