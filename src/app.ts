@@ -84,7 +84,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
-    const services = buildServices(db, config, ca, unlockSeal);
+    const services = buildServices(db, config, ca, unlockSeal, log);
     await services.releases.seed(config.initialImageVersion);
     services.webhookKeys.ensure();
     await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
@@ -110,6 +110,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       db,
       seal: unlockSeal,
       unlockWithPassword: (node, password) => nodeAccess.unlocker.unlockWithPassword(node, password),
+      audit: services.audit,
       log: log.child({ part: 'auto-unlock' }),
     });
     const replicaId = newReplicaId();
@@ -129,7 +130,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),
       log,
       publicUrl: config.publicUrl,
-      web: webUi(db, config),
+      web: webUi(db, config, services.audit),
       cors: config.cors,
     });
     await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {

@@ -38,6 +38,8 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
                                           node.key, node.pem and ca.pem in <dir> (default node-<id>)
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
   cert revoke <serial>                    revoke a client certificate; refused from its next request
+  audit list [--user <email>] [--limit <n>]
+                                          the audit trail, newest first: everyone's, or one user's
   backup list <node-id>                   a node's backups (through the API, like the ones below)
   backup create <node-id> [--password-file <f>] [--no-wait]
                                           back the node up; the password from the file, standard
@@ -72,6 +74,8 @@ async function main(argv: string[]): Promise<number> {
       'token-file': { type: 'string' },
       'password-file': { type: 'string' },
       'no-wait': { type: 'boolean' },
+      user: { type: 'string' },
+      limit: { type: 'string' },
     },
   });
   const json = values.json === true;

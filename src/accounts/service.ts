@@ -76,7 +76,7 @@ export class AccountService {
     const row = await revokeToken(this.db, tokenId);
     if (!row) throw new AppError('token_not_found', `token ${tokenId} was not found`);
     for (const listener of this.tokenRevokedListeners) listener(tokenId);
-    return { id: row.id, revokedAt: row.revoked_at!.toISOString() };
+    return { id: row.id, userId: row.user_id, revokedAt: row.revoked_at!.toISOString() };
   }
 
   private readonly tokenRevokedListeners: Array<(tokenId: string) => void> = [];
@@ -84,6 +84,11 @@ export class AccountService {
   /** Lets the node access gateways drop a token they remember the moment it is revoked here. */
   onTokenRevoked(listener: (tokenId: string) => void) {
     this.tokenRevokedListeners.push(listener);
+  }
+
+  /** The id of the user with this email (the operator's commands name users by email). */
+  async userIdOf(emailRaw: string): Promise<string> {
+    return (await this.requireUser(emailRaw)).id;
   }
 
   /** Every token of the user (the operator's `token list`). */

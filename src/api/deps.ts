@@ -9,6 +9,7 @@ import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { NodeHealth } from '../gateway/node-health.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { BackupService } from '../backups/service.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -18,6 +19,7 @@ export interface ApiDeps {
   certificates: CertificateService;
   unlocker: NodeUnlocker;
   backups: BackupService;
+  audit: AuditLog;
   backupLimits: { maxUploadBytes: number };
   autoUnlock: AutoUnlockService;
   health: NodeHealth;

@@ -40,6 +40,8 @@ import { listBackupsRoute } from './backups/list-backups.ts';
 import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
 import { uploadBackupRoute } from './backups/upload-backup.ts';
+import { auditRoutes } from './audit-route.ts';
+import { listAuditEventsRoute } from './audit/list-audit-events.ts';
 import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
@@ -133,6 +135,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   // Bearer-token routes.
   await app.register(async (scope) => {
     requireBearerAuth(scope, deps.accounts, deps.web?.sessions);
+    auditRoutes(scope, deps.audit);
     listNodesRoute(scope, deps);
     createNodeRoute(scope, deps);
     latestImageRoute(scope, deps);
@@ -150,6 +153,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     getBackupRoute(scope, deps);
     deleteBackupRoute(scope, deps);
     uploadBackupRoute(scope, deps);
+    listAuditEventsRoute(scope, deps);
     updateSettingsRoute(scope, deps);
     webhookPublicKeyRoute(scope, deps);
     listDeliveriesRoute(scope, deps);

@@ -14,6 +14,8 @@ import { LogExportService } from '../logs/export-service.ts';
 import { CertificateService } from '../pki/client-certificates.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
+import type { Logger } from '../logger.ts';
+import { AuditLog } from '../audit/audit-log.ts';
 import { restoreSealContext } from '../backups/restore-into-node.ts';
 import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
@@ -28,6 +30,8 @@ const webhookKeysOf = (config: Config) => new WebhookKeyring(config.webhooks.sig
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
 
+const auditOf = (db: Database, log: Logger) => new AuditLog({ db, log: log.child({ part: 'audit' }) });
+
 const unlockSealKeysOf = (db: Database, seal: UnlockSeal) => new UnlockSealKeys({ db, seal, stores: SEALED_VALUE_STORES });
 
 /**
@@ -35,7 +39,7 @@ const unlockSealKeysOf = (db: Database, seal: UnlockSeal) => new UnlockSealKeys(
  * `unlockSeal` the seal of the passwords the service keeps (automatic unlock, restores in flight;
  * composition/unlock-seal.ts), both loaded first.
  */
-export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal) {
+export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal, log: Logger) {
   const accounts = accountsOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -58,7 +62,8 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys };
+  const audit = auditOf(db, log);
+  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -68,8 +73,9 @@ export type Services = ReturnType<typeof buildServices>;
  * functions as the server's. `ca` and `unlockSeal` only for the commands that need them: issuing
  * a certificate (pki/ca-store.ts: loadExistingCertificateAuthority) and the unlock seal key's.
  */
-export function buildOperatorServices(db: Database, config: Config, ca?: CertificateAuthority, unlockSeal?: UnlockSeal) {
+export function buildOperatorServices(db: Database, config: Config, log: Logger, ca?: CertificateAuthority, unlockSeal?: UnlockSeal) {
   return {
+    audit: auditOf(db, log),
     accounts: accountsOf(db),
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),

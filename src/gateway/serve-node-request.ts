@@ -13,12 +13,15 @@ import { headersToClient } from './forward-headers.ts';
 import type { NodeConnector } from './node-connector.ts';
 import { isSuccess, recordSafely, requireRunning, type NodeUnlocker } from './node-unlocker.ts';
 import { parseUnlockInput } from './unlock-body.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 
 export interface NodeRequestDeps {
   connector: NodeConnector;
   unlocker: NodeUnlocker;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
+  /** Unlock attempts through the gateways go into the node owner's audit trail. */
+  audit?: Pick<AuditLog, 'record'>;
   log: Logger;
 }
 
@@ -80,6 +83,15 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
   const answer = await deps.unlocker.unlock(r.node, input, { 'x-forwarded-for': r.client.address, 'x-forwarded-proto': r.client.proto });
   res.writeHead(answer.status, headersToClient(answer.rawHeaders));
   res.end(answer.body);
+  void deps.audit?.record({
+    userId: r.node.user_id,
+    actor: r.client.proto === 'https' ? 'gateway:mtls' : 'gateway:bearer',
+    sourceIp: r.client.address,
+    action: 'node.unlock',
+    target: r.node.id,
+    outcome: isSuccess(answer.status) ? 'succeeded' : 'failed',
+    details: isSuccess(answer.status) ? {} : { nodeStatus: answer.status },
+  });
 }
 
 function readSmallBody(req: IncomingMessage, limit: number): Promise<string> {

@@ -20,6 +20,7 @@ import { NodeAccess } from './node-access.ts';
 import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
 import { NodeHealth } from './node-health.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 
 export interface NodeAccessDeps {
   config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null };
@@ -30,6 +31,7 @@ export interface NodeAccessDeps {
   /** The CA client certificates are issued by and verified against (pki/ca-store.ts). */
   ca: CertificateAuthority;
   runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon'>;
+  audit?: Pick<AuditLog, 'record'>;
   log: Logger;
 }
 
@@ -71,6 +73,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     unlocker,
     nodes: deps.nodes,
     endpointOf,
+    audit: deps.audit,
     clientTimeoutMs: settings.clientTimeoutMs,
     log,
   };

@@ -10,6 +10,7 @@ import { AppError, nodeNotFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { SealError, type UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
 import { applyDecision } from './transition.ts';
 
@@ -50,6 +51,8 @@ export interface AutoUnlockDeps {
   db: Database;
   seal: Pick<UnlockSeal, 'seal' | 'open'>;
   unlockWithPassword: UnlockWithPassword;
+  /** The service's own unlocks, and its turning automatic unlock off, go into the owner's trail. */
+  audit?: Pick<AuditLog, 'record'>;
   log: Logger;
 }
 
@@ -87,6 +90,19 @@ export class AutoUnlockService {
     if (early.outcome === 'refused') throw refusalError(early.refusal);
 
     const check = await this.deps.unlockWithPassword(node, password);
+    // Found unlocked already (by its owner meanwhile): the service did nothing worth a trail entry.
+    if (check.outcome !== 'already_unlocked') {
+      const unlocked = check.outcome === 'unlocked';
+      await this.deps.audit?.record({
+        userId: node.user_id,
+        actor: 'service',
+        sourceIp: null,
+        action: 'node.unlock',
+        target: nodeId,
+        outcome: unlocked ? 'succeeded' : 'failed',
+        details: { automatic: true, ...(unlocked ? {} : { code: check.outcome }) },
+      });
+    }
     switch (check.outcome) {
       case 'wrong_password':
         throw new AppError('wrong_password', 'the node refused the password; automatic unlock stays as it was');
@@ -137,6 +153,19 @@ export class AutoUnlockService {
       return this.turnOff(nodeId, sealed, 'seal_unreadable');
     }
     const check = await this.deps.unlockWithPassword(node, password);
+    // Found unlocked already (by its owner meanwhile): the service did nothing worth a trail entry.
+    if (check.outcome !== 'already_unlocked') {
+      const unlocked = check.outcome === 'unlocked';
+      await this.deps.audit?.record({
+        userId: node.user_id,
+        actor: 'service',
+        sourceIp: null,
+        action: 'node.unlock',
+        target: nodeId,
+        outcome: unlocked ? 'succeeded' : 'failed',
+        details: { automatic: true, ...(unlocked ? {} : { code: check.outcome }) },
+      });
+    }
     switch (check.outcome) {
       case 'unlocked':
       case 'already_unlocked':
@@ -159,6 +188,17 @@ export class AutoUnlockService {
       await applyDecision(tx, node, decision, (after) => [{ node: after, eventType: 'NODE_AUTO_UNLOCK_DISABLED', details: { reason } }]);
       return decision.outcome === 'change';
     });
-    return changed ? `turned off: ${reason}` : 'nothing to do';
+    if (!changed) return 'nothing to do';
+    const owner = await findNode(this.deps.db, nodeId);
+    await this.deps.audit?.record({
+      userId: owner?.user_id ?? null,
+      actor: 'service',
+      sourceIp: null,
+      action: 'node.auto_unlock.disabled',
+      target: nodeId,
+      outcome: 'succeeded',
+      details: { reason },
+    });
+    return `turned off: ${reason}`;
   }
 }

@@ -8,8 +8,13 @@ import type { CertificateService } from '../pki/client-certificates.ts';
 import type { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { parseDurationMs } from '../config/env-formats.ts';
 import { AppError } from '../errors.ts';
+import type { AuditEntry, AuditLog } from '../audit/audit-log.ts';
+
+/** What the operator did, in the trail of the user it concerns. */
+const byOperator = (entry: Omit<AuditEntry, 'actor' | 'sourceIp' | 'outcome'>): AuditEntry => ({ ...entry, actor: 'operator', sourceIp: null, outcome: 'succeeded' });
 
 export interface OperatorContext {
+  audit: AuditLog;
   accounts: AccountService;
   releases: ReleaseService;
   webhookKeys: WebhookKeyring;
@@ -47,18 +52,26 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'user create': (ctx, a) =>
     ctx.accounts.createUser({ email: required(a, 0, '<email>'), plan: option(a, 'plan'), password: option(a, 'password') }),
   'user set-password': (ctx, a) => ctx.accounts.setPassword(required(a, 0, '<email>'), required(a, 1, '<password>')),
-  'token create': (ctx, a) => {
+  'token create': async (ctx, a) => {
     const days = option(a, 'expires-in-days');
     if (days !== undefined && !/^\d+$/.test(days)) throw new AppError('invalid_request', '--expires-in-days must be a whole number');
-    return ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined);
+    const created = await ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined);
+    await ctx.audit.record(byOperator({ userId: created.userId, action: 'token.created', target: created.id }));
+    return created;
   },
-  'token revoke': (ctx, a) => ctx.accounts.revokeToken(required(a, 0, '<token-id>')),
+  'token revoke': async (ctx, a) => {
+    const revoked = await ctx.accounts.revokeToken(required(a, 0, '<token-id>'));
+    await ctx.audit.record(byOperator({ userId: revoked.userId, action: 'token.revoked', target: revoked.id }));
+    return revoked;
+  },
   'token list': async (ctx, a) => ({ tokens: await ctx.accounts.listTokens(required(a, 0, '<email>')) }),
   'release publish': async (ctx, a) => {
-    return ctx.releases.publish(required(a, 0, '<version>'), {
+    const published = await ctx.releases.publish(required(a, 0, '<version>'), {
       concurrency: wholeNumber(a, 'concurrency', 1),
       failureBudget: wholeNumber(a, 'failure-budget', 0),
     });
+    await ctx.audit.record(byOperator({ userId: null, action: 'release.published', target: published.version }));
+    return published;
   },
   'release status': (ctx, a) => ctx.releases.status(required(a, 0, '<version>')),
   'release resume': async (ctx, a) => {
@@ -78,8 +91,20 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   // For a key file the service cannot write (a Kubernetes Secret): the operator puts the new key
   // first in it, runs this, then removes the old key.
   'unlock-seal-key reseal': (ctx) => sealKeys(ctx).reseal(),
+  'audit list': async (ctx, a) => {
+    const email = option(a, 'user');
+    return ctx.audit.list({ userId: email === undefined ? undefined : await ctx.accounts.userIdOf(email), limit: wholeNumber(a, 'limit', 1) ?? 50 });
+  },
   // The files are written by the CLI process (main.ts), not here: this may run in the server.
-  'cert issue': (ctx, a) => ctx.certificates.issueForOperator(required(a, 0, '<node-id>')),
+  'cert issue': async (ctx, a) => {
+    const issued = await ctx.certificates.issueForOperator(required(a, 0, '<node-id>'));
+    await ctx.audit.recordOnNode(required(a, 0, '<node-id>'), { action: 'certificate.issued', actor: 'operator', sourceIp: null, outcome: 'succeeded', details: { serial: issued.serial } });
+    return issued;
+  },
   'cert list': async (ctx, a) => ({ certificates: await ctx.certificates.listForOperator(required(a, 0, '<node-id>')) }),
-  'cert revoke': (ctx, a) => ctx.certificates.revokeForOperator(required(a, 0, '<serial>')),
+  'cert revoke': async (ctx, a) => {
+    const revoked = await ctx.certificates.revokeForOperator(required(a, 0, '<serial>'));
+    await ctx.audit.recordOnNode(revoked.nodeId, { action: 'certificate.revoked', actor: 'operator', sourceIp: null, outcome: 'succeeded', details: { serial: revoked.serial } });
+    return revoked;
+  },
 };

@@ -2,6 +2,7 @@
 // server holds the embedded database, otherwise against the database directly.
 import type { Config } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
+import { createLogger } from '../logger.ts';
 import { migrate } from '../db/migrate.ts';
 import { acquireDataDirLock } from '../db/data-dir-lock.ts';
 import { buildOperatorServices } from '../composition/services.ts';
@@ -52,7 +53,8 @@ async function runDirect(config: Config, command: string, args: OperatorArgs): P
     }
     // Only the seal's own commands touch its key file (the default one would be created here).
     const unlockSeal = command.startsWith('unlock-seal-key ') ? loadConfiguredUnlockSeal(config) : undefined;
-    const ctx = buildOperatorServices(db, config, ca, unlockSeal);
+    // On stderr: stdout is the command's answer (one JSON object with --json).
+    const ctx = buildOperatorServices(db, config, createLogger(config.logLevel, 2, config.logFormat), ca, unlockSeal);
     await ctx.releases.seed(config.initialImageVersion);
     return await operatorCommands[command]!(ctx, args);
   } finally {

@@ -18,6 +18,7 @@ import {
 } from '../db/web-sessions.ts';
 import { AppError } from '../errors.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 
 export const CSRF_HEADER = 'x-csrf-token';
 // An idle browser is signed out after a day; none stays signed in past a week.
@@ -40,6 +41,8 @@ export interface WebSessionOptions {
   db: Database;
   /** Under https the cookie is Secure and carries the __Host- prefix (no Domain, Path=/). */
   secure: boolean;
+  /** Sign-ins, failed ones too, go into the account's audit trail. */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
@@ -71,6 +74,10 @@ export class WebSessions {
     this.cookieName = opts.secure ? '__Host-rlnc_session' : 'rlnc_session';
   }
 
+  private async auditSignIn(userId: string, email: string, sourceIp: string, outcome: 'succeeded' | 'failed') {
+    await this.opts.audit?.record({ userId, actor: 'session', sourceIp, action: 'session.sign_in', target: email, outcome });
+  }
+
   /** Checks the password and opens a session; throws unauthorized or rate_limited. */
   async signIn(emailRaw: string, password: string, clientAddress: string) {
     const email = emailRaw.trim().toLowerCase();
@@ -90,8 +97,11 @@ export class WebSessions {
       : (await verifyPassword(password, await this.dummyHash), false);
     if (!user || !ok) {
       for (const key of keys) await recordSignInFailure(this.opts.db, key, FAILURE_WINDOW_S);
+      // In the trail of the account someone tried (an unknown email belongs to no one's).
+      if (user) await this.auditSignIn(user.id, email, clientAddress, 'failed');
       throw new AppError('unauthorized', 'the email or the password is wrong');
     }
+    await this.auditSignIn(user.id, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);

@@ -6,6 +6,7 @@ import { findUserNode } from '../db/nodes.ts';
 import { WebSessions } from './sessions.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
 
 export interface WebUi {
   /** How the API's bearer scope accepts the UI's session cookie instead of a token. */
@@ -16,8 +17,12 @@ export interface WebUi {
 
 const NODE_ID = /^[0-9a-f]{32}$/;
 
-export function webUi(db: Database, config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string }): WebUi {
-  const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:') });
+export function webUi(
+  db: Database,
+  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string },
+  audit?: Pick<AuditLog, 'record'>,
+): WebUi {
+  const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit });
   const options: WebUiOptions = {
     sessions,
     isUsersNode: async (userId, nodeId) => NODE_ID.test(nodeId) && (await findUserNode(db, userId, nodeId)) !== undefined,

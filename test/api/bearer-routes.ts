@@ -48,6 +48,8 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/nodes/:id/webhooks/deliveries', (id) => `/api/nodes/${id}/webhooks/deliveries`),
   route('POST', '/api/nodes/:id/webhooks/test', (id) => `/api/nodes/${id}/webhooks/test`),
   route('POST', '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver', (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${ZEROS}/redeliver`),
+  // The caller's audit trail.
+  route('GET', '/api/audit-events', () => '/api/audit-events'),
   // API tokens (another user's token: test/web/session.test.ts).
   route('GET', '/api/tokens', () => '/api/tokens'),
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }) }),

@@ -3,7 +3,7 @@
 // order; a cursor of another list, of another user or node, or a made-up one is 400; a page size
 // out of 1-200 is 400.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+import { startTestServer, type CallResult, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -23,7 +23,7 @@ describe(`paged lists of tokens, certificates and deliveries, on ${databaseLabel
     let cursor: string | null = null;
     do {
       const sep = path.includes('?') ? '&' : '?';
-      const r = await t.call(`${path}${sep}limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: user.token });
+      const r: CallResult = await t.call(`${path}${sep}limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: user.token });
       expect(r.status, r.text).toBe(200);
       ids.push(...r.json[key].map(id));
       sizes.push(r.json[key].length);

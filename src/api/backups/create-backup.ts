@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, NodeIdParams } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { nodeParam } from '../audit-route.ts';
 import { withPasswordBodies } from '../nodes/password-body.ts';
 import { Backup } from './schemas.ts';
 
@@ -24,6 +25,7 @@ export function createBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
     scope.post<{ Params: NodeIdParams; Body: CreateBackupBody }>(
       '/api/nodes/:id/backups',
       {
+        config: { audit: { action: 'backup.created', target: nodeParam } },
         schema: {
           summary: 'Back up a node',
           description:

@@ -9,6 +9,7 @@ export function deleteBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
   app.delete<{ Params: { id: string; backupId: string } }>(
     '/api/nodes/:id/backups/:backupId',
     {
+      config: { audit: { action: 'backup.deleted', target: (r) => (r.params as { backupId: string }).backupId } },
       schema: {
         summary: 'Delete a backup',
         description: 'Removes the record and its encrypted file; download URLs stop working. 409 backup_in_progress while it runs.',

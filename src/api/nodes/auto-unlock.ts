@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, ErrorBody, NodeIdParams } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { nodeParam } from '../audit-route.ts';
 import { withPasswordBodies } from './password-body.ts';
 
 const AutoUnlockBody = Type.Object(
@@ -40,6 +41,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
     scope.put<{ Params: NodeIdParams; Body: AutoUnlockBody }>(
       '/api/nodes/:id/auto-unlock',
       {
+        config: { audit: { action: 'node.auto_unlock.enabled', target: nodeParam } },
         schema: {
           summary: 'Turn automatic unlock on',
           description:
@@ -68,6 +70,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
   app.delete<{ Params: NodeIdParams }>(
     '/api/nodes/:id/auto-unlock',
     {
+      config: { audit: { action: 'node.auto_unlock.disabled', target: nodeParam } },
       schema: {
         summary: 'Turn automatic unlock off',
         description: 'Erases the sealed password; the node is unlocked by hand again after each start. Answers the same when it is off already.',

@@ -7,6 +7,7 @@ import { userOf } from '../bearer-auth.ts';
 import { errorResponses, NextCursor, NodeIdParams, pageParams } from '../schemas.ts';
 import { MAX_PAGE } from '../../paging.ts';
 import type { ApiDeps } from '../deps.ts';
+import { nodeParam } from '../audit-route.ts';
 
 const IssuedCertificate = Type.Object({
   certificate: Type.String({ description: 'The client certificate (PEM), bound to the user and the node.' }),
@@ -52,6 +53,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
   app.post<{ Params: NodeIdParams; Body: GenerateCertBody }>(
     '/api/nodes/:id/generate-cert',
     {
+      config: { audit: { action: 'certificate.issued', target: nodeParam } },
       schema: {
         summary: 'Issue a client certificate for the mutual-TLS gateway',
         description:
@@ -94,6 +96,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
   app.delete<{ Params: SerialParams }>(
     '/api/nodes/:id/certs/:serial',
     {
+      config: { audit: { action: 'certificate.revoked', target: (r) => (r.params as { serial: string }).serial } },
       schema: {
         summary: 'Revoke a client certificate',
         description: 'The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time.',

@@ -15,6 +15,7 @@ export function destroyNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
   app.delete<{ Body: DestroyNodeBody }>(
     '/api/nodes',
     {
+      config: { audit: { action: 'node.destroyed', target: (r) => (r.body as { destroyNodeId?: string } | undefined)?.destroyNodeId } },
       schema: {
         summary: 'Destroy a node',
         description: 'The daemon is stopped and its storage deleted; the record stays readable as DESTROYED for a while.',

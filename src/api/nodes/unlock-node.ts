@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, MessageBody, NodeIdParams, ErrorBody } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
+import { nodeParam } from '../audit-route.ts';
 import { withPasswordBodies } from './password-body.ts';
 import { parseUnlockInput } from '../../gateway/unlock-body.ts';
 
@@ -27,6 +28,7 @@ export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
     scope.post<{ Params: NodeIdParams; Body: UnlockBody }>(
       '/api/nodes/:id/unlock',
       {
+        config: { audit: { action: 'node.unlock', target: nodeParam } },
         schema: {
           summary: 'Unlock a node',
           description:

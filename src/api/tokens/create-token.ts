@@ -29,6 +29,7 @@ export function createTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
   app.post<{ Body: CreateTokenBody }>(
     '/api/tokens',
     {
+      config: { audit: { action: 'token.created', target: (r) => (r.body as { name?: string } | undefined)?.name } },
       schema: {
         summary: 'Create an API token',
         tags: ['tokens'],

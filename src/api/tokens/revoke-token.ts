@@ -13,6 +13,7 @@ export function revokeTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
   app.delete<{ Params: TokenIdParams }>(
     '/api/tokens/:id',
     {
+      config: { audit: { action: 'token.revoked', target: (r) => (r.params as { id: string }).id } },
       schema: {
         summary: 'Revoke an API token',
         description: "Another user's token answers 404, exactly like a missing one.",

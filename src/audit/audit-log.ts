@@ -1,0 +1,82 @@
+// The audit log: who did what to which resource, from where, and with what outcome. Recorded after
+// the action by whoever carried it out (the management API's routes through their `audit` route
+// option, the gateways' unlock, the operator's commands, the service itself); a failure to record
+// is logged loudly but never undoes or fails the action it describes.
+import type { Database } from '../db/database.ts';
+import { findAuditEvent, findNodeOwner, insertAuditEvent, listAuditEvents, type AuditEventRow, type NewAuditEvent } from '../db/audit-events.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import type { Logger } from '../logger.ts';
+
+/** What is audited; a closed list, so the trail can be read by machines. */
+export const AUDIT_ACTIONS = [
+  'token.created',
+  'token.revoked',
+  'certificate.issued',
+  'certificate.revoked',
+  'node.unlock',
+  'node.auto_unlock.enabled',
+  'node.auto_unlock.disabled',
+  'node.destroyed',
+  'backup.created',
+  'backup.deleted',
+  'release.published',
+  'session.sign_in',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export type AuditEntry = Omit<NewAuditEvent, 'action'> & { action: AuditAction };
+
+export interface ApiAuditEvent {
+  id: string;
+  at: string;
+  actor: string;
+  sourceIp: string | null;
+  action: string;
+  target: string | null;
+  outcome: 'succeeded' | 'failed';
+  details: Record<string, unknown>;
+}
+
+export class AuditLog {
+  constructor(private readonly deps: { db: Database; log: Logger }) {}
+
+  async record(entry: AuditEntry): Promise<void> {
+    try {
+      await insertAuditEvent(this.deps.db, entry);
+    } catch (err) {
+      this.deps.log.error({ err, audit: { ...entry, details: undefined } }, 'could not record an audit event');
+    }
+  }
+
+  /** Records an action on a node in its owner's trail (for callers that know only the node). */
+  async recordOnNode(nodeId: string, entry: Omit<AuditEntry, 'userId' | 'target'>): Promise<void> {
+    const userId = await findNodeOwner(this.deps.db, nodeId).catch(() => null);
+    await this.record({ ...entry, userId, target: nodeId });
+  }
+
+  /** One page of a trail, newest first: the user's own (`userId`), or everyone's for the operator. */
+  async list(filter: { userId?: string; limit: number; cursor?: string }): Promise<{ events: ApiAuditEvent[]; nextCursor: string | null }> {
+    let beforeId: number | undefined;
+    if (filter.cursor !== undefined) {
+      beforeId = Number(decodeCursor('audit', filter.cursor, /^[1-9][0-9]{0,18}$/));
+      const before = await findAuditEvent(this.deps.db, beforeId);
+      if (!before || (filter.userId !== undefined && before.user_id !== filter.userId)) throw staleCursor();
+    }
+    const rows = await listAuditEvents(this.deps.db, { userId: filter.userId, beforeId, limit: filter.limit + 1 });
+    const page = pageOf(rows, filter.limit, (last) => encodeCursor('audit', String(last.id)));
+    return { events: page.items.map(presentAuditEvent), nextCursor: page.nextCursor };
+  }
+}
+
+function presentAuditEvent(e: AuditEventRow): ApiAuditEvent {
+  return {
+    id: String(e.id),
+    at: e.at.toISOString(),
+    actor: e.actor,
+    sourceIp: e.source_ip,
+    action: e.action,
+    target: e.target,
+    outcome: e.outcome,
+    details: e.details,
+  };
+}

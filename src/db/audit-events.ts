@@ -1,0 +1,50 @@
+// The audit trail (migration 0013): appended to, read newest first.
+import type { Queryable } from './database.ts';
+
+export interface AuditEventRow {
+  id: string | number;
+  at: Date;
+  user_id: string | null;
+  actor: string;
+  source_ip: string | null;
+  action: string;
+  target: string | null;
+  outcome: 'succeeded' | 'failed';
+  details: Record<string, unknown>;
+}
+
+export interface NewAuditEvent {
+  userId: string | null;
+  actor: string;
+  sourceIp: string | null;
+  action: string;
+  target: string | null;
+  outcome: 'succeeded' | 'failed';
+  details?: Record<string, unknown>;
+}
+
+export async function insertAuditEvent(db: Queryable, e: NewAuditEvent) {
+  await db.query(
+    `INSERT INTO audit_events (user_id, actor, source_ip, action, target, outcome, details) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, JSON.stringify(e.details ?? {})],
+  );
+}
+
+/** Newest first: the user's trail (`userId`), or everyone's (undefined); older than `beforeId` when given. */
+export async function listAuditEvents(db: Queryable, filter: { userId?: string; beforeId?: number; limit: number }) {
+  return db.query<AuditEventRow>(
+    `SELECT * FROM audit_events
+     WHERE ($1::text IS NULL OR user_id = $1) AND ($2::bigint IS NULL OR id < $2)
+     ORDER BY id DESC LIMIT $3`,
+    [filter.userId ?? null, filter.beforeId ?? null, filter.limit],
+  );
+}
+
+export async function findAuditEvent(db: Queryable, id: number) {
+  return (await db.query<AuditEventRow>('SELECT * FROM audit_events WHERE id = $1', [id]))[0];
+}
+
+/** The owner of a node, whose trail an action on it belongs to. */
+export async function findNodeOwner(db: Queryable, nodeId: string) {
+  return (await db.query<{ user_id: string }>('SELECT user_id FROM nodes WHERE id = $1', [nodeId]))[0]?.user_id ?? null;
+}
