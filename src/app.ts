@@ -124,6 +124,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       unlocker: nodeAccess.unlocker,
       backups,
       backupLimits: config.backups,
+      rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
       autoUnlock,
       health: nodeAccess.health,
       isReady: () => state !== 'starting',

@@ -65,6 +65,10 @@ export interface Config {
    */
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /** Requests per minute, per replica: per API token and per user on the API, per token or certificate on the gateways; 0 is no limit. */
+  apiRateLimitPerMinute: number;
+  apiUserRateLimitPerMinute: number;
+  gatewayRateLimitPerMinute: number;
   /** Which browser origins may call the management API and the bearer gateway; null: none. */
   cors: CorsPolicy | null;
   /** The node access gateways (bearer and mutual TLS), their CA and what unlock adds; see gateway/. */
@@ -202,6 +206,22 @@ export const SERVICE_VARIABLES = {
   shutdownTimeoutMs: variable('SHUTDOWN_TIMEOUT', duration(0), {
     default: '20s',
     doc: 'then how long requests, gateway streams, builds and webhook deliveries in flight get to finish before they are cut off and their leases handed back (keep delay + timeout below the pod\'s `terminationGracePeriodSeconds`)',
+  }),
+  // Generous for any client that is not a runaway loop: ten requests a second, sustained.
+  apiRateLimitPerMinute: variable('API_RATE_LIMIT_PER_MINUTE', integer(0, 1_000_000), {
+    default: '600',
+    doc: 'management API requests per minute per API token, per replica (429 with `Retry-After` past it); `0`: no limit',
+  }),
+  // Twice the token limit: a user's several tokens together, and the web UI's session.
+  apiUserRateLimitPerMinute: variable('API_USER_RATE_LIMIT_PER_MINUTE', integer(0, 1_000_000), {
+    default: '1200',
+    doc: "management API requests per minute per user (all of the user's tokens and web sessions), per replica; `0`: no limit",
+  }),
+  // A node's API is the user's business with their own node (payments, channels): a high ceiling
+  // against runaway clients, not a quota.
+  gatewayRateLimitPerMinute: variable('GATEWAY_RATE_LIMIT_PER_MINUTE', integer(0, 100_000_000), {
+    default: '6000',
+    doc: 'node gateway requests per minute per API token (bearer) or client certificate (mutual TLS), per replica; `0`: no limit',
   }),
   // Derived from NODE_ENV in loadConfig: a known token is handy on a laptop and a hole in production.
   bootstrapDevUser: variable('BOOTSTRAP_DEV_USER', boolean(), {

@@ -10,6 +10,7 @@ import type { NodeHealth } from '../gateway/node-health.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { BackupService } from '../backups/service.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import type { ApiRateLimits } from './rate-limit-hook.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -20,6 +21,7 @@ export interface ApiDeps {
   unlocker: NodeUnlocker;
   backups: BackupService;
   audit: AuditLog;
+  rateLimits: ApiRateLimits;
   backupLimits: { maxUploadBytes: number };
   autoUnlock: AutoUnlockService;
   health: NodeHealth;

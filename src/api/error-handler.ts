@@ -18,7 +18,12 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, code: Er
 
 export function installErrorHandlers(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof AppError) return sendError(reply, request, err.code, err.message, err.details);
+    if (err instanceof AppError) {
+      // Every 429 says when to come back (RFC 9110 Retry-After), the sign-in limit's too.
+      const retryAfter = err.code === 'rate_limited' ? err.details?.retryAfterSeconds : undefined;
+      if (typeof retryAfter === 'number') reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+      return sendError(reply, request, err.code, err.message, err.details);
+    }
     if (err.validation) {
       const problems = describeValidationErrors(err.validationContext ?? 'body', err.validation as AjvError[]);
       return sendError(reply, request, 'invalid_request', problems.join('; '), { problems });

@@ -41,6 +41,7 @@ import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
 import { uploadBackupRoute } from './backups/upload-backup.ts';
 import { auditRoutes } from './audit-route.ts';
+import { limitApiRate, type ApiRateLimits } from './rate-limit-hook.ts';
 import { listAuditEventsRoute } from './audit/list-audit-events.ts';
 import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
 
@@ -136,6 +137,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   await app.register(async (scope) => {
     requireBearerAuth(scope, deps.accounts, deps.web?.sessions);
     auditRoutes(scope, deps.audit);
+    limitApiRate(scope, deps.rateLimits);
     listNodesRoute(scope, deps);
     createNodeRoute(scope, deps);
     latestImageRoute(scope, deps);

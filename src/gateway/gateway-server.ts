@@ -18,9 +18,12 @@ import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } f
 import type { NodeAccess, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
+import { RateLimiter, rateLimitHeaders } from '../rate-limit.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
+  /** GATEWAY_RATE_LIMIT_PER_MINUTE, per token or certificate, in this replica (rate-limit.ts). */
+  rateLimiter?: RateLimiter;
   /** A request's headers and body must arrive within this (slow clients are cut off with 408). */
   clientTimeoutMs: number;
   log: Logger;
@@ -47,6 +50,8 @@ function timeouts(clientTimeoutMs: number) {
  */
 interface Guard<Caller> {
   identify(req: IncomingMessage): Caller | Promise<Caller>;
+  /** Whose rate limit a request counts against: its API token, or its client certificate. */
+  limitKey(caller: Caller): string;
   /** `fresh`: no remembered lookup (see node-access.ts). */
   nodeFor(caller: Caller, userId: string, nodeId: string, fresh: boolean): NodeRow | Promise<NodeRow>;
 }
@@ -90,10 +95,21 @@ function fail(deps: GatewayServerDeps, req: IncomingMessage, res: ServerResponse
   const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
   const headers: Record<string, string> = close ? { connection: 'close' } : {};
   if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
+  if (err instanceof AppError && err.code === 'rate_limited') Object.assign(headers, err.details?.headers);
   sendGatewayError(res, requestId, err, headers);
 }
 
 function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, requestId: string, caller: C): void | Promise<void> {
+  const limiter = gw.deps.rateLimiter;
+  if (limiter?.enabled) {
+    const decision = limiter.take(gw.guard.limitKey(caller));
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `too many requests: at most ${limiter.policy.limit} a minute through this gateway; try again in ${decision.retryAfterSeconds} s`, {
+        headers: rateLimitHeaders(limiter.policy, decision),
+        retryAfterSeconds: decision.retryAfterSeconds,
+      });
+    }
+  }
   const path = parseGatewayPath(req.url ?? '', gw.prefix);
   if (!path.ok) throw new AppError(path.code, path.message);
   const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
@@ -112,6 +128,7 @@ function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: stri
 export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy | null): http.Server {
   const guard: Guard<AuthenticatedUser> = {
     identify: (req) => deps.access.authenticate(req.headers.authorization),
+    limitKey: (user) => `token:${user.tokenId}`,
     nodeFor: (user, userId, nodeId, fresh) => deps.access.ownedNode(user, userId, nodeId, fresh),
   };
   const serve = handler(deps, 'http', guard);
@@ -172,6 +189,7 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
       return peer;
     },
     nodeFor: (peer, userId, nodeId, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
+    limitKey: (peer) => `certificate:${peer.serial}`,
   };
   const server = https.createServer(
     {

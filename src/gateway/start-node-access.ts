@@ -21,9 +21,10 @@ import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
 import { NodeHealth } from './node-health.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { RateLimiter } from '../rate-limit.ts';
 
 export interface NodeAccessDeps {
-  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null };
+  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null; gatewayRateLimitPerMinute?: number };
   db: Database;
   accounts: AccountService;
   nodes: NodeService;
@@ -74,6 +75,8 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     nodes: deps.nodes,
     endpointOf,
     audit: deps.audit,
+    // One count per token or certificate across both gateways.
+    rateLimiter: new RateLimiter({ name: 'gateway', limit: config.gatewayRateLimitPerMinute ?? 0, windowSeconds: 60 }),
     clientTimeoutMs: settings.clientTimeoutMs,
     log,
   };

@@ -55,6 +55,10 @@ export async function testConfig(dataDir: string, databaseUrl: string | undefine
     BOOTSTRAP_DEV_USER: 'false',
     JOB_POLL_INTERVAL_MS: '200',
     RECONCILE_INTERVAL_MS: '1000',
+    // Tests poll and hammer on purpose; the rate limit suite turns the limits on itself.
+    API_RATE_LIMIT_PER_MINUTE: '0',
+    API_USER_RATE_LIMIT_PER_MINUTE: '0',
+    GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
     DATABASE_URL: databaseUrl,
     ...env,
   });

@@ -29,6 +29,10 @@ export async function serviceEnv(dataDir: string, extra: Record<string, string> 
     NODE_API_PORT: String(await freePort()),
     MTLS_PORT: String(await freePort()),
     NODE_PORT_RANGE: randomNodePortRange(),
+    // Tests poll and load the service through one token on purpose; the rate limit suite turns them on.
+    API_RATE_LIMIT_PER_MINUTE: '0',
+    API_USER_RATE_LIMIT_PER_MINUTE: '0',
+    GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
     ...extra,
   };
   delete env.DATABASE_URL;
