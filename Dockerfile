@@ -49,7 +49,8 @@ COPY devnode devnode
 # NODE_ENV=production: no development user, no webhooks to private addresses (see README,
 # "Configuration"). HOST=0.0.0.0: in a container the listeners must take outside connections.
 ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
-# API_PORT (management API), NODE_API_PORT (bearer gateway), MTLS_PORT (mutual-TLS gateway)
+# API_PORT (management API), NODE_API_PORT (bearer gateway), MTLS_PORT (mutual-TLS gateway).
+# METRICS_PORT (9464) is left out on purpose, so `docker run -P` does not publish it: see "Metrics".
 EXPOSE 8080 8081 8443
 # PGlite (without DATABASE_URL), the CA and webhook keys when not given as files, node logs
 VOLUME /data

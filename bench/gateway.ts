@@ -150,6 +150,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     API_PORT: String(await freePort()),
     NODE_API_PORT: String(await freePort()),
     MTLS_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
     NODE_PORT_RANGE: randomNodePortRange(),
     BOOTSTRAP_DEV_USER: 'false',
     LOG_LEVEL: 'silent',

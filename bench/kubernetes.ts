@@ -37,6 +37,7 @@ export async function benchLifecycle(runtime: 'process' | 'kubernetes', kubeconf
     API_PORT: String(await freePort()),
     NODE_API_PORT: String(await freePort()),
     MTLS_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
     NODE_PORT_RANGE: randomNodePortRange(),
     BOOTSTRAP_DEV_USER: 'false',
     JOB_POLL_INTERVAL_MS: '100',
@@ -116,7 +117,7 @@ export async function benchWatchMemory(kubeconfig: string, count: number) {
     const rssIn = async (ns: string) => {
       const port = await freePort();
       const env: NodeJS.ProcessEnv = {
-        ...process.env, DATA_DIR: dataDir, API_PORT: String(port), NODE_API_PORT: String(await freePort()), MTLS_PORT: String(await freePort()),
+        ...process.env, DATA_DIR: dataDir, API_PORT: String(port), NODE_API_PORT: String(await freePort()), MTLS_PORT: String(await freePort()), METRICS_PORT: String(await freePort()),
         LOG_LEVEL: 'warn', RUNTIME: 'kubernetes', KUBECONFIG: kubeconfig, K8S_NAMESPACE: ns,
       };
       delete env.DATABASE_URL;

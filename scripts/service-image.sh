@@ -145,11 +145,11 @@ smoke_test() { # smoke_test <rootfs>
   "$root/usr/bin/node" "$root/usr/local/bin/rln-cloud" --help >/dev/null
   data=$(mktemp -d)
   WORK_DIRS+=("$data" "$data.log")
-  local api node_api mtls
-  api=$(free_port) node_api=$(free_port) mtls=$(free_port)
+  local api node_api mtls metrics
+  api=$(free_port) node_api=$(free_port) mtls=$(free_port) metrics=$(free_port)
   log "smoke test: serve from the staged tree on 127.0.0.1:$api"
   (cd "$root/app" && exec env -i PATH=/usr/bin:/bin NODE_ENV=production HOST=127.0.0.1 DATA_DIR="$data" \
-    API_PORT="$api" NODE_API_PORT="$node_api" MTLS_PORT="$mtls" LOG_LEVEL=warn \
+    API_PORT="$api" NODE_API_PORT="$node_api" MTLS_PORT="$mtls" METRICS_PORT="$metrics" LOG_LEVEL=warn \
     "$root/usr/bin/node" --enable-source-maps "$root/app/dist/rln-cloud.mjs" serve) >"$data.log" 2>&1 &
   pid=$!
   for i in $(seq 240); do

@@ -30,6 +30,8 @@ import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
 import { drainServer } from './http-drain.ts';
 import { explainListenError } from './listen-error.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
+import { startMetricsListener } from './metrics/metrics-listener.ts';
 import { newReplicaId } from './jobs/leader-lease.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -75,8 +77,11 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
   try {
     const { db: dbPromise, releaseLock } = opening ?? openServerDatabase(config);
     cleanups.push(releaseLock);
-    const db = await dbPromise;
-    cleanups.push(() => db.close());
+    const opened = await dbPromise;
+    cleanups.push(() => opened.close());
+    // Every part is handed the database with its statements timed, and reports through `metrics`.
+    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }));
+    const db = metrics.database;
     // Before the slower parts: a key file that cannot be read stops the start with its reason.
     const unlockSeal = loadConfiguredUnlockSeal(config);
     const applied = await migrate(db);
@@ -104,7 +109,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       await releaseDeliveryLeases(db);
     }
     // The node access gateways (bearer and mutual TLS).
-    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, log: log.child({ part: 'gateway' }) });
+    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, metrics, log: log.child({ part: 'gateway' }) });
     // Unlocks through the gateways' unlocker: the same body, chain settings and records as a user's.
     const autoUnlock = new AutoUnlockService({
       db,
@@ -115,9 +120,9 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     });
     const replicaId = newReplicaId();
     // Backups call the nodes through the gateways' pool: the pool closes after they stopped.
-    const backups = buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, log: log.child({ part: 'backups' }) });
+    const backups = buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, metrics, log: log.child({ part: 'backups' }) });
     draining.push((deadline) => nodeAccess.stop(deadline, backups.stop(deadline)));
-    const background = buildBackground({ db, config, runtime, services, autoUnlock, replicaId, log });
+    const background = buildBackground({ db, config, runtime, services, autoUnlock, replicaId, metrics, log });
 
     const api = await buildApiServer({
       ...services,
@@ -138,6 +143,10 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       throw explainListenError(err, 'API_PORT', config.host, config.apiPort);
     });
     draining.push((deadline) => drainServer(api.server, deadline, () => api.close()).then(() => undefined));
+    if (config.metricsPort > 0) {
+      const metricsListener = await startMetricsListener({ registry: metrics.registry, host: config.host, port: config.metricsPort, log });
+      draining.push((deadline) => metricsListener.stop(deadline));
+    }
 
     if (db.kind === 'pglite') {
       const admin = await startAdminChannel(config.dataDir, services, log.child({ part: 'admin' }));

@@ -14,8 +14,11 @@ const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'http-
 /** What the node daemons run on knows the log files it writes, and nothing of nodes or storage. */
 const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
 /** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
-const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'jobs', 'logs', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
+// metrics/ is among them: it reads the database for its gauges and knows nothing of the listeners it counts.
+const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
+/** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
+const METRICS_USERS = ['app.ts', 'composition'];
 /** Only these read the whole configuration; every other part is handed the settings it uses. */
 const CONFIG_READERS = ['app.ts', 'main.ts', 'composition', 'operator', 'readme'];
 
@@ -120,6 +123,10 @@ describe('the layers of src/', () => {
 
   it('hands parts their settings: only the composition root reads config.ts', () => {
     expect(importsInto(['config.ts'], (i) => !CONFIG_READERS.includes(partOf(i.from)))).toEqual([]);
+  });
+
+  it('hands the parts their metrics: only the composition root imports metrics/', () => {
+    expect(importsInto(['metrics'], (i) => !METRICS_USERS.includes(partOf(i.from)))).toEqual([]);
   });
 
   it('imports the composition root from nowhere but main.ts', () => {

@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       apiPort: 8080,
       nodeApiPort: 8081,
       mtlsPort: 8443,
+      metricsPort: 9464,
       publicUrl: 'http://127.0.0.1:8080',
       nodeApiUrl: 'http://127.0.0.1:8081',
       userNodeUrl: 'https://127.0.0.1:8443',
@@ -50,6 +51,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_PORT_RANGE: '30000-30010' }).nodePortRange).toEqual({ from: 30000, to: 30010 });
     expect(() => loadConfig({ NODE_PORT_RANGE: '80-90' })).toThrow(/NODE_PORT_RANGE/);
     expect(() => loadConfig({ NODE_PORT_RANGE: 'x' })).toThrow(/NODE_PORT_RANGE/);
+  });
+
+  it('takes a metrics port, or 0 for no metrics listener', () => {
+    expect(loadConfig({ METRICS_PORT: '9100' }).metricsPort).toBe(9100);
+    expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+    for (const bad of ['70000', 'off', '-1']) expect(() => loadConfig({ METRICS_PORT: bad })).toThrow(/METRICS_PORT must be a TCP port between 1 and 65535, or 0 for no metrics listener/);
   });
 
   it('warns about production on plain http, and only then', () => {

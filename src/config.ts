@@ -20,11 +20,13 @@ export type RuntimeKind = 'process' | 'kubernetes';
 export interface Config {
   /** Where PGlite data, node storage, logs, keys and the dev token live. */
   dataDir: string;
-  /** Interface the three listeners bind; loopback by default so a laptop exposes nothing. */
+  /** Interface the listeners bind; loopback by default so a laptop exposes nothing. */
   host: string;
   apiPort: number;
   nodeApiPort: number;
   mtlsPort: number;
+  /** The Prometheus metrics listener (metrics/); 0: none. */
+  metricsPort: number;
   /** Public base URLs: what clients are told, which may differ from the listeners (proxies). */
   publicUrl: string;
   nodeApiUrl: string;
@@ -123,6 +125,12 @@ export const SERVICE_VARIABLES = {
   apiPort: variable('API_PORT', port(), { default: '8080', doc: 'management API listener' }),
   nodeApiPort: variable('NODE_API_PORT', port(), { default: '8081', doc: 'bearer node-access gateway listener' }),
   mtlsPort: variable('MTLS_PORT', port(), { default: '8443', doc: 'mutual-TLS gateway listener' }),
+  // 9464: the port OpenTelemetry's Prometheus exporter made the usual one. On HOST like the others,
+  // so a laptop exposes nothing; a deployment must keep it off the public network (see "Metrics").
+  metricsPort: variable('METRICS_PORT', integer(0, 65535, 'be a TCP port between 1 and 65535, or 0 for no metrics listener'), {
+    default: '9464',
+    doc: 'Prometheus metrics listener (`GET /metrics`, see "Metrics"); internal only, never expose it publicly; `0`: no listener',
+  }),
   publicUrl: variable('PUBLIC_URL', url(['http:', 'https:']), {
     unset: '`http://<HOST>:<API_PORT>`',
     doc: 'base URL clients use for the API (may differ behind a proxy)',

@@ -30,6 +30,14 @@ export interface BackupRunDeps {
   onLeftLocked?: (nodeId: string) => Promise<void>;
   dataDir: string;
   log: Logger;
+  /** Told of every backup that ended (metrics/); absent: nobody counts. */
+  metrics?: BackupMetrics;
+}
+
+/** What backups report; implemented by metrics/service-metrics.ts. */
+export interface BackupMetrics {
+  /** `seconds`: how long the run took; undefined for one the janitor found interrupted. */
+  backupFinished(result: 'succeeded' | 'failed', seconds: number | undefined): void;
 }
 
 /** How often a running backup says it is alive; the janitor fails one silent for 4 of these. */
@@ -98,6 +106,8 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   // Failed by the janitor meanwhile (this replica looked dead): the stored object has no record.
   if (!recorded && outcome.ok) await deps.blobs.deletePrefix(key).catch(() => {});
   const seconds = (performance.now() - started) / 1000;
+  // Not recorded: the janitor failed it meanwhile, and counted it.
+  if (recorded) deps.metrics?.backupFinished(outcome.ok ? 'succeeded' : 'failed', seconds);
   if (outcome.ok) log.info({ sizeBytes: outcome.sizeBytes, seconds, unlockError }, 'backup finished');
   else log.warn({ code: outcome.error.code, reason: outcome.error.message, seconds, unlockError }, 'backup failed');
 }

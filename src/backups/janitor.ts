@@ -10,7 +10,7 @@ import type { NodeRuntime } from '../runtime/types.ts';
 import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import type { BackupsConfig } from './config.ts';
-import { BACKUP_HEARTBEAT_MS, INTERRUPTED } from './backup-run.ts';
+import { BACKUP_HEARTBEAT_MS, INTERRUPTED, type BackupMetrics } from './backup-run.ts';
 import { backupBlobKey, backupStagingDir, nodeFileName } from './backup-file.ts';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,6 +28,8 @@ export interface BackupJanitorOptions {
   onLeftLocked?: (nodeId: string) => Promise<void>;
   log: Logger;
   intervalMs?: number;
+  /** Told of every backup found interrupted (counted as failed). */
+  metrics?: BackupMetrics;
 }
 
 const DAY = 24 * 3600_000;
@@ -67,7 +69,10 @@ export class BackupJanitor {
       INTERRUPTED,
       'the service stopped during the backup (the password is never stored, so it could not go on): start another',
     );
-    for (const backup of interrupted) await this.cleanUpInterrupted(backup);
+    for (const backup of interrupted) {
+      this.opts.metrics?.backupFinished('failed', undefined);
+      await this.cleanUpInterrupted(backup);
+    }
 
     let expired = 0;
     if (now.getTime() - this.lastRetention >= RETENTION_EVERY_MS) {

@@ -20,6 +20,7 @@ import { NodeConnector } from '../gateway/node-connector.ts';
 import type { Services } from './services.ts';
 import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
+import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -36,11 +37,13 @@ export interface BackgroundDeps {
   autoUnlock: AutoUnlockService;
   /** This process's name among the replicas (the reconcile lease's holder). */
   replicaId: string;
+  /** What builds, jobs, webhook deliveries and backups report to (metrics/). */
+  metrics?: ServiceMetrics;
   log: Logger;
 }
 
 /** Restores of nodes created from a backup, done by their create build with a connection pool of its own. */
-function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock'>) {
+function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock' | 'metrics'>) {
   const connector = new NodeConnector({ timeoutMs: config.backups.nodeTimeoutMs, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 });
   return new NodeRestorer({
     db,
@@ -53,7 +56,7 @@ function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDep
   });
 }
 
-export function buildBackground({ db, config, runtime, services, autoUnlock, replicaId, log }: BackgroundDeps): BackgroundPart[] {
+export function buildBackground({ db, config, runtime, services, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
   // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
   const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
@@ -67,6 +70,7 @@ export function buildBackground({ db, config, runtime, services, autoUnlock, rep
         log: log.child({ part: 'builds' }),
         requestRolloutPass: (v) => rolloutPasses.request(v),
         restorer: nodeRestorer({ db, config, runtime, services, log: log.child({ part: 'restores' }) }),
+        metrics,
       }),
       logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
@@ -74,6 +78,7 @@ export function buildBackground({ db, config, runtime, services, autoUnlock, rep
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,
     log: log.child({ part: 'jobs' }),
+    metrics,
   });
   const webhookDispatcher = new WebhookDispatcher({
     db,
@@ -84,6 +89,7 @@ export function buildBackground({ db, config, runtime, services, autoUnlock, rep
     concurrency: config.webhooks.concurrency,
     pollIntervalMs: config.jobPollIntervalMs,
     log: log.child({ part: 'webhooks' }),
+    metrics,
   });
   // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
   db.commitSignals.on('node-events', () => webhookDispatcher.wake());
@@ -105,6 +111,7 @@ export function buildBackground({ db, config, runtime, services, autoUnlock, rep
     dataDir: config.dataDir,
     onLeftLocked: (nodeId) => unlockAutomatically(db, nodeId),
     log: log.child({ part: 'backups' }),
+    metrics,
   });
   return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
 }

@@ -8,6 +8,7 @@ import type { NodeRuntime } from '../runtime/types.ts';
 import type { RunningNodeAccess } from '../gateway/start-node-access.ts';
 import { isSuccess, unlockRefusal } from '../gateway/node-unlocker.ts';
 import { BackupService } from '../backups/service.ts';
+import type { BackupMetrics } from '../backups/backup-run.ts';
 import { backupNodeCalls } from '../gateway/backup-node-calls.ts';
 import type { Services } from './services.ts';
 import { findNode } from '../db/nodes.ts';
@@ -26,10 +27,12 @@ export interface BackupCompositionDeps {
   services: Pick<Services, 'backupBlobs' | 'nodes'>;
   nodeAccess: Pick<RunningNodeAccess, 'connector' | 'endpointOf' | 'unlocker'>;
   replicaId: string;
+  /** Counts the backups this replica runs (metrics/). */
+  metrics?: BackupMetrics;
   log: Logger;
 }
 
-export function buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, log }: BackupCompositionDeps) {
+export function buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, metrics, log }: BackupCompositionDeps) {
   return new BackupService({
     db,
     blobs: services.backupBlobs,
@@ -45,6 +48,7 @@ export function buildBackupService({ db, config, runtime, services, nodeAccess, 
     dataDir: config.dataDir,
     config,
     replicaId,
+    metrics,
     log,
   });
 }

@@ -25,7 +25,16 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Where readers register for the signals of committed writes. */
   readonly commitSignals: CommitSignals;
+  /** PostgreSQL's connection pool right now (metrics); PGlite has none. */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections open, idle among them, and callers waiting for one. */
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
@@ -87,6 +96,7 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
           client.release();
         }
       }),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }

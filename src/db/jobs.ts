@@ -112,3 +112,11 @@ export async function purgeFinishedJobs(db: Queryable, olderThanHours: number) {
     [olderThanHours],
   );
 }
+
+/** Unfinished jobs by kind and state (metrics): the partial index jobs_due holds exactly these. */
+export async function countUnfinishedJobs(db: Queryable) {
+  const rows = await db.query<{ kind: string; state: 'queued' | 'running'; n: number }>(
+    `SELECT kind, state, count(*)::int AS n FROM jobs WHERE state IN ('queued', 'running') GROUP BY kind, state`,
+  );
+  return rows.map((r) => ({ ...r, n: Number(r.n) }));
+}

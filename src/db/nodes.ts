@@ -163,3 +163,9 @@ export async function listNodesToReconcile(db: Queryable) {
      ORDER BY n.created_at, n.id`,
   );
 }
+
+/** How many nodes have each status (metrics), in one pass over the table. */
+export async function countNodesByStatus(db: Queryable) {
+  const rows = await db.query<{ status: NodeStatus; n: number }>('SELECT status, count(*)::int AS n FROM nodes GROUP BY status');
+  return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
+}

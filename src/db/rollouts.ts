@@ -147,3 +147,9 @@ export async function deferredRolloutVersion(db: Queryable, nodeId: string) {
     )
   )[0]?.version;
 }
+
+/** Rollouts upgrading nodes now (not paused, not completed), for the metrics. */
+export async function countRunningRollouts(db: Queryable) {
+  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM rollouts WHERE state = 'running'`);
+  return Number(row?.n ?? 0);
+}

@@ -27,7 +27,17 @@ export interface GatewayServerDeps extends NodeRequestDeps {
   /** A request's headers and body must arrive within this (slow clients are cut off with 408). */
   clientTimeoutMs: number;
   log: Logger;
+  /** Told of every answered request (metrics/); absent: nobody counts. */
+  metrics?: GatewayMetrics;
 }
+
+/** What the gateways report; implemented by metrics/service-metrics.ts. */
+export interface GatewayMetrics {
+  /** One gateway's recorder, asked for once per listener, so that a request only records. */
+  requestRecorder(gateway: 'bearer' | 'mtls'): RequestRecorder;
+}
+
+export type RequestRecorder = (status: number, seconds: number) => void;
 
 // Errors after which the connection is closed: an unread body, or a certificate that must not
 // go on being used on a kept-alive connection.
@@ -123,6 +133,22 @@ function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: stri
   return { requestId, node, route: path.route, search: path.search, client: { address: req.socket.remoteAddress ?? '', proto: gw.proto } };
 }
 
+/**
+ * Records each request once its connection is done with it: the status the client got and the time
+ * from its arrival to the end of the answer (or to the cut of a stream). A request abandoned before
+ * any answer has no status and is not counted. Outermost, so preflights and refusals count too.
+ */
+function measured(record: RequestRecorder | undefined, serve: (req: IncomingMessage, res: ServerResponse) => void) {
+  if (!record) return serve;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const started = performance.now();
+    res.once('close', () => {
+      if (res.headersSent) record(res.statusCode, (performance.now() - started) / 1000);
+    });
+    serve(req, res);
+  };
+}
+
 /** Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`. */
 /** `cors`: which browser origins may call nodes with a token (http-cors.ts); null or unset: none. */
 export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy | null): http.Server {
@@ -132,7 +158,7 @@ export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy |
     nodeFor: (user, userId, nodeId, fresh) => deps.access.ownedNode(user, userId, nodeId, fresh),
   };
   const serve = handler(deps, 'http', guard);
-  return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, cors ? withCors(cors, serve) : serve);
+  return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, measured(deps.metrics?.requestRecorder('bearer'), cors ? withCors(cors, serve) : serve));
 }
 
 /**
@@ -201,7 +227,7 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
       minVersion: 'TLSv1.2',
       ...timeouts(deps.clientTimeoutMs),
     },
-    handler(deps, 'https', guard),
+    measured(deps.metrics?.requestRecorder('mtls'), handler(deps, 'https', guard)),
   );
   // Refused handshakes are the client's problem and expected (scanners, wrong certificates).
   server.on('tlsClientError', (err) => deps.log.debug({ err: err.message }, 'TLS handshake refused'));

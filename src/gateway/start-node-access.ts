@@ -15,7 +15,7 @@ import type { NodeRuntime } from '../runtime/types.ts';
 import { serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
-import { createBearerGateway, createMtlsGateway, type GatewayServerDeps } from './gateway-server.ts';
+import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type GatewayServerDeps } from './gateway-server.ts';
 import { NodeAccess } from './node-access.ts';
 import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
@@ -34,6 +34,8 @@ export interface NodeAccessDeps {
   runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon'>;
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
+  /** Counts the gateways' requests (metrics/); absent: nobody counts. */
+  metrics?: GatewayMetrics;
 }
 
 export interface RunningNodeAccess {
@@ -79,6 +81,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     rateLimiter: new RateLimiter({ name: 'gateway', limit: config.gatewayRateLimitPerMinute ?? 0, windowSeconds: 60 }),
     clientTimeoutMs: settings.clientTimeoutMs,
     log,
+    metrics: deps.metrics,
   };
   const bearer = createBearerGateway(serverDeps, config.cors);
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });

@@ -26,6 +26,14 @@ export interface JobWorkerOptions {
   concurrency: number;
   pollIntervalMs: number;
   log: Logger;
+  /** Told of every job given up on (metrics/); absent: nobody counts. */
+  metrics?: JobMetrics;
+}
+
+/** What the worker reports; implemented by metrics/service-metrics.ts. */
+export interface JobMetrics {
+  /** A job failed its last attempt (or its payload could not be read) and will not run again. */
+  jobGivenUp(kind: string): void;
 }
 
 export class JobWorker {
@@ -120,6 +128,7 @@ export class JobWorker {
       log.warn({ err: err.message }, last ? 'job failed for good' : 'job attempt failed; will retry');
       try {
         await failJob(this.opts.db, job.id, err.message, last ? null : def.backoffMs(job.attempts));
+        if (last) this.opts.metrics?.jobGivenUp(job.kind);
         if (last && payload !== undefined) await def.onGiveUp?.(payload, err);
       } catch (recordErr) {
         log.error({ err: recordErr }, 'recording a job failure failed; the lease will expire and it runs again');

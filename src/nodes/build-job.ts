@@ -6,6 +6,7 @@ import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
 import type { NodeEventInput } from '../db/node-events.ts';
+import type { BuildAction } from '../domain/nodes.ts';
 import { applyDecision } from './transition.ts';
 import { decide, type NodeRequest } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
@@ -36,6 +37,14 @@ export interface BuildJobDeps {
   requestRolloutPass: (version: string) => void;
   /** Restores the backup a node was created from (backups/restore-into-node.ts); absent: no restores. */
   restorer?: BuildRestorer;
+  /** Told of every build that finished (metrics/); absent: nobody counts. */
+  metrics?: BuildMetrics;
+}
+
+/** What the build reports of itself; implemented by metrics/service-metrics.ts. */
+export interface BuildMetrics {
+  /** `seconds`: from the build's request to its end, by the database's clock (retries included). */
+  buildFinished(action: BuildAction, result: 'success' | 'failure', seconds: number): void;
 }
 
 /** What a create build asks of restores; implemented by backups/restore-into-node.ts. */
@@ -166,20 +175,25 @@ async function finish(
   happened: NodeRequest,
   error?: string,
 ) {
-  const rolloutVersion = await deps.db.transaction(async (tx) => {
+  const finished = await deps.db.transaction(async (tx) => {
     const node = await lockNode(tx, which.node_id);
     const build = await finishBuild(tx, which.node_id, which.build_number, outcome, error);
     if (!node || !build) return undefined; // finished by an earlier attempt that crashed before its job was marked done
     const decision = decide(happened, node);
     if (!changesImage(build)) {
       await daemonStarted(tx, happened, await applyDecision(tx, node, decision));
-      return undefined;
+      return { build, rolloutVersion: undefined };
     }
     const settled = outcome === 'SUCCESS' ? 'succeeded' : 'failed';
     await daemonStarted(tx, happened, await applyDecision(tx, node, decision, (n) => [upgradeEvent(n, build, settled, error)]));
     const inRollout = await settleRolloutNode(tx, build.image_version, node.id, settled, error);
-    return inRollout ? build.image_version : undefined;
+    return { build, rolloutVersion: inRollout ? build.image_version : undefined };
   });
+  if (!finished) return;
+  // Counted once committed, so a build is counted once whichever attempt or replica finished it.
+  const { build, rolloutVersion } = finished;
+  const seconds = Math.max(0, (build.finished_at ?? build.started_at).getTime() - build.started_at.getTime()) / 1000;
+  deps.metrics?.buildFinished(build.action, outcome === 'SUCCESS' ? 'success' : 'failure', seconds);
   if (rolloutVersion) deps.requestRolloutPass(rolloutVersion);
 }
 

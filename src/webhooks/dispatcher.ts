@@ -18,7 +18,7 @@ import { settleDelivery } from './receiver-gone.ts';
 import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { serializeEnvelope } from './envelope.ts';
-import { nextStep } from './retry-policy.ts';
+import { nextStep, type NextStep } from './retry-policy.ts';
 import type { WebhookSender } from './send-webhook.ts';
 import type { WebhookKeyring } from './signing-keys.ts';
 
@@ -33,6 +33,18 @@ export interface WebhookDispatcherOptions {
   concurrency: number;
   pollIntervalMs: number;
   log: Logger;
+  /** Told of every attempt (metrics/); absent: nobody counts. */
+  metrics?: DeliveryMetrics;
+}
+
+/** What the dispatcher reports; implemented by metrics/service-metrics.ts. */
+export interface DeliveryMetrics {
+  /**
+   * One attempt: `succeeded` (2xx), `retry` (failed, another attempt is scheduled), `failed`
+   * (failed, the last attempt) or `gone` (410: the URL was removed); `seconds` from sending to the
+   * whole answer, or to the failure.
+   */
+  deliveryAttempted(result: NextStep['kind'], seconds: number): void;
 }
 
 const FAN_OUT_BATCH = 500;
@@ -141,6 +153,8 @@ export class WebhookDispatcher {
       const attempt = { url: d.targetUrl, startedAt, ...result };
       if (settlement.state === 'gone') await settleDelivery(this.opts.db, d, attempt, settlement);
       else await this.settle({ delivery: d, attempt, outcome: settlement });
+      // Once recorded: an attempt whose outcome could not be written is made again and counted then.
+      this.opts.metrics?.deliveryAttempted(step.kind, result.durationMs / 1000);
       if (step.kind !== 'succeeded') log().info({ outcome: step.kind, error }, 'webhook attempt failed');
     } catch (err) {
       // The lease runs out and the delivery is attempted again: nothing is lost.

@@ -66,14 +66,27 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
       api: Number(SERVICE_VARIABLES.apiPort.default),
       'node-api': Number(SERVICE_VARIABLES.nodeApiPort.default),
       mtls: Number(SERVICE_VARIABLES.mtlsPort.default),
+      metrics: Number(SERVICE_VARIABLES.metricsPort.default),
     });
-    expect([env.API_PORT, env.NODE_API_PORT, env.MTLS_PORT].map(Number)).toEqual([ports.api, ports['node-api'], ports.mtls]);
+    expect([env.API_PORT, env.NODE_API_PORT, env.MTLS_PORT, env.METRICS_PORT].map(Number)).toEqual([ports.api, ports['node-api'], ports.mtls, ports.metrics]);
     expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', port: 'api' });
     expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', port: 'api' });
     expect(container.lifecycle?.preStop).toBeUndefined();
     const seconds = (d: string) => Number(/^(\d+)s$/.exec(d)![1]);
     expect(seconds(env.SHUTDOWN_DELAY) + seconds(env.SHUTDOWN_TIMEOUT)).toBeLessThan(pod.terminationGracePeriodSeconds);
     expect(deploymentOf(base).spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
+  });
+
+  it('has Prometheus scrape each replica on its metrics port, which no Service publishes', () => {
+    for (const objects of [base, example, testCluster]) {
+      const template = deploymentOf(objects).spec.template;
+      const metricsPort = template.spec.containers[0].ports.find((p: any) => p.name === 'metrics').containerPort;
+      expect(template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(metricsPort), 'prometheus.io/path': '/metrics' });
+      for (const s of ofKind(objects, 'Service')) {
+        for (const p of s.spec.ports) expect([p.port, p.targetPort], `${s.metadata.name} ${p.name}`).not.toContain(metricsPort);
+        for (const p of s.spec.ports) expect(p.targetPort, `${s.metadata.name} ${p.name}`).not.toBe('metrics');
+      }
+    }
   });
 
   it('names in every *_FILE variable a key of a Secret mounted at that directory', () => {

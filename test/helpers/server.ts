@@ -45,12 +45,13 @@ let userCounter = 0;
 
 /** A test server's configuration: its own DATA_DIR, free ports, a private node port range, fast loops. */
 export async function testConfig(dataDir: string, databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<Config> {
-  const [apiPort, nodeApiPort, mtlsPort] = [await freePort(), await freePort(), await freePort()];
+  const [apiPort, nodeApiPort, mtlsPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   return loadConfig({
     DATA_DIR: dataDir,
     API_PORT: String(apiPort),
     NODE_API_PORT: String(nodeApiPort),
     MTLS_PORT: String(mtlsPort),
+    METRICS_PORT: String(metricsPort),
     NODE_PORT_RANGE: randomNodePortRange(),
     BOOTSTRAP_DEV_USER: 'false',
     JOB_POLL_INTERVAL_MS: '200',

@@ -28,6 +28,7 @@ export async function serviceEnv(dataDir: string, extra: Record<string, string> 
     API_PORT: String(apiPort),
     NODE_API_PORT: String(await freePort()),
     MTLS_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
     NODE_PORT_RANGE: randomNodePortRange(),
     // Tests poll and load the service through one token on purpose; the rate limit suite turns them on.
     API_RATE_LIMIT_PER_MINUTE: '0',

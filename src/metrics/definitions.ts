@@ -1,0 +1,229 @@
+// Every metric the service exports, in one place: names, help, labels and buckets. Prometheus'
+// naming: the `rlncloud_` prefix, base units (seconds), `_total` on counters, and labels with a
+// handful of values each; never a node's or a user's id (one series per node would grow without
+// bound, and a scrape is no place for tenants' names). The README's "Metrics" section lists them.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Database } from '../db/database.ts';
+import { countUnfinishedJobs } from '../db/jobs.ts';
+import { countNodesByStatus } from '../db/nodes.ts';
+import { countRunningRollouts } from '../db/rollouts.ts';
+import { NODE_STATUSES, type BuildAction } from '../domain/nodes.ts';
+import type { Logger } from '../logger.ts';
+import { STATUS_CLASSES } from './status-class.ts';
+
+export const BUILD_ACTIONS = Object.keys({ create: 0, start: 0, stop: 0, upgrade: 0, destroy: 0 } satisfies Record<BuildAction, 0>) as BuildAction[];
+export const BUILD_RESULTS = ['success', 'failure'] as const;
+export const DELIVERY_RESULTS = ['succeeded', 'retry', 'failed', 'gone'] as const;
+export const GATEWAYS = ['bearer', 'mtls'] as const;
+export const BACKUP_RESULTS = ['succeeded', 'failed'] as const;
+
+// Buckets by what is measured: a build waits for a daemon to start (seconds to minutes), a webhook
+// for a receiver (up to WEBHOOK_TIMEOUT, 15 s), a gateway call for a node (up to its 60 s timeout).
+const BUILD_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+const GATEWAY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const BACKUP_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * The service's metrics in `registry`. The gauges of shared state (jobs, nodes, rollouts) are read
+ * from `db` at each scrape: every replica reports the same values (aggregate them with max, not
+ * sum), and there is nothing to keep in step between scrapes.
+ */
+export function defineMetrics(registry: Registry, db: Database, log: Logger) {
+  const registers = [registry];
+  // First: a scrape collects in this order, so the pool is read before the reads below take connections.
+  if (db.poolStats) definePoolGauges(registry, () => db.poolStats!());
+  // One read of the jobs table serves both job gauges: a scrape collects every metric at once.
+  const unfinishedJobs = sharedRead(() => countUnfinishedJobs(db));
+  const [setQueued, setRunning] = [jobCounts('queued'), jobCounts('running')];
+  const metrics = {
+    builds: new Counter({
+      name: 'rlncloud_builds_total',
+      help: 'Builds finished (create, start, stop, upgrade, destroy), by action and result.',
+      labelNames: ['action', 'result'] as const,
+      registers,
+    }),
+    buildDuration: new Histogram({
+      name: 'rlncloud_build_duration_seconds',
+      help: 'Time from a build being requested to its end, retries included.',
+      labelNames: ['action', 'result'] as const,
+      buckets: BUILD_BUCKETS,
+      registers,
+    }),
+    jobsQueued: new Gauge({
+      name: 'rlncloud_jobs_queued',
+      help: 'Durable jobs waiting to run (due now or retrying later), by kind; the same on every replica.',
+      labelNames: ['kind'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_jobs_queued', async (gauge) => setQueued(gauge, await unfinishedJobs())),
+    }),
+    jobsRunning: new Gauge({
+      name: 'rlncloud_jobs_running',
+      help: 'Durable jobs claimed by a worker, by kind; the same on every replica.',
+      labelNames: ['kind'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_jobs_running', async (gauge) => setRunning(gauge, await unfinishedJobs())),
+    }),
+    jobsFailed: new Counter({
+      name: 'rlncloud_jobs_failed_total',
+      help: 'Durable jobs given up on after their last attempt, by kind.',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: 'rlncloud_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by result: succeeded, retry (failed, tried again later), failed (the last attempt failed), gone (410).',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    webhookDeliveryDuration: new Histogram({
+      name: 'rlncloud_webhook_delivery_duration_seconds',
+      help: "Time from sending a webhook to the receiver's whole answer (or the failure), by result.",
+      labelNames: ['result'] as const,
+      buckets: DELIVERY_BUCKETS,
+      registers,
+    }),
+    gatewayRequests: new Counter({
+      name: 'rlncloud_gateway_requests_total',
+      help: 'Requests answered by the node access gateways, by gateway (bearer, mtls) and status class.',
+      labelNames: ['gateway', 'status_class'] as const,
+      registers,
+    }),
+    gatewayRequestDuration: new Histogram({
+      name: 'rlncloud_gateway_request_duration_seconds',
+      help: 'Time from a gateway request arriving to the end of its answer, by gateway and status class.',
+      labelNames: ['gateway', 'status_class'] as const,
+      buckets: GATEWAY_BUCKETS,
+      registers,
+    }),
+    rolloutsInProgress: new Gauge({
+      name: 'rlncloud_rollouts_in_progress',
+      help: 'Release rollouts upgrading nodes now (neither paused nor completed).',
+      registers,
+      collect: fromDatabase(log, 'rlncloud_rollouts_in_progress', async (gauge) => gauge.set(await countRunningRollouts(db)), false),
+    }),
+    nodes: new Gauge({
+      name: 'rlncloud_nodes',
+      help: 'Nodes by status, DESTROYED ones still kept included; the same on every replica.',
+      labelNames: ['status'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_nodes', async (gauge) => {
+        const counts = new Map((await countNodesByStatus(db)).map((r) => [r.status, r.n]));
+        for (const status of NODE_STATUSES) gauge.set({ status }, counts.get(status) ?? 0);
+      }),
+    }),
+    backups: new Counter({
+      name: 'rlncloud_backups_total',
+      help: 'Node backups ended, by result (an interrupted one counts as failed).',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    backupDuration: new Histogram({
+      name: 'rlncloud_backup_duration_seconds',
+      help: 'Time a backup took, from its start to its record, by result.',
+      labelNames: ['result'] as const,
+      buckets: BACKUP_BUCKETS,
+      registers,
+    }),
+    queryDuration: new Histogram({
+      name: 'rlncloud_db_query_duration_seconds',
+      help: 'Time of each database statement, waiting for a pooled connection included.',
+      buckets: QUERY_BUCKETS,
+      registers,
+    }),
+  };
+
+  // Known label values start at 0, so a rate is right from the first event and dashboards see every series.
+  for (const action of BUILD_ACTIONS) {
+    for (const result of BUILD_RESULTS) {
+      metrics.builds.inc({ action, result }, 0);
+      metrics.buildDuration.zero({ action, result });
+    }
+  }
+  for (const result of DELIVERY_RESULTS) {
+    metrics.webhookDeliveries.inc({ result }, 0);
+    metrics.webhookDeliveryDuration.zero({ result });
+  }
+  for (const gateway of GATEWAYS) {
+    for (const status_class of STATUS_CLASSES.filter((c) => c !== 'other')) {
+      metrics.gatewayRequests.inc({ gateway, status_class }, 0);
+      metrics.gatewayRequestDuration.zero({ gateway, status_class });
+    }
+  }
+  for (const result of BACKUP_RESULTS) {
+    metrics.backups.inc({ result }, 0);
+    metrics.backupDuration.zero({ result });
+  }
+  return metrics;
+}
+
+export type ServiceMetricSet = ReturnType<typeof defineMetrics>;
+
+/** PostgreSQL's connection pool (pg); PGlite has none, and these are absent there. */
+function definePoolGauges(registry: Registry, stats: () => { total: number; idle: number; waiting: number }) {
+  const registers = [registry];
+  new Gauge({
+    name: 'rlncloud_db_pool_connections',
+    help: 'Connections the PostgreSQL pool holds open (idle or in use).',
+    registers,
+    collect() {
+      this.set(stats().total);
+    },
+  });
+  new Gauge({
+    name: 'rlncloud_db_pool_idle_connections',
+    help: 'Open PostgreSQL connections not in use.',
+    registers,
+    collect() {
+      this.set(stats().idle);
+    },
+  });
+  new Gauge({
+    name: 'rlncloud_db_pool_waiting_requests',
+    help: 'Statements and transactions waiting for a free PostgreSQL connection (the pool is exhausted when this stays above 0).',
+    registers,
+    collect() {
+      this.set(stats().waiting);
+    },
+  });
+}
+
+/** Sets a job gauge from the table's counts: a kind seen before and without jobs now drops to 0. */
+function jobCounts(state: 'queued' | 'running') {
+  const kinds = new Set<string>();
+  return (gauge: Gauge<'kind'>, rows: Array<{ kind: string; state: string; n: number }>) => {
+    for (const row of rows) kinds.add(row.kind);
+    for (const kind of kinds) gauge.set({ kind }, rows.find((r) => r.kind === kind && r.state === state)?.n ?? 0);
+  };
+}
+
+/**
+ * The collect function of a gauge read from the database. A failed read empties the gauge, or sets
+ * it to NaN when it has no labels (prom-client would show 0): a stale value or a 0 would look like a
+ * fact. It is logged once until a read succeeds again; the scrape itself still answers, with the
+ * process's and the counters' values.
+ */
+function fromDatabase<T extends string>(log: Logger, metric: string, read: (gauge: Gauge<T>) => Promise<void>, labelled = true) {
+  let failing = false;
+  return async function collect(this: Gauge<T>) {
+    try {
+      await read(this);
+      failing = false;
+    } catch (err) {
+      this.reset();
+      if (!labelled) this.set(Number.NaN);
+      if (!failing) log.warn({ err, metric }, 'a metric could not be read from the database');
+      failing = true;
+    }
+  };
+}
+
+/** Calls made while one is under way share its answer. */
+function sharedRead<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= read().finally(() => {
+      pending = undefined;
+    }));
+}
