@@ -99,6 +99,10 @@ export function describeValidationError(context: string, e: AjvError): string {
       return `${where} must be at most ${e.params.limit} characters`;
     case 'pattern':
       return `${where} ${PATTERN_MEANINGS[e.params.pattern as string] ?? `must match ${e.params.pattern}`}`;
+    case 'minItems':
+      return `${where} must have at least ${e.params.limit} item${e.params.limit === 1 ? '' : 's'}`;
+    case 'maxItems':
+      return `${where} must have at most ${e.params.limit} items`;
     case 'enum':
       return `${where} must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const':

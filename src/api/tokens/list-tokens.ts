@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses } from '../schemas.ts';
+import { TokenScopeFields } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -13,6 +14,7 @@ export const ApiToken = Type.Object({
   lastUsedAt: nullableTime,
   expiresAt: nullableTime,
   revokedAt: nullableTime,
+  ...TokenScopeFields,
 });
 
 export function listTokensRoute(app: FastifyInstance, { accounts }: ApiDeps) {
