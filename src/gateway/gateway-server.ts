@@ -15,7 +15,7 @@ import type { Logger } from '../logger.ts';
 import type { ClientFacts } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
 import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
-import type { NodeAccess, PeerCertificate } from './node-access.ts';
+import type { NodeAccess, NodeTarget, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
 
@@ -48,7 +48,7 @@ function timeouts(clientTimeoutMs: number) {
 interface Guard<Caller> {
   identify(req: IncomingMessage): Caller | Promise<Caller>;
   /** `fresh`: no remembered lookup (see node-access.ts). */
-  nodeFor(caller: Caller, userId: string, nodeId: string, fresh: boolean): NodeRow | Promise<NodeRow>;
+  nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): NodeRow | Promise<NodeRow>;
 }
 
 // The status document and the calls whose success the control plane records read the node afresh.
@@ -97,7 +97,7 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
   const path = parseGatewayPath(req.url ?? '', gw.prefix);
   if (!path.ok) throw new AppError(path.code, path.message);
   const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
-  const node = gw.guard.nodeFor(caller, path.userId, path.nodeId, fresh);
+  const node = gw.guard.nodeFor(caller, { userId: path.userId, nodeId: path.nodeId, method: req.method ?? 'GET', route: path.route }, fresh);
   return node instanceof Promise
     ? node.then((n) => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, n)))
     : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node));
@@ -112,7 +112,7 @@ function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: stri
 export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy | null): http.Server {
   const guard: Guard<AuthenticatedUser> = {
     identify: (req) => deps.access.authenticate(req.headers.authorization),
-    nodeFor: (user, userId, nodeId, fresh) => deps.access.ownedNode(user, userId, nodeId, fresh),
+    nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
   };
   const serve = handler(deps, 'http', guard);
   return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, cors ? withCors(cors, serve) : serve);
@@ -171,7 +171,7 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
       if (!peer) throw new AppError('certificate_unknown', 'present a client certificate issued by the service');
       return peer;
     },
-    nodeFor: (peer, userId, nodeId, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
+    nodeFor: (peer, { userId, nodeId }, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
   };
   const server = https.createServer(
     {
