@@ -92,7 +92,7 @@ export function describeValidationError(context: string, e: AjvError): string {
     case 'additionalProperties':
       return `${where === context ? context : where} has an unknown field "${e.params.additionalProperty}"`;
     case 'type':
-      return `${where} must be ${e.params.type === 'object' ? 'an object' : `a ${e.params.type}`}`;
+      return `${where} must be ${e.params.type === 'object' || e.params.type === 'array' ? `an ${e.params.type}` : `a ${e.params.type}`}`;
     case 'minLength':
       return e.params.limit === 1 ? `${where} must not be empty` : `${where} must be at least ${e.params.limit} characters`;
     case 'maxLength':
