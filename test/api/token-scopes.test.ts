@@ -171,6 +171,20 @@ describe(`token scopes on the management API on ${databaseLabel()}`, () => {
     expect(node.status, node.text).toBe(200);
   });
 
+  it('the OpenAPI document shows the scope fields and that every bearer route may answer 403', async () => {
+    const doc = (await t.call('/api/openapi.json')).json;
+    const create = doc.paths['/api/tokens'].post;
+    expect(Object.keys(create.requestBody.content['application/json'].schema.properties)).toEqual(['name', 'expiresInDays', 'readOnly', 'nodeIds', 'access']);
+    expect(create.description).toMatch(/forbidden_scope/);
+    const listed = doc.paths['/api/tokens'].get.responses['200'].content['application/json'].schema.properties.tokens.items.properties;
+    expect(listed).toMatchObject({ readOnly: { type: 'boolean' }, nodeIds: expect.any(Object), access: expect.any(Object) });
+    const bearerPaths = Object.keys(doc.paths).filter((path) => path.startsWith('/api/nodes') || path.startsWith('/api/tokens') || path.startsWith('/api/backups'));
+    expect(bearerPaths.length).toBeGreaterThan(15);
+    for (const path of bearerPaths) {
+      for (const [method, op] of Object.entries<any>(doc.paths[path])) expect(op.responses['403'], `${method} ${path}`).toBeDefined();
+    }
+  });
+
   it('the operator CLI creates scoped tokens: token create --read-only --node <id>', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: t.config.dataDir, DATABASE_URL: t.config.databaseUrl };
     if (!t.config.databaseUrl) delete env.DATABASE_URL;
