@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   certificate_revoked: 403,
   certificate_expired: 403,
   certificate_not_for_node: 403,
+  forbidden_scope: 403,
   not_found: 404,
   node_not_found: 404,
   user_not_found: 404,

@@ -16,8 +16,12 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   user create <email> [--plan <plan>] [--password <pw>]
                                           plans: starter, growth, scale, wallet (default starter)
   user set-password <email> <password>
-  token create <email> [--name <label>] [--expires-in-days <n>]
-                                          prints the token once; only its hash is stored
+  token create <email> [--name <label>] [--expires-in-days <n>] [--read-only] [--node <id>]...
+               [--access all|api|gateway]
+                                          prints the token once; only its hash is stored. Scopes:
+                                          --read-only (only reads), --node (only these nodes;
+                                          repeat it or separate ids with commas), --access (only the
+                                          management API or only the node gateway)
   token list <email>
   token revoke <token-id>
   release publish <version> [--concurrency <n>] [--failure-budget <n>]
@@ -65,6 +69,9 @@ async function main(argv: string[]): Promise<number> {
       password: { type: 'string' },
       name: { type: 'string' },
       'expires-in-days': { type: 'string' },
+      'read-only': { type: 'boolean' },
+      node: { type: 'string', multiple: true },
+      access: { type: 'string' },
       concurrency: { type: 'string' },
       'failure-budget': { type: 'string' },
       overlap: { type: 'string' },
@@ -80,7 +87,10 @@ async function main(argv: string[]): Promise<number> {
   });
   const json = values.json === true;
   const options = Object.fromEntries(
-    Object.entries(values).filter(([k]) => k !== 'json' && k !== 'help'),
+    Object.entries(values)
+      .filter(([k]) => k !== 'json' && k !== 'help')
+      // A repeated option (--node) travels as one comma-separated value, like `--node a,b`.
+      .map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : v]),
   ) as Record<string, string | true>;
   const [group, sub, ...rest] = positionals;
   if (values.help || !group) {

@@ -7,23 +7,34 @@ import {
   insertUser,
   listTokens,
   findUserToken,
-  type TokenRow,
   revokeToken,
   touchToken,
   updateUserPassword,
+  type TokenRow,
   type UserRow,
 } from '../db/users.ts';
+import { findUserNodeIds } from '../db/nodes.ts';
 import { PLANS, type Plan } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
 import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import { MAX_SCOPE_NODES, TOKEN_ACCESS, type TokenAccess, type TokenScope } from './token-scope.ts';
 
 export interface AuthenticatedUser {
   id: string;
   email: string;
   plan: Plan;
   tokenId: string;
+  /** What the credential may do: a token's scope; a web session is unscoped. */
+  scope: TokenScope;
+}
+
+/** A scope as asked for: every part optional, an unscoped token when all are left out. */
+export interface TokenScopeInput {
+  readOnly?: boolean;
+  nodeIds?: readonly string[];
+  access?: TokenAccess;
 }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -54,12 +65,13 @@ export class AccountService {
     return { id: user.id, email: user.email };
   }
 
-  async createToken(emailRaw: string, name = 'default', expiresInDays?: number) {
+  async createToken(emailRaw: string, name = 'default', expiresInDays?: number, scopeInput: TokenScopeInput = {}) {
     const user = await this.requireUser(emailRaw);
     if (name.length === 0 || name.length > 100) throw new AppError('invalid_request', 'token name must be 1-100 characters');
+    const scope = await this.checkScope(user.id, scopeInput);
     const token = generateToken();
     const expiresAt = expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : null;
-    const row = await insertToken(this.db, { id: newId(), userId: user.id, name, tokenHash: hashToken(token), expiresAt });
+    const row = await insertToken(this.db, { id: newId(), userId: user.id, name, tokenHash: hashToken(token), expiresAt, ...scope });
     return {
       id: row.id,
       token,
@@ -68,7 +80,32 @@ export class AccountService {
       email: user.email,
       createdAt: row.created_at.toISOString(),
       expiresAt: row.expires_at?.toISOString() ?? null,
+      ...scopeOf(row),
     };
+  }
+
+  /**
+   * The scope to store, or a 400 naming the field. A node id that is not one of the user's nodes
+   * (missing, or another user's) is refused with the same message either way, so a scope cannot be
+   * used to learn which ids exist.
+   */
+  private async checkScope(userId: string, input: TokenScopeInput): Promise<TokenScope> {
+    const access = input.access ?? 'all';
+    if (!TOKEN_ACCESS.includes(access)) throw new AppError('invalid_request', `access must be one of ${TOKEN_ACCESS.join(', ')}`, { field: 'access' });
+    let nodeIds: string[] | null = null;
+    if (input.nodeIds !== undefined) {
+      if (input.nodeIds.length === 0) {
+        throw new AppError('invalid_request', 'nodeIds must name at least one node; leave it out for a token for every node', { field: 'nodeIds' });
+      }
+      nodeIds = [...new Set(input.nodeIds)];
+      if (nodeIds.length > MAX_SCOPE_NODES) throw new AppError('invalid_request', `nodeIds may name at most ${MAX_SCOPE_NODES} nodes`, { field: 'nodeIds' });
+      const malformed = nodeIds.find((id) => !isId(id));
+      if (malformed !== undefined) throw new AppError('invalid_request', `nodeIds: "${malformed.slice(0, 64)}" is not a node id (32 lowercase hex characters)`, { field: 'nodeIds' });
+      const own = await findUserNodeIds(this.db, userId, nodeIds);
+      const unknown = nodeIds.find((id) => !own.has(id));
+      if (unknown !== undefined) throw new AppError('invalid_request', `nodeIds: node ${unknown} was not found`, { field: 'nodeIds', nodeId: unknown });
+    }
+    return { readOnly: input.readOnly ?? false, nodeIds, access };
   }
 
   async revokeToken(tokenId: string) {
@@ -114,7 +151,7 @@ export class AccountService {
     if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > TOUCH_EVERY_MS) {
       await touchToken(this.db, row.token_id);
     }
-    return { id: row.id, email: row.email, plan: row.plan, tokenId: row.token_id };
+    return { id: row.id, email: row.email, plan: row.plan, tokenId: row.token_id, scope: scopeOf(row) };
   }
 
   private async requireUser(emailRaw: string): Promise<UserRow> {
@@ -132,5 +169,12 @@ function presentToken(t: TokenRow) {
     lastUsedAt: t.last_used_at?.toISOString() ?? null,
     expiresAt: t.expires_at?.toISOString() ?? null,
     revokedAt: t.revoked_at?.toISOString() ?? null,
+    ...scopeOf(t),
   };
 }
+
+const scopeOf = (row: Pick<TokenRow, 'read_only' | 'node_ids' | 'access'>): TokenScope => ({
+  readOnly: row.read_only,
+  nodeIds: row.node_ids,
+  access: row.access,
+});

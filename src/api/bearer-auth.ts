@@ -1,8 +1,13 @@
-// Bearer-token authentication for every route registered inside the scope that uses it. The web
-// UI calls the same routes with its session cookie instead (plus the CSRF header on changes).
+// Bearer-token authentication for every route registered inside the scope that uses it, and the
+// one place the management API enforces token scopes. The web UI calls the same routes with its
+// session cookie instead (plus the CSRF header on changes); a session is unscoped.
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
-import { AppError } from '../errors.ts';
+import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
+import { AppError, nodeNotFound } from '../errors.ts';
+import { classifyApiRoute, routeRefusal } from './route-scope.ts';
+import { ErrorBody } from './schemas.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,8 +28,22 @@ export interface SessionAuthenticator {
   authenticate(request: FastifyRequest): Promise<AuthenticatedUser | undefined>;
 }
 
-export function requireBearerAuth(app: FastifyInstance, accounts: AccountService, sessions?: SessionAuthenticator) {
+export interface BearerAuthDeps {
+  accounts: AccountService;
+  sessions?: SessionAuthenticator;
+  /** Whether the user has this node: tells a node outside a token's scope (403) from a missing one (404). */
+  ownsNode: (userId: string, nodeId: string) => Promise<boolean>;
+}
+
+export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ownsNode }: BearerAuthDeps) {
   app.decorateRequest('user', undefined);
+  // Every route of the scope may answer 403 forbidden_scope: say so in the OpenAPI document once.
+  app.addHook('onRoute', (route) => {
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (response && !('403' in response)) {
+      response['403'] = Type.Ref(ErrorBody, { description: 'forbidden_scope: the API token is not allowed this route or node (see README "Token scopes")' });
+    }
+  });
   app.addHook('onRequest', async (request, reply) => {
     // An Authorization header always means bearer authentication, exactly as without sessions.
     if (sessions && request.headers.authorization === undefined && sessions.hasSessionCookie(request)) {
@@ -40,6 +59,24 @@ export function requireBearerAuth(app: FastifyInstance, accounts: AccountService
       throw new AppError('unauthorized', token ? 'the API token is invalid, expired or revoked' : 'send an API token: Authorization: Bearer <token>');
     }
     request.user = user;
+    // What the route is decides before its body is even read (an upload is never streamed in).
+    requireListener(user.scope, 'api');
+    const refusal = routeRefusal(user.scope, classifyApiRoute(request.method, request.routeOptions.url));
+    if (refusal) throw forbiddenScope(refusal);
+  });
+  // The node a route is about is known once its parameters and body are validated.
+  app.addHook('preHandler', async (request) => {
+    const user = request.user;
+    if (!user || user.scope.nodeIds === null) return;
+    const { node } = classifyApiRoute(request.method, request.routeOptions.url);
+    const nodeId =
+      node === 'param' ? (request.params as { id?: string }).id
+      : node === 'body' ? (request.body as { destroyNodeId?: string } | undefined)?.destroyNodeId
+      : undefined;
+    if (nodeId === undefined || allowsNode(user.scope, nodeId)) return;
+    // Another user's node stays indistinguishable from a missing one, whatever the token.
+    if (!(await ownsNode(user.id, nodeId))) throw nodeNotFound(nodeId);
+    throw forbiddenScope(`this API token is limited to other nodes than ${nodeId}`);
   });
 }
 

@@ -12,6 +12,9 @@ describe('describeValidationError', () => {
     expect(describeValidationError('body', e('type', '/name', { type: 'string' }))).toBe('name must be a string');
     expect(describeValidationError('body', e('minLength', '/name', { limit: 1 }))).toBe('name must not be empty');
     expect(describeValidationError('body', e('maxLength', '/name', { limit: 64 }))).toBe('name must be at most 64 characters');
+    expect(describeValidationError('body', e('type', '/nodeIds', { type: 'array' }))).toBe('nodeIds must be an array');
+    expect(describeValidationError('body', e('minItems', '/nodeIds', { limit: 1 }))).toBe('nodeIds must have at least 1 item');
+    expect(describeValidationError('body', e('maxItems', '/nodeIds', { limit: 100 }))).toBe('nodeIds must have at most 100 items');
   });
 
   it('explains known patterns in words instead of showing the regex', () => {

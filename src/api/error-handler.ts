@@ -97,13 +97,17 @@ export function describeValidationError(context: string, e: AjvError): string {
     case 'additionalProperties':
       return `${where === context ? context : where} has an unknown field "${e.params.additionalProperty}"`;
     case 'type':
-      return `${where} must be ${e.params.type === 'object' ? 'an object' : `a ${e.params.type}`}`;
+      return `${where} must be ${e.params.type === 'object' || e.params.type === 'array' ? `an ${e.params.type}` : `a ${e.params.type}`}`;
     case 'minLength':
       return e.params.limit === 1 ? `${where} must not be empty` : `${where} must be at least ${e.params.limit} characters`;
     case 'maxLength':
       return `${where} must be at most ${e.params.limit} characters`;
     case 'pattern':
       return `${where} ${PATTERN_MEANINGS[e.params.pattern as string] ?? `must match ${e.params.pattern}`}`;
+    case 'minItems':
+      return `${where} must have at least ${e.params.limit} item${e.params.limit === 1 ? '' : 's'}`;
+    case 'maxItems':
+      return `${where} must have at most ${e.params.limit} items`;
     case 'enum':
       return `${where} must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const':

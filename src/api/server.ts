@@ -135,7 +135,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
 
   // Bearer-token routes.
   await app.register(async (scope) => {
-    requireBearerAuth(scope, deps.accounts, deps.web?.sessions);
+    requireBearerAuth(scope, { accounts: deps.accounts, sessions: deps.web?.sessions, ownsNode: (userId, nodeId) => deps.nodes.ownsNode(userId, nodeId) });
     auditRoutes(scope, deps.audit);
     limitApiRate(scope, deps.rateLimits);
     listNodesRoute(scope, deps);

@@ -43,6 +43,12 @@ export async function findUserNode(db: Queryable, userId: string, nodeId: string
   return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId]))[0];
 }
 
+/** Which of `nodeIds` are the user's nodes (another user's are left out, exactly like missing ones). */
+export async function findUserNodeIds(db: Queryable, userId: string, nodeIds: readonly string[]) {
+  const rows = await db.query<{ id: string }>('SELECT id FROM nodes WHERE user_id = $1 AND id = ANY($2::text[])', [userId, nodeIds]);
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function findUserNodeStatus(db: Queryable, userId: string, nodeId: string) {
   return (
     await db.query<{ status: NodeStatus }>('SELECT status FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId])
@@ -70,9 +76,10 @@ export async function lockNode(db: Queryable, nodeId: string) {
 export async function listUserNodesWithBuilds(
   db: Queryable,
   userId: string,
-  page: { afterId?: string; limit?: number } = {},
+  page: { afterId?: string; limit?: number; onlyIds?: readonly string[] | null } = {},
 ): Promise<Array<{ node: NodeRow; builds: BuildRow[] }>> {
   // A page is the nodes after `afterId` in (created_at, id) order: stable while nodes are added.
+  // `onlyIds`: just these (a token limited to some nodes); null or absent: every node.
   const [row] = await db.query<{ nodes: Array<{ node: Json<NodeRow>; builds: Json<BuildRow>[] | null }> }>(
     `SELECT coalesce(json_agg(json_build_object(
          'node', n,
@@ -80,8 +87,9 @@ export async function listUserNodesWithBuilds(
        ) ORDER BY n.created_at, n.id), '[]') AS nodes
      FROM (SELECT * FROM nodes WHERE user_id = $1
              AND ($2::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM nodes WHERE id = $2 AND user_id = $1))
+             AND ($4::text[] IS NULL OR id = ANY($4::text[]))
            ORDER BY created_at, id LIMIT $3) n`,
-    [userId, page.afterId ?? null, page.limit ?? null],
+    [userId, page.afterId ?? null, page.limit ?? null, page.onlyIds ?? null],
   );
   return (row?.nodes ?? []).map((entry) => ({
     node: {

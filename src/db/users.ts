@@ -18,7 +18,13 @@ export interface TokenRow {
   last_used_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  read_only: boolean;
+  /** NULL: every node of the user (accounts/token-scope.ts). */
+  node_ids: string[] | null;
+  access: 'all' | 'api' | 'gateway';
 }
+
+const TOKEN_COLUMNS = 'id, user_id, name, created_at, last_used_at, expires_at, revoked_at, read_only, node_ids, access';
 
 export async function insertUser(db: Queryable, u: { id: string; email: string; plan: Plan; passwordHash: string | null }) {
   const rows = await db.query<UserRow>(
@@ -41,12 +47,15 @@ export async function updateUserPassword(db: Queryable, userId: string, password
   await db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
 }
 
-export async function insertToken(db: Queryable, t: { id: string; userId: string; name: string; tokenHash: string; expiresAt: Date | null }) {
+export async function insertToken(
+  db: Queryable,
+  t: { id: string; userId: string; name: string; tokenHash: string; expiresAt: Date | null; readOnly: boolean; nodeIds: readonly string[] | null; access: TokenRow['access'] },
+) {
   return (
     await db.query<TokenRow>(
-      `INSERT INTO api_tokens (id, user_id, name, token_hash, expires_at) VALUES ($1, $2, $3, $4, $5)
-       RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked_at`,
-      [t.id, t.userId, t.name, t.tokenHash, t.expiresAt],
+      `INSERT INTO api_tokens (id, user_id, name, token_hash, expires_at, read_only, node_ids, access) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       RETURNING ${TOKEN_COLUMNS}`,
+      [t.id, t.userId, t.name, t.tokenHash, t.expiresAt, t.readOnly, t.nodeIds, t.access],
     )
   )[0]!;
 }
@@ -54,8 +63,8 @@ export async function insertToken(db: Queryable, t: { id: string; userId: string
 /** The owner of a live (not revoked, not expired) token, or undefined. */
 export async function findUserByTokenHash(db: Queryable, tokenHash: string) {
   return (
-    await db.query<UserRow & { token_id: string; last_used_at: Date | null }>(
-      `SELECT u.*, t.id AS token_id, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id
+    await db.query<UserRow & Pick<TokenRow, 'last_used_at' | 'read_only' | 'node_ids' | 'access'> & { token_id: string }>(
+      `SELECT u.*, t.id AS token_id, t.last_used_at, t.read_only, t.node_ids, t.access FROM api_tokens t JOIN users u ON u.id = t.user_id
        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
       [tokenHash],
     )
@@ -70,13 +79,11 @@ export async function revokeToken(db: Queryable, tokenId: string) {
   return (
     await db.query<TokenRow>(
       `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1
-       RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked_at`,
+       RETURNING ${TOKEN_COLUMNS}`,
       [tokenId],
     )
   )[0];
 }
-
-const TOKEN_COLUMNS = 'id, user_id, name, created_at, last_used_at, expires_at, revoked_at';
 
 /** The user's tokens, oldest first; with `page`, at most `limit` of them after the token `afterId`. */
 export async function listTokens(db: Queryable, userId: string, page?: { limit: number; afterId?: string }) {

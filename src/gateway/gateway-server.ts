@@ -15,7 +15,7 @@ import type { Logger } from '../logger.ts';
 import type { ClientFacts } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
 import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
-import type { NodeAccess, PeerCertificate } from './node-access.ts';
+import type { NodeAccess, NodeTarget, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
 import { RateLimiter, rateLimitHeaders } from '../rate-limit.ts';
@@ -63,7 +63,7 @@ interface Guard<Caller> {
   /** Whose rate limit a request counts against: its API token, or its client certificate. */
   limitKey(caller: Caller): string;
   /** `fresh`: no remembered lookup (see node-access.ts). */
-  nodeFor(caller: Caller, userId: string, nodeId: string, fresh: boolean): NodeRow | Promise<NodeRow>;
+  nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): NodeRow | Promise<NodeRow>;
 }
 
 // The status document and the calls whose success the control plane records read the node afresh.
@@ -123,7 +123,7 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
   const path = parseGatewayPath(req.url ?? '', gw.prefix);
   if (!path.ok) throw new AppError(path.code, path.message);
   const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
-  const node = gw.guard.nodeFor(caller, path.userId, path.nodeId, fresh);
+  const node = gw.guard.nodeFor(caller, { userId: path.userId, nodeId: path.nodeId, method: req.method ?? 'GET', route: path.route }, fresh);
   return node instanceof Promise
     ? node.then((n) => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, n)))
     : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node));
@@ -155,7 +155,7 @@ export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy |
   const guard: Guard<AuthenticatedUser> = {
     identify: (req) => deps.access.authenticate(req.headers.authorization),
     limitKey: (user) => `token:${user.tokenId}`,
-    nodeFor: (user, userId, nodeId, fresh) => deps.access.ownedNode(user, userId, nodeId, fresh),
+    nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
   };
   const serve = handler(deps, 'http', guard);
   return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, measured(deps.metrics?.requestRecorder('bearer'), cors ? withCors(cors, serve) : serve));
@@ -214,7 +214,7 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
       if (!peer) throw new AppError('certificate_unknown', 'present a client certificate issued by the service');
       return peer;
     },
-    nodeFor: (peer, userId, nodeId, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
+    nodeFor: (peer, { userId, nodeId }, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
     limitKey: (peer) => `certificate:${peer.serial}`,
   };
   const server = https.createServer(

@@ -1,7 +1,9 @@
 // Who may reach which node through the gateways. With a token: the token's owner, for their own
-// nodes, where another user's node and a missing one are indistinguishable (404). With a client
-// certificate: the node and user the certificate was issued for, as long as its record is not
-// revoked or expired.
+// nodes, where another user's node and a missing one are indistinguishable (404), and only within
+// the token's scope (403 forbidden_scope: accounts/token-scope.ts, RLN routes classified by
+// route-scope.ts). With a client certificate: the node and user the certificate was issued for,
+// as long as its record is not revoked or expired (a certificate is for one node already; it has
+// no other scope).
 //
 // Every lookup is a database query, and one query costs more than the whole rest of a forwarded
 // request (~0.6 ms on PGlite), so positive lookups (token -> user, user + node -> node row,
@@ -21,6 +23,8 @@ import { findCertificateWithNode, type PresentedCertificate } from '../db/certif
 import type { Database } from '../db/database.ts';
 import { findUserNode, type NodeRow } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
+import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
+import { isReadOnlyNodeRequest } from './route-scope.ts';
 
 /** What the TLS layer proved about the client: a certificate our CA signed, in date at handshake. */
 export interface PeerCertificate {
@@ -58,6 +62,15 @@ class ShortCache<V> {
   deleteWhere(test: (key: string, value: V) => boolean) {
     for (const [k, e] of this.entries) if (test(k, e.value)) this.entries.delete(k);
   }
+}
+
+/** What a gateway request asks for: a user's node, and a route of it with a method. */
+export interface NodeTarget {
+  userId: string;
+  nodeId: string;
+  method: string;
+  /** As route-path.ts canonicalises it: 'nodeinfo', '' for the node itself. */
+  route: string;
 }
 
 export interface NodeAccessDeps {
@@ -111,6 +124,25 @@ export class NodeAccess {
     }
     this.users.set(authorization!, user);
     return user;
+  }
+
+  /**
+   * The node a token's request may reach: its owner's node within the token's scope. What the
+   * scope says about the route alone (the listener, read-only) is decided first, without a lookup;
+   * a node outside the token's nodes is 403 only once it is known to be the owner's, so another
+   * user's node still answers exactly like a missing one.
+   */
+  scopedNode(user: AuthenticatedUser, target: NodeTarget, fresh = false): NodeRow | Promise<NodeRow> {
+    const { scope } = user;
+    requireListener(scope, 'gateway');
+    if (scope.readOnly && !isReadOnlyNodeRequest(target.method, target.route)) {
+      throw forbiddenScope(`this API token is read-only: ${target.method} /${target.route.slice(0, 64)} may change the node (the read-only routes are RLN's own, see README "Token scopes")`);
+    }
+    const node = this.ownedNode(user, target.userId, target.nodeId, fresh);
+    if (allowsNode(scope, target.nodeId)) return node;
+    return Promise.resolve(node).then(() => {
+      throw forbiddenScope(`this API token is limited to other nodes than ${target.nodeId}`);
+    });
   }
 
   /** `fresh`: read the node row even if one was read less than ACCESS_CACHE_MS ago. */

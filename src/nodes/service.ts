@@ -84,8 +84,9 @@ export class NodeService {
     this.presentOpts = { nodeApiUrl: deps.config.nodeApiUrl, peerHost: new URL(deps.config.publicUrl).hostname };
   }
 
-  async listNodes(userId: string): Promise<ApiNode[]> {
-    const nodes = await listUserNodesWithBuilds(this.deps.db, userId);
+  /** `onlyIds`: just these of the user's nodes (a token limited to them); null: every one. */
+  async listNodes(userId: string, onlyIds: readonly string[] | null = null): Promise<ApiNode[]> {
+    const nodes = await listUserNodesWithBuilds(this.deps.db, userId, { onlyIds });
     return nodes.map(({ node, builds }) => presentNode(node, builds, this.presentOpts));
   }
 
@@ -93,13 +94,18 @@ export class NodeService {
    * One page of the caller's nodes, oldest first, and the cursor of the next page (null after the
    * last). A cursor names the last node of its page; one that is not the caller's is refused.
    */
-  async listNodePage(userId: string, limit: number, cursor: string | undefined): Promise<{ nodes: ApiNode[]; nextCursor: string | null }> {
+  async listNodePage(userId: string, limit: number, cursor: string | undefined, onlyIds: readonly string[] | null = null): Promise<{ nodes: ApiNode[]; nextCursor: string | null }> {
     const afterId = cursor === undefined ? undefined : decodeCursor('node', cursor, ID);
     if (afterId !== undefined && !(await findUserNode(this.deps.db, userId, afterId))) throw staleCursor();
     // One more than asked tells whether another page follows.
-    const rows = await listUserNodesWithBuilds(this.deps.db, userId, { afterId, limit: limit + 1 });
+    const rows = await listUserNodesWithBuilds(this.deps.db, userId, { afterId, limit: limit + 1, onlyIds });
     const page = pageOf(rows, limit, (last) => encodeCursor('node', last.node.id));
     return { nodes: page.items.map(({ node, builds }) => presentNode(node, builds, this.presentOpts)), nextCursor: page.nextCursor };
+  }
+
+  /** Whether the user has this node (in any status), without reading more of it. */
+  async ownsNode(userId: string, nodeId: string): Promise<boolean> {
+    return (await findUserNodeStatus(this.deps.db, userId, nodeId)) !== undefined;
   }
 
   async getNode(userId: string, nodeId: string): Promise<ApiNode> {

@@ -1,7 +1,7 @@
 // The operator commands. The CLI runs them against the database directly, or, when a server
 // holds the embedded database open, asks that server to run them over the admin channel: the
 // same functions either way.
-import type { AccountService } from '../accounts/service.ts';
+import type { AccountService, TokenScopeInput } from '../accounts/service.ts';
 import type { ReleaseService } from '../releases/service.ts';
 import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
@@ -43,6 +43,17 @@ const wholeNumber = (a: OperatorArgs, name: string, min: number) => {
   return Number(v);
 };
 
+/** --read-only, --node <id> (repeated, or ids separated by commas), --access: checked by AccountService. */
+const tokenScope = (a: OperatorArgs): TokenScopeInput => {
+  const nodes = option(a, 'node');
+  const access = option(a, 'access');
+  return {
+    readOnly: a.options['read-only'] === true ? true : undefined,
+    nodeIds: nodes === undefined ? undefined : nodes.split(',').map((id) => id.trim().toLowerCase()).filter((id) => id !== ''),
+    access: access as TokenScopeInput['access'],
+  };
+};
+
 const sealKeys = (ctx: OperatorContext) => {
   if (!ctx.unlockSealKeys) throw new AppError('internal_error', 'the unlock seal key file was not loaded for this command');
   return ctx.unlockSealKeys;
@@ -55,7 +66,7 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'token create': async (ctx, a) => {
     const days = option(a, 'expires-in-days');
     if (days !== undefined && !/^\d+$/.test(days)) throw new AppError('invalid_request', '--expires-in-days must be a whole number');
-    const created = await ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined);
+    const created = await ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined, tokenScope(a));
     await ctx.audit.record(byOperator({ userId: created.userId, action: 'token.created', target: created.id }));
     return created;
   },

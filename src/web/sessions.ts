@@ -4,6 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedUser } from '../accounts/service.ts';
+import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
 import { findUserByEmail } from '../db/users.ts';
 import {
@@ -129,7 +130,8 @@ export class WebSessions {
     if (Date.now() - row.last_seen_at.getTime() > TOUCH_EVERY_MS) {
       await touchSession(this.opts.db, hashId(id), new Date(Date.now() + IDLE_MS), ABSOLUTE_MS / 1000);
     }
-    return { id: row.id, email: row.email, plan: row.plan, tokenId: '', csrfToken: row.csrf_token };
+    // A signed-in user may do everything the account may: sessions have no scope.
+    return { id: row.id, email: row.email, plan: row.plan, tokenId: '', scope: UNSCOPED, csrfToken: row.csrf_token };
   }
 
   /**

@@ -1,11 +1,12 @@
 // The security cases every route of the management API shares, over one table of its bearer
-// routes (bearer-routes.ts): no token, a malformed, unknown or revoked token; and for every route
-// about one node, another user's attempt, which must change nothing. The table is checked against
-// the routes the server really registers, so a new route cannot ship without these checks.
+// routes (bearer-routes.ts): no token, a malformed, unknown or revoked token; for every route
+// about one node, another user's attempt, which must change nothing; and the token scopes. The
+// table is checked against the routes the server really registers, so a new route cannot ship
+// without these checks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { itHidesAnotherUsersNode, itRequiresBearerAuth } from '../helpers/security.ts';
+import { itEnforcesTokenScopes, itHidesAnotherUsersNode, itRequiresBearerAuth, type ScopedTokens } from '../helpers/security.ts';
 import { createNodes, createTenants, type Tenants } from '../helpers/tenants.ts';
 import { registeredRoutes } from '../helpers/registered-routes.ts';
 import { BEARER_ROUTES, PUBLIC_PREFIX, PUBLIC_ROUTES } from './bearer-routes.ts';
@@ -14,11 +15,24 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
   let t: TestServer;
   let users: Tenants;
   let nodeId: string;
+  let tokens: ScopedTokens;
+  let bobsLimitedToken: string;
 
   beforeAll(async () => {
     t = await startTestServer();
     users = await createTenants(t);
-    [nodeId] = await createNodes(t, users.alice, [{ name: 'guarded' }]);
+    const [guarded, other] = await createNodes(t, users.alice, [{ name: 'guarded' }, { name: 'other' }]);
+    const [bobsNode] = await createNodes(t, users.bob, [{ name: 'bobs' }]);
+    nodeId = guarded;
+    const token = async (email: string, scope: Parameters<TestServer['server']['services']['accounts']['createToken']>[3]) =>
+      (await t.server.services.accounts.createToken(email, 'scoped', undefined, scope)).token;
+    tokens = {
+      readOnly: await token(users.alice.email, { readOnly: true }),
+      thisNode: await token(users.alice.email, { nodeIds: [guarded] }),
+      otherNode: await token(users.alice.email, { nodeIds: [other] }),
+      gatewayOnly: await token(users.alice.email, { access: 'gateway' }),
+    };
+    bobsLimitedToken = await token(users.bob.email, { nodeIds: [bobsNode] });
   });
   afterAll(() => t?.stop());
 
@@ -33,7 +47,7 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
 
   for (const route of BEARER_ROUTES) itRequiresBearerAuth(() => ({ t, revoked: users.revoked, nodeId }), route);
 
-  describe("another user's attempts on alice's node", () => {
+  describe("another user's attempts, and alice's scoped tokens, on alice's node", () => {
     const aliceView = async () => {
       const node = (await t.call(`/api/nodes/${nodeId}`, { token: users.alice.token })).json.data;
       const certs = (await t.call(`/api/nodes/${nodeId}/certs`, { token: users.alice.token })).json.certificates;
@@ -45,7 +59,12 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
       before = await aliceView();
     });
 
-    for (const route of BEARER_ROUTES.filter((r) => r.nodeScoped)) itHidesAnotherUsersNode(() => ({ t, other: users.bob, nodeId }), route);
+    for (const route of BEARER_ROUTES.filter((r) => r.nodeScoped)) {
+      itHidesAnotherUsersNode(() => ({ t, other: users.bob, nodeId }), route);
+      // A token limited to nodes says 403 only about its owner's nodes, never about another user's.
+      itHidesAnotherUsersNode(() => ({ t, other: { token: bobsLimitedToken }, nodeId }), route, "alice's node with a token bob limited to his own node");
+    }
+    for (const route of BEARER_ROUTES) itEnforcesTokenScopes(() => ({ t, tokens, nodeId }), route);
 
     it('leave the node, its certificates and its webhook deliveries as they were', async () => {
       const after = await aliceView();

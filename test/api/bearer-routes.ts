@@ -1,17 +1,20 @@
 // Every route of the management API behind a bearer token, with a request that reaches it. The
 // security suite (bearer-auth.test.ts) runs the shared checks over this table and fails when the
-// server registers a route that is neither here nor in its list of public routes.
-import type { RouteUnderTest } from '../helpers/security.ts';
+// server registers a route that is neither here nor in its list of public routes. Each route says
+// whether it reads or writes and whether it is about one node: the token scope checks follow that.
+import type { ScopedRouteUnderTest } from '../helpers/security.ts';
 
-export interface BearerRoute extends RouteUnderTest {
+export interface BearerRoute extends ScopedRouteUnderTest {
   /** About one node, named in its path or body: another user's attempt must look like a missing node. */
   nodeScoped: boolean;
 }
 
 const ZEROS = '0'.repeat(32);
 
+// Every route of this API that is not GET changes something: a read-only token is refused it
+// (README "Token scopes"). A route that broke the rule would say so here with `write: false`.
 function route(method: string, url: string, path: (nodeId: string) => string, more: Partial<BearerRoute> = {}): BearerRoute {
-  return { name: `${method} ${url}`, method, path, nodeScoped: url.includes('/:id') && url.startsWith('/api/nodes/'), ...more };
+  return { name: `${method} ${url}`, method, path, nodeScoped: url.includes('/:id') && url.startsWith('/api/nodes/'), write: method !== 'GET', ...more };
 }
 
 export const BEARER_ROUTES: BearerRoute[] = [

@@ -1,7 +1,7 @@
 // The security checks every bearer-authenticated route shares: no token, a malformed token, a
-// revoked token; and for routes about one node, another user's attempt.
+// revoked token; for routes about one node, another user's attempt; and the token scopes.
 import { expect, it } from 'vitest';
-import type { CallOptions, TestServer, TestUser } from './server.ts';
+import type { CallOptions, CallResult, TestServer, TestUser } from './server.ts';
 
 export interface RouteUnderTest {
   name: string;
@@ -40,8 +40,8 @@ const MISSING_NODE = 'f'.repeat(32);
  * Another user naming the node answers exactly like a node that does not exist (404
  * node_not_found, the same body but for the id and request id), so nobody learns which ids exist.
  */
-export function itHidesAnotherUsersNode(ctx: () => { t: TestServer; other: TestUser; nodeId: string }, route: RouteUnderTest) {
-  it(`${route.name}: another user's node -> 404 like a missing node`, async () => {
+export function itHidesAnotherUsersNode(ctx: () => { t: TestServer; other: Pick<TestUser, 'token'>; nodeId: string }, route: RouteUnderTest, who = "another user's node") {
+  it(`${route.name}: ${who} -> 404 like a missing node`, async () => {
     const { t, other, nodeId } = ctx();
     const call = (id: string) => t.call(route.path(id), { method: route.method, body: route.body?.(id), token: other.token });
     const [foreign, missing] = [await call(nodeId), await call(MISSING_NODE)];
@@ -50,4 +50,56 @@ export function itHidesAnotherUsersNode(ctx: () => { t: TestServer; other: TestU
     const comparable = (error: any, id: string) => ({ ...error, requestId: '', message: error.message.replaceAll(id, 'X') });
     expect(comparable(foreign.json.error, nodeId)).toEqual(comparable(missing.json.error, MISSING_NODE));
   });
+}
+
+export interface ScopedRouteUnderTest extends RouteUnderTest {
+  /** Changes something: a read-only token is refused it. */
+  write: boolean;
+  /** About one node: a token limited to other nodes is refused it. */
+  nodeScoped: boolean;
+}
+
+/** Tokens of the owner of the node under test, each with one limit (README "Token scopes"). */
+export interface ScopedTokens {
+  readOnly: string;
+  /** Limited to the node under test. */
+  thisNode: string;
+  /** Limited to another node of the same owner. */
+  otherNode: string;
+  /** access "gateway": not for the management API at all. */
+  gatewayOnly: string;
+}
+
+const refusedForScope = (r: CallResult) => {
+  expect(r.status, r.text).toBe(403);
+  expect(r.json.error.code).toBe('forbidden_scope');
+};
+// Whatever the route then answers (200, 404 for a made-up id, ...), the scope let it through.
+const allowedByScope = (r: CallResult) => {
+  expect(r.status, r.text).not.toBe(401);
+  expect(r.json?.error?.code, r.text).not.toBe('forbidden_scope');
+};
+
+/**
+ * A scoped token gets 403 forbidden_scope wherever its scope ends, and nothing happens: a
+ * read-only token on every write; a token limited to some nodes on every route about another of
+ * its owner's nodes and on every write about no node; a gateway-only token everywhere. Writes a
+ * token's scope allows are not called here (they would change the node under test).
+ */
+export function itEnforcesTokenScopes(ctx: () => { t: TestServer; tokens: ScopedTokens; nodeId: string }, route: ScopedRouteUnderTest) {
+  const call = (pick: (tokens: ScopedTokens) => string) => {
+    const { t, tokens, nodeId } = ctx();
+    return t.call(route.path(nodeId), { method: route.method, body: route.body?.(nodeId), token: pick(tokens) });
+  };
+  if (route.write) it(`${route.name}: a read-only token -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.readOnly)));
+  else it(`${route.name}: a read-only token may call it`, async () => allowedByScope(await call((k) => k.readOnly)));
+  if (route.nodeScoped) {
+    it(`${route.name}: a token for another of the owner's nodes -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.otherNode)));
+    if (!route.write) it(`${route.name}: a token for this node may call it`, async () => allowedByScope(await call((k) => k.thisNode)));
+  } else if (route.write) {
+    it(`${route.name}: a token limited to some nodes -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.thisNode)));
+  } else {
+    it(`${route.name}: a token limited to some nodes may call it`, async () => allowedByScope(await call((k) => k.thisNode)));
+  }
+  it(`${route.name}: a gateway-only token -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.gatewayOnly)));
 }

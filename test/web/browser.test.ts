@@ -304,6 +304,21 @@ describe.skipIf(!hasChromium)(
       expect((await t.call('/api/nodes', { token: secret })).status).toBe(401);
     });
 
+    step('creates a read-only token for one node and shows its scope', async () => {
+      await page.getByLabel('Name').fill('dashboard');
+      await page.getByLabel('Read-only').check();
+      await page.locator('#token-nodes').getByLabel('web-shop').check();
+      await page.getByRole('button', { name: 'Create token' }).click();
+      const secret = (await page.getByTestId('token-secret').textContent())!;
+      const row = page.locator('tr', { hasText: 'dashboard' });
+      await row.getByText('Read-only · nodes: web-shop').waitFor();
+      const listed = (await t.call('/api/tokens', { token: alice.token })).json.tokens.find((x: any) => x.name === 'dashboard');
+      expect(listed).toMatchObject({ readOnly: true, nodeIds: [nodeId], access: 'all' });
+      const stop = await t.call(`/api/nodes/${nodeId}/stop`, { method: 'POST', token: secret });
+      expect(stop.json.error.code).toBe('forbidden_scope');
+      await shot('tokens-scoped');
+    });
+
     step('error states: a POST without the CSRF header is refused, another user’s node is not found', async () => {
       const status = await page.evaluate(async () => {
         const r = await fetch('/api/nodes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'csrf', network: 'regtest' }) });

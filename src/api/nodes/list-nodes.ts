@@ -19,7 +19,8 @@ export function listNodesRoute(app: FastifyInstance, { nodes }: ApiDeps) {
         summary: 'List your nodes with their builds',
         description:
           'Oldest first. Without `limit` every node (the original service\'s answer); with it, one page and `nextCursor`, ' +
-          'to pass as `cursor` for the next page (null after the last). A page is stable while nodes are created.',
+          'to pass as `cursor` for the next page (null after the last). A page is stable while nodes are created. ' +
+          'A token limited to some nodes (`nodeIds`) lists only those.',
         tags: ['nodes'],
         querystring: ListQuery,
         response: {
@@ -30,10 +31,11 @@ export function listNodesRoute(app: FastifyInstance, { nodes }: ApiDeps) {
       },
     },
     async (request) => {
-      const userId = userOf(request).id;
+      // A token limited to some nodes sees only those.
+      const { id: userId, scope } = userOf(request);
       const { limit, cursor } = request.query;
-      if (limit === undefined && cursor === undefined) return { nodes: await nodes.listNodes(userId) };
-      return nodes.listNodePage(userId, limit === undefined ? MAX_PAGE : Number(limit), cursor);
+      if (limit === undefined && cursor === undefined) return { nodes: await nodes.listNodes(userId, scope.nodeIds) };
+      return nodes.listNodePage(userId, limit === undefined ? MAX_PAGE : Number(limit), cursor, scope.nodeIds);
     },
   );
 }

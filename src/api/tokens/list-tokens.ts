@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, NextCursor, pageParams } from '../schemas.ts';
 import { MAX_PAGE } from '../../paging.ts';
+import { TokenScopeFields } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
@@ -14,6 +15,7 @@ export const ApiToken = Type.Object({
   lastUsedAt: nullableTime,
   expiresAt: nullableTime,
   revokedAt: nullableTime,
+  ...TokenScopeFields,
 });
 
 const ListTokensQuery = Type.Object(pageParams('Tokens', 'default 200'), { additionalProperties: false });
