@@ -25,6 +25,7 @@ export function createBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
       '/api/nodes/:id/backups',
       {
         schema: {
+          operationId: 'createBackup',
           summary: 'Back up a node',
           description:
             "Starts a backup of a RUNNING node's wallet and storage, encrypted by the node with its password (RLN's /backup). " +

@@ -10,6 +10,7 @@ export function deleteBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
     '/api/nodes/:id/backups/:backupId',
     {
       schema: {
+        operationId: 'deleteBackup',
         summary: 'Delete a backup',
         description: 'Removes the record and its encrypted file; download URLs stop working. 409 backup_in_progress while it runs.',
         tags: ['backups'],

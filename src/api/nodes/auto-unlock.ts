@@ -41,6 +41,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
       '/api/nodes/:id/auto-unlock',
       {
         schema: {
+          operationId: 'enableAutoUnlock',
           summary: 'Turn automatic unlock on',
           description:
             "Keeps the node's password sealed (AES-256-GCM under a key that is not in the database) and unlocks the node after every " +
@@ -69,6 +70,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
     '/api/nodes/:id/auto-unlock',
     {
       schema: {
+        operationId: 'disableAutoUnlock',
         summary: 'Turn automatic unlock off',
         description: 'Erases the sealed password; the node is unlocked by hand again after each start. Answers the same when it is off already.',
         tags: ['nodes'],

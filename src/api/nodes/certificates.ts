@@ -49,6 +49,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     '/api/nodes/:id/generate-cert',
     {
       schema: {
+        operationId: 'generateCertificate',
         summary: 'Issue a client certificate for the mutual-TLS gateway',
         description:
           'A new key pair and a certificate from the service CA, bound to the caller and the node. The private key is returned ' +
@@ -73,6 +74,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     '/api/nodes/:id/certs',
     {
       schema: {
+        operationId: 'listCertificates',
         summary: "List a node's client certificates",
         tags: ['certificates'],
         params: NodeIdParams,
@@ -86,6 +88,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     '/api/nodes/:id/certs/:serial',
     {
       schema: {
+        operationId: 'revokeCertificate',
         summary: 'Revoke a client certificate',
         description: 'The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time.',
         tags: ['certificates'],

@@ -16,6 +16,7 @@ export function destroyNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes',
     {
       schema: {
+        operationId: 'destroyNode',
         summary: 'Destroy a node',
         description: 'The daemon is stopped and its storage deleted; the record stays readable as DESTROYED for a while.',
         tags: ['nodes'],

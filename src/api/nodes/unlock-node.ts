@@ -28,6 +28,7 @@ export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
       '/api/nodes/:id/unlock',
       {
         schema: {
+          operationId: 'unlockNode',
           summary: 'Unlock a node',
           description:
             'Unlocks a RUNNING, locked node with its password; the service adds the chain-sync, indexer and proxy settings ' +

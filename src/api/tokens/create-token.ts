@@ -30,6 +30,7 @@ export function createTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
     '/api/tokens',
     {
       schema: {
+        operationId: 'createToken',
         summary: 'Create an API token',
         tags: ['tokens'],
         body: CreateTokenBody,

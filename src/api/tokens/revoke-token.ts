@@ -14,6 +14,7 @@ export function revokeTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
     '/api/tokens/:id',
     {
       schema: {
+        operationId: 'revokeToken',
         summary: 'Revoke an API token',
         description: "Another user's token answers 404, exactly like a missing one.",
         tags: ['tokens'],
