@@ -16,7 +16,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'suite',
-          include: ['src/**/*.test.ts', 'devnode/**/*.test.ts', 'test/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'devnode/**/*.test.ts', 'test/**/*.test.ts', 'client/**/*.test.ts'],
           exclude: ALONE,
           sequence: { groupOrder: 0 },
         },

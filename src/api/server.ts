@@ -32,6 +32,8 @@ import { listDeliveriesRoute } from './webhooks/list-deliveries.ts';
 import { redeliverRoute } from './webhooks/redeliver.ts';
 import { sendTestEventRoute } from './webhooks/send-test-event.ts';
 import { WEBHOOKS_OPENAPI } from './webhooks/openapi.ts';
+import { API_INFO, API_TAGS } from './api-description.ts';
+import { docsPageOptions } from './docs-page.ts';
 import { unlockNodeRoute } from './nodes/unlock-node.ts';
 import { certificateRoutes } from './nodes/certificates.ts';
 import { Backup } from './backups/schemas.ts';
@@ -95,20 +97,16 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'RLN Cloud management API',
-        version: '1.0.0',
-        description: 'Hosted RGB Lightning Nodes: create, list, inspect, start, stop, upgrade, configure, export logs, destroy.',
-      },
-      servers: [{ url: deps.publicUrl }],
+      info: API_INFO,
+      servers: [{ url: deps.publicUrl, description: 'This service (PUBLIC_URL)' }],
+      tags: API_TAGS,
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
       webhooks: WEBHOOKS_OPENAPI,
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  // The docs page with the library's own content security policy (hashes of its inline parts).
-  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: true });
+  await app.register(swaggerUi, docsPageOptions);
 
   // Public routes: no credentials.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) =>

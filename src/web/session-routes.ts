@@ -43,7 +43,7 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
 
   app.get(
     '/api/session',
-    { schema: { summary: 'The signed-in web user and the CSRF token', tags, security: [], response: { 200: SessionResponse, 401: errorResponses[401] } } },
+    { schema: { operationId: 'getSession', summary: 'The signed-in web user and the CSRF token', tags, security: [], response: { 200: SessionResponse, 401: errorResponses[401] } } },
     async (request, reply) => {
       const user = await sessions.userOf(request);
       if (!user) throw new AppError('unauthorized', 'not signed in');
@@ -56,6 +56,7 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
     '/api/session',
     {
       schema: {
+        operationId: 'signIn',
         summary: 'Sign in with email and password',
         description: 'Sets an HttpOnly session cookie. Failed attempts are limited per email and per client address (429).',
         tags,
@@ -75,7 +76,7 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
 
   app.delete(
     '/api/session',
-    { schema: { summary: 'Sign out', tags, security: [], response: { 200: Type.Object({ message: Type.String() }), 401: errorResponses[401] } } },
+    { schema: { operationId: 'signOut', summary: 'Sign out', tags, security: [], response: { 200: Type.Object({ message: Type.String() }), 401: errorResponses[401] } } },
     async (request, reply) => {
       requireOwnOrigin(request);
       // Checks the CSRF token like any change; a session that already ended is simply cleared.

@@ -27,6 +27,7 @@ export function createBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
       {
         config: { audit: { action: 'backup.created', target: nodeParam } },
         schema: {
+          operationId: 'createBackup',
           summary: 'Back up a node',
           description:
             "Starts a backup of a RUNNING node's wallet and storage, encrypted by the node with its password (RLN's /backup). " +

@@ -11,6 +11,7 @@ export function deleteBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
     {
       config: { audit: { action: 'backup.deleted', target: (r) => (r.params as { backupId: string }).backupId } },
       schema: {
+        operationId: 'deleteBackup',
         summary: 'Delete a backup',
         description: 'Removes the record and its encrypted file; download URLs stop working. 409 backup_in_progress while it runs.',
         tags: ['backups'],

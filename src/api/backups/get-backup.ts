@@ -10,6 +10,7 @@ export function getBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
     '/api/nodes/:id/backups/:backupId',
     {
       schema: {
+        operationId: 'getBackup',
         summary: 'A backup, with its download URL once finished',
         description:
           'IN_PROGRESS, SUCCEEDED with downloadUrl (the encrypted file; valid BACKUP_URL_TTL_SECONDS, fresh on every call) ' +

@@ -15,6 +15,7 @@ export function listBackupsRoute(app: FastifyInstance, { backups }: ApiDeps) {
     '/api/nodes/:id/backups',
     {
       schema: {
+        operationId: 'listBackups',
         summary: "List a node's backups",
         description:
           'Newest first, one page at a time: pass nextCursor as cursor for the next (null after the last). ' +

@@ -19,6 +19,7 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
       '/api/backups/uploads',
       {
         schema: {
+          operationId: 'uploadBackup',
           summary: 'Upload a backup file to restore from',
           description:
             'The body is a backup file as a node wrote it (e.g. one downloaded from GET /api/nodes/{id}/backups/{backupId}), ' +

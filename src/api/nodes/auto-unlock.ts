@@ -43,6 +43,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
       {
         config: { audit: { action: 'node.auto_unlock.enabled', target: nodeParam } },
         schema: {
+          operationId: 'enableAutoUnlock',
           summary: 'Turn automatic unlock on',
           description:
             "Keeps the node's password sealed (AES-256-GCM under a key that is not in the database) and unlocks the node after every " +
@@ -72,6 +73,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
     {
       config: { audit: { action: 'node.auto_unlock.disabled', target: nodeParam } },
       schema: {
+        operationId: 'disableAutoUnlock',
         summary: 'Turn automatic unlock off',
         description: 'Erases the sealed password; the node is unlocked by hand again after each start. Answers the same when it is off already.',
         tags: ['nodes'],

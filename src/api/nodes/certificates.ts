@@ -55,6 +55,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     {
       config: { audit: { action: 'certificate.issued', target: nodeParam } },
       schema: {
+        operationId: 'generateCertificate',
         summary: 'Issue a client certificate for the mutual-TLS gateway',
         description:
           'A new key pair and a certificate from the service CA, bound to the caller and the node. The private key is returned ' +
@@ -79,6 +80,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     '/api/nodes/:id/certs',
     {
       schema: {
+        operationId: 'listCertificates',
         summary: "List a node's client certificates",
         description: 'Oldest first, in pages; revoked and expired ones too.',
         tags: ['certificates'],
@@ -98,6 +100,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     {
       config: { audit: { action: 'certificate.revoked', target: (r) => (r.params as { serial: string }).serial } },
       schema: {
+        operationId: 'revokeCertificate',
         summary: 'Revoke a client certificate',
         description: 'The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time.',
         tags: ['certificates'],

@@ -49,6 +49,7 @@ export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes',
     {
       schema: {
+        operationId: 'createNode',
         summary: 'Create a node',
         description:
           'The node starts in STARTING; a create build brings it to RUNNING (locked, not initialised). ' +

@@ -17,6 +17,7 @@ export function destroyNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     {
       config: { audit: { action: 'node.destroyed', target: (r) => (r.body as { destroyNodeId?: string } | undefined)?.destroyNodeId } },
       schema: {
+        operationId: 'destroyNode',
         summary: 'Destroy a node',
         description: 'The daemon is stopped and its storage deleted; the record stays readable as DESTROYED for a while.',
         tags: ['nodes'],

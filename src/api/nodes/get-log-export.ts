@@ -35,6 +35,7 @@ export function getLogExportRoute(app: FastifyInstance, { logExports }: ApiDeps)
     '/api/nodes/:id/logs',
     {
       schema: {
+        operationId: 'getLogExport',
         summary: 'The state of a log export, with download URLs once finished',
         description:
           '200 {status: "SUCCEEDED", data: [url, ...], expiresAt}: every part of the gzip archive, each URL valid for ' +

@@ -31,6 +31,7 @@ export function getNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes/:id',
     {
       schema: {
+        operationId: 'getNode',
         summary: 'Read a node',
         description:
           "Another user's node answers 404, exactly like a missing one. With `waitFor`, the answer comes when the node " +

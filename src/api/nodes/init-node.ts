@@ -27,6 +27,7 @@ export function initNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
       '/api/nodes/:id/init',
       {
         schema: {
+          operationId: 'initNode',
           summary: "Initialise a node's wallet",
           description:
             "Creates the wallet of a RUNNING node that has none (RLN's /init) and answers its mnemonic, once. The node stays " +

@@ -9,6 +9,7 @@ export function latestImageRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes/latest-rln-image',
     {
       schema: {
+        operationId: 'getLatestRlnImage',
         summary: 'The latest node image version',
         tags: ['nodes'],
         response: { 200: Type.Object({ data: Type.String() }), 401: errorResponses[401] },

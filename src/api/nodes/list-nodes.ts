@@ -16,6 +16,7 @@ export function listNodesRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes',
     {
       schema: {
+        operationId: 'listNodes',
         summary: 'List your nodes with their builds',
         description:
           'Oldest first. Without `limit` every node (the original service\'s answer); with it, one page and `nextCursor`, ' +

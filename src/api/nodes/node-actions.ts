@@ -22,6 +22,7 @@ export function nodeActionRoutes(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes/:id/start',
     {
       schema: {
+        operationId: 'startNode',
         summary: 'Start a node',
         description:
           'Starts a PAUSED or FAILED node: STARTING, then RUNNING, locked (unlock it through the node API). ' +
@@ -41,6 +42,7 @@ export function nodeActionRoutes(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes/:id/stop',
     {
       schema: {
+        operationId: 'stopNode',
         summary: 'Stop a node',
         description:
           "Stops the node's daemon and keeps its storage; the node is PAUSED once the stop build completes. " + conflicts,
@@ -59,6 +61,7 @@ export function nodeActionRoutes(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes/:id/upgrade',
     {
       schema: {
+        operationId: 'upgradeNode',
         summary: 'Upgrade a node to the latest image version',
         description:
           'The node is IN_PROGRESS and locked while its image is replaced, then RUNNING, still locked, on the new version. ' +

@@ -52,6 +52,7 @@ export function nodeHealthRoute(app: FastifyInstance, { health }: ApiDeps) {
     '/api/nodes/:id/health',
     {
       schema: {
+        operationId: 'getNodeHealth',
         summary: "A node's health",
         description:
           "The control plane's view (status, lock, last build) and the daemon's, asked there and then (answering, latency, " +

@@ -26,6 +26,7 @@ export function startLogExportRoute(app: FastifyInstance, { logExports }: ApiDep
     '/api/nodes/:id/logs',
     {
       schema: {
+        operationId: 'startLogExport',
         summary: "Export a node's logs",
         description:
           'Starts an export of the build history and the daemon output (optionally of a time range) as gzip parts. ' +

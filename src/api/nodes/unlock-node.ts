@@ -30,6 +30,7 @@ export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
       {
         config: { audit: { action: 'node.unlock', target: nodeParam } },
         schema: {
+          operationId: 'unlockNode',
           summary: 'Unlock a node',
           description:
             'Unlocks a RUNNING, locked node with its password; the service adds the chain-sync, indexer and proxy settings ' +

@@ -13,6 +13,7 @@ export function updateSettingsRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     '/api/nodes/:id/settings',
     {
       schema: {
+        operationId: 'updateNodeSettings',
         summary: "Change a node's settings",
         description:
           'Sets `settings.webhookUrl` (an empty string or null removes it; a field left out is left as it is). ' +

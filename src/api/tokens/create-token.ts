@@ -34,6 +34,7 @@ export function createTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
     {
       config: { audit: { action: 'token.created', target: (r) => (r.body as { name?: string } | undefined)?.name } },
       schema: {
+        operationId: 'createToken',
         summary: 'Create an API token',
         description:
           'A token may be limited (README "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). ' +

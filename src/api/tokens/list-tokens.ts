@@ -26,6 +26,7 @@ export function listTokensRoute(app: FastifyInstance, { accounts }: ApiDeps) {
     '/api/tokens',
     {
       schema: {
+        operationId: 'listTokens',
         summary: 'List your API tokens',
         description: 'Oldest first, in pages. Revoked and expired tokens are listed too, so their last use stays visible.',
         tags: ['tokens'],

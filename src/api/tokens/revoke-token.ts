@@ -15,6 +15,7 @@ export function revokeTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
     {
       config: { audit: { action: 'token.revoked', target: (r) => (r.params as { id: string }).id } },
       schema: {
+        operationId: 'revokeToken',
         summary: 'Revoke an API token',
         description: "Another user's token answers 404, exactly like a missing one.",
         tags: ['tokens'],

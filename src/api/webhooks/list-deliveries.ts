@@ -13,6 +13,7 @@ export function listDeliveriesRoute(app: FastifyInstance, { webhooks }: ApiDeps)
     '/api/nodes/:id/webhooks/deliveries',
     {
       schema: {
+        operationId: 'listWebhookDeliveries',
         summary: "A node's webhook deliveries",
         description: 'Newest first, in pages, each with its attempts in order (status code or error, duration, address connected to).',
         tags: ['webhooks'],

@@ -17,6 +17,7 @@ const header = (name: string, description: string, example: string): OpenAPIV3_1
 export const WEBHOOKS_OPENAPI: Record<string, PathItem> = {
   nodeEvent: {
     post: {
+      operationId: 'nodeEvent',
       summary: 'An event about a node, POSTed to its settings.webhookUrl',
       description: WEBHOOK_EVENTS_DESCRIPTION,
       tags: ['webhooks'],

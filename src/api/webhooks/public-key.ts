@@ -10,6 +10,7 @@ export function webhookPublicKeyRoute(app: FastifyInstance, { webhooks }: ApiDep
     '/api/webhook-public-key',
     {
       schema: {
+        operationId: 'getWebhookPublicKey',
         summary: 'The public key of webhook signatures',
         description:
           'An Ed25519 public key in PEM (SPKI). After a key rotation this is the new key at once; the previous key keeps signing beside it ' +

@@ -17,6 +17,7 @@ export function redeliverRoute(app: FastifyInstance, { webhooks }: ApiDeps) {
     '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver',
     {
       schema: {
+        operationId: 'redeliverWebhook',
         summary: 'Redeliver a webhook',
         description:
           'Queues the event again behind the node\'s other deliveries; the receiver sees the same webhook-id. ' +

@@ -10,6 +10,7 @@ export function sendTestEventRoute(app: FastifyInstance, { webhooks }: ApiDeps) 
     '/api/nodes/:id/webhooks/test',
     {
       schema: {
+        operationId: 'sendTestWebhook',
         summary: 'Send a test webhook',
         description:
           'A `TEST` event `{eventType: "TEST", eventTimestamp, nodeId, details: {nodeId, message}}`, signed and delivered like every event, ' +

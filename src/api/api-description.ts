@@ -1,0 +1,35 @@
+// What the OpenAPI document says about the API as a whole: its title, licence and the tags its
+// operations are grouped by. Every tag an operation names must be declared here, with a sentence
+// saying what it covers (test/client/openapi-lint.test.ts: operation-tag-defined, tag-description).
+import type { OpenAPIV3_1 } from 'openapi-types';
+
+export const API_INFO: OpenAPIV3_1.InfoObject = {
+  title: 'RLN Cloud management API',
+  version: '1.0.0',
+  description:
+    'Hosted RGB Lightning Nodes: create, list, inspect, start, stop, upgrade, configure, export logs, back up, destroy. ' +
+    "Routes take `Authorization: Bearer <API token>` (the web UI's session routes excepted); every error has one body, `Error`.",
+  license: { name: 'MIT', identifier: 'MIT' },
+};
+
+export const API_TAGS: OpenAPIV3_1.TagObject[] = [
+  {
+    name: 'nodes',
+    description:
+      'RGB Lightning Node daemons: create, read, start, stop, upgrade, initialise, unlock and destroy. Every change of what runs is a ' +
+      'durable build; a node answers RUNNING once its build completed.',
+  },
+  { name: 'tokens', description: 'API tokens: the bearer credentials of this API and of the bearer node gateway.' },
+  { name: 'logs', description: "Exports of a node's daemon output: gzip archives behind download URLs that expire." },
+  {
+    name: 'backups',
+    description: "Backups of a node's wallet made by its daemon (encrypted with a password), and uploaded backup files to create a node from.",
+  },
+  { name: 'certificates', description: 'Client certificates for the mutual-TLS node gateway.' },
+  {
+    name: 'webhooks',
+    description:
+      "Signed POSTs of a node's events to its webhookUrl (see the nodeEvent webhook), the public key that checks them, and every delivery attempt.",
+  },
+  { name: 'session (web UI)', description: "The web UI's sign-in: a session cookie and a CSRF token in place of a bearer token." },
+];

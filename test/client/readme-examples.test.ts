@@ -1,0 +1,20 @@
+// The README's typed client examples are the files in client/examples/, which `tsc --noEmit`
+// type-checks against the generated types: an example that no longer compiles fails `npm test`
+// there, and this test keeps the README's copies equal to them.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { projectPath } from '../../src/paths.ts';
+
+const EXAMPLE_BLOCK = /```ts\n(\/\/ (client\/examples\/[\w-]+\.ts)[^\n]*\n[\s\S]*?)```/g;
+
+describe("the README's typed client examples", () => {
+  it('are the files in client/examples/, every one of them, unchanged', () => {
+    const readme = readFileSync(projectPath('README.md'), 'utf8');
+    const blocks = new Map([...readme.matchAll(EXAMPLE_BLOCK)].map((m) => [m[2]!, m[1]!]));
+    const files = readdirSync(projectPath('client', 'examples')).map((name) => `client/examples/${name}`).sort();
+    expect([...blocks.keys()].sort()).toEqual(files);
+    for (const file of files) {
+      expect(blocks.get(file), `the README's copy of ${file} differs from the file`).toBe(readFileSync(projectPath(file), 'utf8'));
+    }
+  });
+});
