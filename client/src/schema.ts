@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * List your nodes with their builds
-         * @description Oldest first. Without `limit` every node (the original service's answer); with it, one page and `nextCursor`, to pass as `cursor` for the next page (null after the last). A page is stable while nodes are created.
+         * @description Oldest first. Without `limit` every node (the original service's answer); with it, one page and `nextCursor`, to pass as `cursor` for the next page (null after the last). A page is stable while nodes are created. A token limited to some nodes (`nodeIds`) lists only those.
          */
         get: operations["listNodes"];
         put?: never;
@@ -117,11 +117,14 @@ export interface paths {
         };
         /**
          * List your API tokens
-         * @description Revoked and expired tokens are listed too, so their last use stays visible.
+         * @description Oldest first, in pages. Revoked and expired tokens are listed too, so their last use stays visible.
          */
         get: operations["listTokens"];
         put?: never;
-        /** Create an API token */
+        /**
+         * Create an API token
+         * @description A token may be limited (README "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). A call outside its scope answers 403 `forbidden_scope`. A scoped token cannot create or revoke tokens.
+         */
         post: operations["createToken"];
         delete?: never;
         options?: never;
@@ -281,6 +284,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your audit trail
+         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too).
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/settings": {
         parameters: {
             query?: never;
@@ -330,7 +353,7 @@ export interface paths {
         };
         /**
          * A node's webhook deliveries
-         * @description Newest first, each with its attempts in order (status code or error, duration, address connected to).
+         * @description Newest first, in pages, each with its attempts in order (status code or error, duration, address connected to).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -432,7 +455,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a node's client certificates */
+        /**
+         * List a node's client certificates
+         * @description Oldest first, in pages; revoked and expired ones too.
+         */
         get: operations["listCertificates"];
         put?: never;
         post?: never;
@@ -550,7 +576,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
                 message: string;
                 requestId: string;
                 details?: {
@@ -813,7 +839,7 @@ export interface operations {
     listNodes: {
         parameters: {
             query?: {
-                /** @description Nodes per page, 1-200. Without it, every node. */
+                /** @description Nodes per page, 1-200; without it and without a cursor, every node. */
                 limit?: string;
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
@@ -847,6 +873,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -920,6 +955,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -985,6 +1029,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -1034,6 +1087,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getNode: {
@@ -1075,6 +1137,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1175,6 +1246,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -1197,7 +1277,12 @@ export interface operations {
     };
     listTokens: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Tokens per page, 1-200; default 200. */
+                limit?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1219,12 +1304,38 @@ export interface operations {
                             lastUsedAt: string | null;
                             expiresAt: string | null;
                             revokedAt: string | null;
+                            /** @description Only reads: GET on the management API, the read-only RLN routes through the bearer gateway. */
+                            readOnly: boolean;
+                            /** @description The only nodes the token reaches; null: every node of its user. */
+                            nodeIds: string[] | null;
+                            /** @description "api": only the management API; "gateway": only the bearer node gateway; "all": both. */
+                            access: "all" | "api" | "gateway";
                         }[];
+                        /** @description Pass as `cursor` for the next page; null after the last. */
+                        nextCursor: string | null;
                     };
                 };
             };
             /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1247,6 +1358,12 @@ export interface operations {
                     /** @description A label, e.g. where the token is used. */
                     name: string;
                     expiresInDays?: number;
+                    /** @description Only reads: GET on the management API; through the bearer gateway only the read-only RLN routes (README "Token scopes"). Default false. */
+                    readOnly?: boolean;
+                    /** @description Only these of your nodes; left out, every node. A limited token lists only these nodes and cannot create nodes. An id that is not one of your nodes is a 400 naming it, the same for a missing node and another user's. */
+                    nodeIds?: string[];
+                    /** @description "api": only the management API; "gateway": only the bearer node gateway; "all": both. */
+                    access?: "all" | "api" | "gateway";
                 };
             };
         };
@@ -1266,6 +1383,12 @@ export interface operations {
                             /** Format: date-time */
                             createdAt: string;
                             expiresAt: string | null;
+                            /** @description Only reads: GET on the management API, the read-only RLN routes through the bearer gateway. */
+                            readOnly: boolean;
+                            /** @description The only nodes the token reaches; null: every node of its user. */
+                            nodeIds: string[] | null;
+                            /** @description "api": only the management API; "gateway": only the bearer node gateway; "all": both. */
+                            access: "all" | "api" | "gateway";
                         };
                         message: string;
                     };
@@ -1282,6 +1405,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1345,6 +1477,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1418,6 +1559,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -1484,6 +1634,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -1538,6 +1697,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1646,6 +1814,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -1724,6 +1901,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -1747,7 +1933,7 @@ export interface operations {
     listBackups: {
         parameters: {
             query?: {
-                /** @description Backups per page, 1-200 (default 200). */
+                /** @description Backups per page, 1-200; default 200. */
                 limit?: string;
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
@@ -1769,6 +1955,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         backups: components["schemas"]["Backup"][];
+                        /** @description Pass as `cursor` for the next page; null after the last. */
                         nextCursor: string | null;
                     };
                 };
@@ -1784,6 +1971,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1850,6 +2046,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1951,6 +2156,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2010,6 +2224,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2021,6 +2244,79 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Events per page, 1-200; default 50. */
+                limit?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: {
+                            id: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, operator (the CLI) or service. */
+                            actor: string;
+                            /** @description Where the request came from, as this service saw it. */
+                            sourceIp: string | null;
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, backup.created, backup.deleted, release.published, session.sign_in. */
+                            action: string;
+                            /** @description A node id, token id or name, certificate serial, backup id or email. */
+                            target: string | null;
+                            outcome: "succeeded" | "failed";
+                            /** @description For a failed attempt, the status and error code answered. */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description Pass as `cursor` for the next page; null after the last. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2080,6 +2376,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2130,13 +2435,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description 1-200, default 50. */
+                /** @description Deliveries per page, 1-200; default 50. */
                 limit?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2155,6 +2471,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["WebhookDelivery"][];
+                        /** @description Pass as `cursor` for the next page; null after the last. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -2169,6 +2487,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2242,6 +2569,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2299,6 +2635,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2480,6 +2825,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2561,6 +2915,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2583,7 +2946,12 @@ export interface operations {
     };
     listCertificates: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Certificates per page, 1-200; default 200. */
+                limit?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
             header?: never;
             path: {
                 /** @description Node id: 32 lowercase hex characters. */
@@ -2615,6 +2983,8 @@ export interface operations {
                             expiresAt: string;
                             revokedAt: string | null;
                         }[];
+                        /** @description Pass as `cursor` for the next page; null after the last. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -2629,6 +2999,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2714,6 +3093,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The one error body of the management API. */
             404: {
                 headers: {
@@ -2763,6 +3151,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2936,6 +3333,15 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -45,6 +45,8 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     backups: unused('backups'),
     backupLimits: config.backups,
     autoUnlock: unused('autoUnlock'),
+    audit: unused('audit'),
+    rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
     health: unused('health'),
     blobs: withoutSignedUrls,
     backupBlobs: withoutSignedUrls,

@@ -25,6 +25,7 @@ export function listAuditEventsRoute(app: FastifyInstance, { audit }: ApiDeps) {
     '/api/audit-events',
     {
       schema: {
+        operationId: 'listAuditEvents',
         summary: 'Your audit trail',
         description:
           'Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and ' +
