@@ -90,19 +90,6 @@ export class AutoUnlockService {
     if (early.outcome === 'refused') throw refusalError(early.refusal);
 
     const check = await this.deps.unlockWithPassword(node, password);
-    // Found unlocked already (by its owner meanwhile): the service did nothing worth a trail entry.
-    if (check.outcome !== 'already_unlocked') {
-      const unlocked = check.outcome === 'unlocked';
-      await this.deps.audit?.record({
-        userId: node.user_id,
-        actor: 'service',
-        sourceIp: null,
-        action: 'node.unlock',
-        target: nodeId,
-        outcome: unlocked ? 'succeeded' : 'failed',
-        details: { automatic: true, ...(unlocked ? {} : { code: check.outcome }) },
-      });
-    }
     switch (check.outcome) {
       case 'wrong_password':
         throw new AppError('wrong_password', 'the node refused the password; automatic unlock stays as it was');
@@ -153,19 +140,7 @@ export class AutoUnlockService {
       return this.turnOff(nodeId, sealed, 'seal_unreadable');
     }
     const check = await this.deps.unlockWithPassword(node, password);
-    // Found unlocked already (by its owner meanwhile): the service did nothing worth a trail entry.
-    if (check.outcome !== 'already_unlocked') {
-      const unlocked = check.outcome === 'unlocked';
-      await this.deps.audit?.record({
-        userId: node.user_id,
-        actor: 'service',
-        sourceIp: null,
-        action: 'node.unlock',
-        target: nodeId,
-        outcome: unlocked ? 'succeeded' : 'failed',
-        details: { automatic: true, ...(unlocked ? {} : { code: check.outcome }) },
-      });
-    }
+    await this.auditAutomaticUnlock(node, check);
     switch (check.outcome) {
       case 'unlocked':
       case 'already_unlocked':
@@ -176,6 +151,21 @@ export class AutoUnlockService {
       case 'refused':
         throw check.error;
     }
+  }
+
+  /** The service's own unlock, in the owner's trail; one that found the node unlocked already did nothing. */
+  private async auditAutomaticUnlock(node: NodeRow, check: PasswordCheck) {
+    if (check.outcome === 'already_unlocked') return;
+    const unlocked = check.outcome === 'unlocked';
+    await this.deps.audit?.record({
+      userId: node.user_id,
+      actor: 'service',
+      sourceIp: null,
+      action: 'node.unlock',
+      target: node.id,
+      outcome: unlocked ? 'succeeded' : 'failed',
+      details: { automatic: true, ...(unlocked ? {} : { code: check.outcome }) },
+    });
   }
 
   /** Off, the sealed password erased and the user told, unless it was changed meanwhile. */

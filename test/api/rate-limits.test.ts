@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { createNodes, createTenants } from '../helpers/tenants.ts';
+import { createTenants } from '../helpers/tenants.ts';
 
 describe(`rate limits, on ${databaseLabel()}`, () => {
   let t: TestServer;
@@ -15,8 +15,13 @@ describe(`rate limits, on ${databaseLabel()}`, () => {
   beforeAll(async () => {
     t = await startTestServer({ API_RATE_LIMIT_PER_MINUTE: '6', API_USER_RATE_LIMIT_PER_MINUTE: '9', GATEWAY_RATE_LIMIT_PER_MINUTE: '4' });
     ({ alice, bob } = await createTenants(t));
-    // Created directly: the limits below start counting from zero.
-    [nodeId] = await createNodes(t, bob, [{ name: 'limited' }]);
+    // Created and awaited through the service, not the API: the limits below start counting from zero.
+    nodeId = (await t.server.services.nodes.createNode(bob.id, { name: 'limited', network: 'regtest' })).body.data.nodeId;
+    const deadline = Date.now() + 60_000;
+    while ((await t.server.services.nodes.getNode(bob.id, nodeId)).status !== 'RUNNING') {
+      if (Date.now() > deadline) throw new Error(`node ${nodeId} did not reach RUNNING`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
   afterAll(() => t?.stop());
 
