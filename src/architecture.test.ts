@@ -14,7 +14,7 @@ const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'http-
 /** What the node daemons run on knows the log files it writes, and nothing of nodes or storage. */
 const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
 /** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
-const SERVICES = ['accounts', 'backups', 'blobs', 'db', 'jobs', 'logs', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
+const SERVICES = ['accounts', 'backups', 'blobs', 'db', 'events', 'jobs', 'logs', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** Only these read the whole configuration; every other part is handed the settings it uses. */
 const CONFIG_READERS = ['app.ts', 'main.ts', 'composition', 'operator', 'readme'];

@@ -23,6 +23,9 @@ export interface SessionAuthenticator {
   authenticate(request: FastifyRequest): Promise<AuthenticatedUser | undefined>;
 }
 
+// How each authenticated request's credential is checked again (stillAuthenticated).
+const credentialChecks = new WeakMap<FastifyRequest, () => Promise<AuthenticatedUser | undefined>>();
+
 export function requireBearerAuth(app: FastifyInstance, accounts: AccountService, sessions?: SessionAuthenticator) {
   app.decorateRequest('user', undefined);
   app.addHook('onRequest', async (request, reply) => {
@@ -31,6 +34,7 @@ export function requireBearerAuth(app: FastifyInstance, accounts: AccountService
       const user = await sessions.authenticate(request);
       if (!user) throw new AppError('unauthorized', 'your session has expired or was signed out; sign in again');
       request.user = user;
+      credentialChecks.set(request, () => sessions.authenticate(request));
       return;
     }
     const token = bearerToken(request);
@@ -40,7 +44,22 @@ export function requireBearerAuth(app: FastifyInstance, accounts: AccountService
       throw new AppError('unauthorized', token ? 'the API token is invalid, expired or revoked' : 'send an API token: Authorization: Bearer <token>');
     }
     request.user = user;
+    credentialChecks.set(request, () => accounts.authenticate(token!));
   });
+}
+
+/**
+ * Whether the credential a request came with still belongs to its user (a long stream asks now and
+ * then, so a revoked token or an ended session stops it). False when it cannot be told.
+ */
+export async function stillAuthenticated(request: FastifyRequest): Promise<boolean> {
+  const check = credentialChecks.get(request);
+  if (!check || !request.user) return false;
+  try {
+    return (await check())?.id === request.user.id;
+  } catch {
+    return false;
+  }
 }
 
 /** The authenticated user of a request in a bearer scope. */

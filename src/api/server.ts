@@ -41,6 +41,9 @@ import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
 import { uploadBackupRoute } from './backups/upload-backup.ts';
 import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
+import { NodeEvent } from './events/schemas.ts';
+import { listNodeEventsRoute } from './events/list-node-events.ts';
+import { streamEventsRoute } from './events/stream-events.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -88,7 +91,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   });
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 
-  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup]) app.addSchema(schema);
+  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup, NodeEvent]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -159,6 +162,8 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     initNodeRoute(scope, deps);
     autoUnlockRoutes(scope, deps);
     certificateRoutes(scope, deps);
+    listNodeEventsRoute(scope, deps);
+    streamEventsRoute(scope, deps);
   });
   return app;
 }

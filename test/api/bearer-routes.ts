@@ -48,6 +48,10 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/nodes/:id/webhooks/deliveries', (id) => `/api/nodes/${id}/webhooks/deliveries`),
   route('POST', '/api/nodes/:id/webhooks/test', (id) => `/api/nodes/${id}/webhooks/test`),
   route('POST', '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver', (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${ZEROS}/redeliver`),
+  // Node events. The stream is only ever called here without a valid token, which is answered
+  // 401 before any stream opens (its own cases: test/events/stream.test.ts).
+  route('GET', '/api/nodes/:id/events', (id) => `/api/nodes/${id}/events`),
+  route('GET', '/api/events/stream', () => '/api/events/stream'),
   // API tokens (another user's token: test/web/session.test.ts).
   route('GET', '/api/tokens', () => '/api/tokens'),
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }) }),
