@@ -24,7 +24,7 @@ export interface FeedEventRow {
 
 interface RawRow {
   id: string | number;
-  tx_id: string;
+  tx_text: string;
   event_id: string;
   node_id: string;
   user_id: string;
@@ -32,12 +32,14 @@ interface RawRow {
   payload: Record<string, unknown> | string;
 }
 
-const COLUMNS = 'id, tx_id::text AS tx_id, event_id, node_id, user_id, event_type, payload';
+// The transaction id goes out as text under another name: an output column named tx_id would be
+// what ORDER BY tx_id sorts by, as text.
+const COLUMNS = 'id, tx_id::text AS tx_text, event_id, node_id, user_id, event_type, payload';
 // Only events whose transaction, and every transaction before it, has ended.
 const SETTLED = 'tx_id < pg_snapshot_xmin(pg_current_snapshot())';
 
 const toRow = (r: RawRow): FeedEventRow => ({
-  position: { tx: r.tx_id, id: Number(r.id) },
+  position: { tx: r.tx_text, id: Number(r.id) },
   eventId: r.event_id,
   nodeId: r.node_id,
   userId: r.user_id,
@@ -47,21 +49,36 @@ const toRow = (r: RawRow): FeedEventRow => ({
 
 /** The position of the last settled event (of anybody), or null when there is none. */
 export async function lastSettledPosition(db: Queryable): Promise<EventPosition | null> {
-  const [row] = await db.query<{ id: string | number; tx_id: string }>(
-    `SELECT id, tx_id::text AS tx_id FROM node_events WHERE ${SETTLED} ORDER BY tx_id DESC, id DESC LIMIT 1`,
+  const [row] = await db.query<{ id: string | number; tx_text: string }>(
+    `SELECT id, tx_id::text AS tx_text FROM node_events WHERE ${SETTLED} ORDER BY tx_id DESC, id DESC LIMIT 1`,
   );
-  return row ? { tx: row.tx_id, id: Number(row.id) } : null;
+  return row ? { tx: row.tx_text, id: Number(row.id) } : null;
+}
+
+export interface SettledRead {
+  rows: FeedEventRow[];
+  /**
+   * Some event has committed but is not settled yet: a transaction that began before it is still
+   * running. It is read once that one ends, which may signal nothing: look again soon.
+   */
+  heldBack: boolean;
 }
 
 /** Every user's settled events after `after` (all of them when null), oldest first. */
-export async function readSettledEvents(db: Queryable, after: EventPosition | null, limit: number): Promise<FeedEventRow[]> {
-  const rows = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM node_events
-     WHERE (tx_id, id) > ($1::xid8, $2::bigint) AND ${SETTLED}
-     ORDER BY tx_id, id LIMIT $3`,
+export async function readSettledEvents(db: Queryable, after: EventPosition | null, limit: number): Promise<SettledRead> {
+  // One statement, one snapshot: the horizon is the same for both halves. The left join keeps the
+  // flag's row when no event is settled.
+  const rows = await db.query<Partial<RawRow> & { held_back: boolean }>(
+    `SELECT h.held_back, e.* FROM (
+       SELECT EXISTS (SELECT 1 FROM node_events WHERE tx_id >= pg_snapshot_xmin(pg_current_snapshot())) AS held_back
+     ) h LEFT JOIN LATERAL (
+       SELECT ${COLUMNS} FROM node_events
+       WHERE (tx_id, id) > ($1::xid8, $2::bigint) AND ${SETTLED}
+       ORDER BY tx_id, id LIMIT $3
+     ) e ON true`,
     [after?.tx ?? '0', after?.id ?? 0, limit],
   );
-  return rows.map(toRow);
+  return { rows: rows.filter((r) => r.id !== null && r.id !== undefined).map((r) => toRow(r as RawRow)), heldBack: rows[0]?.held_back === true };
 }
 
 /** One user's events after `after` up to `upTo` included (a position already read), oldest first. */

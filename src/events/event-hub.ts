@@ -51,6 +51,8 @@ export interface EventHubOptions {
 
 // Events read per query by the poller and by a resume.
 const BATCH = 500;
+// How soon to look again for events held back behind a running transaction (doubling while it runs).
+const HELD_BACK_FIRST_MS = 10;
 const START: EventPosition = { tx: '0', id: 0 };
 
 interface Subscriber {
@@ -80,6 +82,9 @@ export class EventHub {
   private positionLoad: Promise<EventPosition> | undefined;
   // Changes when the position is forgotten, so a poll under way then does not write back a stale one.
   private generation = 0;
+  private pollReads = 0;
+  private heldBackDelay = HELD_BACK_FIRST_MS;
+  private heldBackTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: EventHubOptions) {
     this.loop = new BackgroundLoop({ name: 'event stream poll', run: () => this.poll(), intervalMs: opts.pollIntervalMs, log: opts.log });
@@ -88,6 +93,11 @@ export class EventHub {
   /** Streams open now in this process. */
   get streams(): number {
     return this.count;
+  }
+
+  /** Queries the shared poller has made so far (one per batch, whatever the number of streams). */
+  get reads(): number {
+    return this.pollReads;
   }
 
   start() {
@@ -105,6 +115,7 @@ export class EventHub {
   async stop() {
     this.stopped = true;
     clearInterval(this.heartbeats);
+    clearTimeout(this.heldBackTimer);
     for (const subscribers of this.byUser.values()) for (const s of subscribers) this.end(s, 'shutdown');
     await this.loop.stop();
   }
@@ -187,12 +198,31 @@ export class EventHub {
     const generation = this.generation;
     let from = await this.ensurePosition();
     for (;;) {
-      const rows = await readSettledEvents(this.opts.db, from, BATCH);
+      this.pollReads++;
+      const { rows, heldBack } = await readSettledEvents(this.opts.db, from, BATCH);
       if (generation !== this.generation) return;
       this.fanOut(rows);
       if (rows.length > 0) this.position = from = rows.at(-1)!.position;
-      if (rows.length < BATCH || this.loop.stopping) return;
+      if (rows.length === BATCH && !this.loop.stopping) continue;
+      this.lookAgainIfHeldBack(heldBack, rows.length > 0);
+      return;
     }
+  }
+
+  /**
+   * Events held back behind a running transaction become readable when it ends, which wakes
+   * nobody when it recorded no event itself (or ran on another replica): rather than wait for the
+   * poll, look again shortly, less often the longer it runs.
+   */
+  private lookAgainIfHeldBack(heldBack: boolean, progressed: boolean) {
+    clearTimeout(this.heldBackTimer);
+    if (!heldBack || this.stopped) {
+      this.heldBackDelay = HELD_BACK_FIRST_MS;
+      return;
+    }
+    this.heldBackDelay = progressed ? HELD_BACK_FIRST_MS : Math.min(this.heldBackDelay * 2, this.opts.pollIntervalMs);
+    this.heldBackTimer = setTimeout(() => this.wake(), this.heldBackDelay);
+    this.heldBackTimer.unref();
   }
 
   /** Hands each user's events of a batch to their subscribers, serialised once per event. */

@@ -48,6 +48,8 @@ describe(`event stream (GET /api/events/stream) on ${databaseLabel()}`, () => {
       EVENT_STREAMS_MAX: String(MAX_STREAMS),
       EVENT_STREAM_BUFFER_EVENTS: String(BUFFER_EVENTS),
       SHUTDOWN_TIMEOUT: '20s',
+      // Long: every event here is committed in this process and must arrive without the poll.
+      EVENT_STREAM_POLL: '10s',
     });
     users = await createTenants(t);
     [nodeId, secondNodeId] = await createNodes(t, users.alice, [{ name: 'streamed' }, { name: 'second' }]);
@@ -167,6 +169,35 @@ describe(`event stream (GET /api/events/stream) on ${databaseLabel()}`, () => {
     }
     const got = await client.take(2);
     expect(got.map((m) => dataOf(m).eventId)).toEqual([slowId, fast[0]!.eventId]);
+    await closeAll();
+  });
+
+  it('sends an event held back by a transaction that records none as soon as that one ends, not at the next poll', async () => {
+    if (t.server.db.kind === 'pglite') return;
+    const client = await stream(users.alice);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let began = false;
+    // A write transaction (it holds a transaction id) that records no event and signals nothing.
+    const unrelated = t.server.db.transaction(async (tx) => {
+      await tx.query('UPDATE nodes SET updated_at = updated_at WHERE id = $1', [secondNodeId]);
+      began = true;
+      await gate;
+    });
+    let fast: Awaited<ReturnType<typeof record>>;
+    try {
+      await expect.poll(() => began).toBe(true);
+      fast = await record(users.alice, nodeId, 1, { which: 'behind an unrelated transaction' });
+      await client.comment(2);
+      expect(client.unread()).toEqual([]);
+    } finally {
+      release();
+      await unrelated;
+    }
+    const ended = Date.now();
+    expect(dataOf(await client.next(5_000)).eventId).toBe(fast[0]!.eventId);
+    // EVENT_STREAM_POLL is 10 s here.
+    expect(Date.now() - ended).toBeLessThan(2_000);
     await closeAll();
   });
 
