@@ -24,6 +24,7 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
 import { buildBackupService } from './composition/backups.ts';
+import { buildEventStreams, type EventStreams } from './composition/event-streams.ts';
 import { loadConfiguredUnlockSeal, warnAboutUnknownSealKeys } from './composition/unlock-seal.ts';
 import { AutoUnlockService } from './nodes/auto-unlock.ts';
 import { checkReadiness } from './composition/readiness.ts';
@@ -48,6 +49,8 @@ export interface RunningServer {
   db: Database;
   api: FastifyInstance;
   services: Services;
+  /** Node timelines and this process's event streams. */
+  events: EventStreams;
   runtime: NodeRuntime;
   /** Set on the very first start with an empty database (see BOOTSTRAP_DEV_USER). */
   devCredentials: DevCredentials | undefined;
@@ -123,6 +126,11 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const backups = buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, metrics, log: log.child({ part: 'backups' }) });
     draining.push((deadline) => nodeAccess.stop(deadline, backups.stop(deadline)));
     const background = buildBackground({ db, config, runtime, services, autoUnlock, replicaId, metrics, log });
+    // Started with the listener (it reads nothing until a stream opens); stopped as the drain
+    // begins, ending every stream at once so none holds the shutdown.
+    const events = buildEventStreams(db, config, log.child({ part: 'event-streams' }));
+    events.hub.start();
+    draining.push(() => events.hub.stop());
 
     const api = await buildApiServer({
       ...services,
@@ -132,6 +140,9 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
       autoUnlock,
       health: nodeAccess.health,
+      nodeEvents: events.timeline,
+      eventHub: events.hub,
+      eventStreamBuffer: events.buffer,
       isReady: () => state !== 'starting',
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),
       log,
@@ -172,7 +183,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
         log.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: no new connections or work; finishing what is in flight');
         await releaseAll(Date.now() + config.shutdownTimeoutMs);
       })());
-    return { config, db, api, services, runtime, devCredentials, stop };
+    return { config, db, api, services, events, runtime, devCredentials, stop };
   } catch (err) {
     await releaseAll(Date.now());
     throw err;

@@ -15,7 +15,7 @@ const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'http-
 const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
 /** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
 // metrics/ is among them: it reads the database for its gauges and knows nothing of the listeners it counts.
-const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
+const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'events', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
 const METRICS_USERS = ['app.ts', 'composition'];

@@ -10,6 +10,7 @@ import { readLogsConfig, type LogsConfig } from './logs/config.ts';
 import { readBackupsConfig, type BackupsConfig } from './backups/config.ts';
 import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
 import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
+import { readEventStreamConfig, type EventStreamConfig } from './events/config.ts';
 import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/config.ts';
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
 
@@ -88,6 +89,8 @@ export interface Config {
   blobStore: BlobStoreConfig;
   /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/config.ts). */
   webhooks: WebhookConfig;
+  /** The event streams' caps, buffer, heartbeat and poll (EVENT_STREAM*; see events/config.ts). */
+  eventStreams: EventStreamConfig;
   /** The key file that seals the passwords of nodes with automatic unlock (UNLOCK_SEAL_KEY_FILE; see secrets/config.ts). */
   unlockSeal: UnlockSealConfig;
 }
@@ -269,6 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
     backups: readBackupsConfig(env, problems),
     blobStore: readBlobStoreConfig(env, problems),
     webhooks: readWebhookConfig(env, problems, { dataDir, production }),
+    eventStreams: readEventStreamConfig(env, problems),
     unlockSeal: readUnlockSealConfig(env, problems, { dataDir }),
   };
   if (problems.length > 0) throw new ConfigError(problems);

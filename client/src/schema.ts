@@ -488,6 +488,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/nodes/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's events (its timeline)
+         * @description Everything recorded about the node, the events its webhooks carry, as long as the node record exists (also once DESTROYED). Follow it with `after=<nextCursor>`: nextCursor is the last event of the page (or the `after` you sent when nothing is new), null only when the node has no events and no `after` was sent; a page shorter than `limit` means you are up to date. A cursor of another user's event, of another node, or not one this service gave is a 400 invalid_request. Events appear in the order their changes committed; to be told of them as they happen, use GET /api/events/stream.
+         */
+        get: operations["listNodeEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow your nodes' events (Server-Sent Events)
+         * @description A `text/event-stream` of every event about the caller's nodes from the moment it is connected: `id: <cursor>`, `event: <eventType>`, `data: <NodeEvent as JSON>` per event, a `: keep-alive` comment every 15 s, `retry: 2000` first. Reconnect with the `Last-Event-ID` header (EventSource does it by itself) or `?after=<cursor>` to get exactly the events missed, none twice. A client that leaves 256 events (or 1 MiB) unread is disconnected, and the stream ends when the replica shuts down or the credential stops being valid: reconnect and resume. At most 20 streams per user (429 rate_limited) and 5,000 per replica (503 service_unavailable) by default.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/backups/uploads": {
         parameters: {
             query?: never;
@@ -705,6 +745,26 @@ export interface components {
             };
             /** @description The node was unlocked before the backup and could not be unlocked again after it: why. It is locked now. */
             unlockError?: string;
+        };
+        /** @description A node event: the webhook envelope `{eventType, eventTimestamp, nodeId, details}` with its `eventId` and `cursor`. */
+        NodeEvent: {
+            /** @description This event's place: `after` of the timeline, the stream's `id:` line and Last-Event-ID. Opaque. */
+            cursor: string;
+            /** @description The id of the event (`evt_...`), the `webhook-id` of its webhook deliveries. */
+            eventId: string;
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "TEST";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            eventTimestamp: string;
+            nodeId: string;
+            /** @description As webhooks send them: always nodeId; NODE_STATUS_UPDATED adds status and previousStatus; other types add their own fields. */
+            details: {
+                nodeId: string;
+            } & {
+                [key: string]: unknown;
+            };
         };
     };
     responses: never;
@@ -3113,6 +3173,143 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNodeEvents: {
+        parameters: {
+            query?: {
+                /** @description Events per page, 1-200 (default 50). */
+                limit?: string;
+                /** @description A cursor: nextCursor of the previous page, or the cursor of an event of this node. */
+                after?: string;
+                /** @description `oldest` (default): oldest first, `after` goes forward in time; `newest`: newest first, `after` goes back in time. */
+                order?: "oldest" | "newest";
+            };
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["NodeEvent"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event cursor, for clients that cannot send Last-Event-ID; the header wins when both are sent. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

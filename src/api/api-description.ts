@@ -31,6 +31,10 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
     description:
       "Signed POSTs of a node's events to its webhookUrl (see the nodeEvent webhook), the public key that checks them, and every delivery attempt.",
   },
+  {
+    name: 'events',
+    description: "What happened to your nodes, as a timeline per node and as one Server-Sent Events stream of all of them, resumable with Last-Event-ID.",
+  },
   { name: 'audit', description: 'Your audit trail: security-relevant actions on your resources, who did them, from where, and how they ended.' },
   { name: 'session (web UI)', description: "The web UI's sign-in: a session cookie and a CSRF token in place of a bearer token." },
 ];

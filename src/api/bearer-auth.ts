@@ -35,6 +35,9 @@ export interface BearerAuthDeps {
   ownsNode: (userId: string, nodeId: string) => Promise<boolean>;
 }
 
+// How each authenticated request's credential is checked again (stillAuthenticated).
+const credentialChecks = new WeakMap<FastifyRequest, () => Promise<AuthenticatedUser | undefined>>();
+
 export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ownsNode }: BearerAuthDeps) {
   app.decorateRequest('user', undefined);
   // Every route of the scope may answer 403 forbidden_scope: say so in the OpenAPI document once.
@@ -50,6 +53,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
       const user = await sessions.authenticate(request);
       if (!user) throw new AppError('unauthorized', 'your session has expired or was signed out; sign in again');
       request.user = user;
+      credentialChecks.set(request, () => sessions.authenticate(request));
       return;
     }
     const token = bearerToken(request);
@@ -59,6 +63,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
       throw new AppError('unauthorized', token ? 'the API token is invalid, expired or revoked' : 'send an API token: Authorization: Bearer <token>');
     }
     request.user = user;
+    credentialChecks.set(request, () => accounts.authenticate(token!));
     // What the route is decides before its body is even read (an upload is never streamed in).
     requireListener(user.scope, 'api');
     const refusal = routeRefusal(user.scope, classifyApiRoute(request.method, request.routeOptions.url));
@@ -78,6 +83,20 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
     if (!(await ownsNode(user.id, nodeId))) throw nodeNotFound(nodeId);
     throw forbiddenScope(`this API token is limited to other nodes than ${nodeId}`);
   });
+}
+
+/**
+ * Whether the credential a request came with still belongs to its user (a long stream asks now and
+ * then, so a revoked token or an ended session stops it). False when it cannot be told.
+ */
+export async function stillAuthenticated(request: FastifyRequest): Promise<boolean> {
+  const check = credentialChecks.get(request);
+  if (!check || !request.user) return false;
+  try {
+    return (await check())?.id === request.user.id;
+  } catch {
+    return false;
+  }
 }
 
 /** The authenticated user of a request in a bearer scope. */

@@ -11,6 +11,9 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { BackupService } from '../backups/service.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { ApiRateLimits } from './rate-limit-hook.ts';
+import type { NodeEventTimeline } from '../events/timeline.ts';
+import type { EventHub } from '../events/event-hub.ts';
+import type { SseLimits } from './events/sse-stream.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -25,6 +28,12 @@ export interface ApiDeps {
   backupLimits: { maxUploadBytes: number };
   autoUnlock: AutoUnlockService;
   health: NodeHealth;
+  /** Node timelines and the cursors clients hand back. */
+  nodeEvents: NodeEventTimeline;
+  /** This process's event streams. */
+  eventHub: EventHub;
+  /** What a stream client may leave unread before it is disconnected. */
+  eventStreamBuffer: SseLimits;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */
   blobs: BlobStore;
   /** Where backups are kept: a store of its own (its own retention), served the same way. */

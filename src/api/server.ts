@@ -46,6 +46,9 @@ import { auditRoutes } from './audit-route.ts';
 import { limitApiRate, type ApiRateLimits } from './rate-limit-hook.ts';
 import { listAuditEventsRoute } from './audit/list-audit-events.ts';
 import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
+import { NodeEvent } from './events/schemas.ts';
+import { listNodeEventsRoute } from './events/list-node-events.ts';
+import { streamEventsRoute } from './events/stream-events.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -93,7 +96,7 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
   });
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 
-  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup]) app.addSchema(schema);
+  for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup, NodeEvent]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -163,6 +166,8 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
     initNodeRoute(scope, deps);
     autoUnlockRoutes(scope, deps);
     certificateRoutes(scope, deps);
+    listNodeEventsRoute(scope, deps);
+    streamEventsRoute(scope, deps);
   });
   return app;
 }

@@ -8,6 +8,7 @@ import { LOG_VARIABLES } from '../logs/config.ts';
 import { BACKUP_VARIABLES } from '../backups/config.ts';
 import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
 import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
+import { EVENT_STREAM_VARIABLES } from '../events/config.ts';
 import { UNLOCK_SEAL_VARIABLES } from '../secrets/config.ts';
 import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
 
@@ -22,6 +23,7 @@ export const README_TABLES = {
     REGTEST_VARIABLES,
     TESTNET_VARIABLES,
     WEBHOOK_VARIABLES,
+    EVENT_STREAM_VARIABLES,
     UNLOCK_SEAL_VARIABLES,
     LOG_VARIABLES,
     BACKUP_VARIABLES,

@@ -53,6 +53,10 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver', (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${ZEROS}/redeliver`),
   // The caller's audit trail.
   route('GET', '/api/audit-events', () => '/api/audit-events'),
+  // Node events. The stream is only ever called here without a valid token, which is answered
+  // 401 before any stream opens (its own cases: test/events/stream.test.ts).
+  route('GET', '/api/nodes/:id/events', (id) => `/api/nodes/${id}/events`),
+  route('GET', '/api/events/stream', () => '/api/events/stream', { streams: true }),
   // API tokens (another user's token: test/web/session.test.ts).
   route('GET', '/api/tokens', () => '/api/tokens'),
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }) }),

@@ -57,6 +57,21 @@ export interface ScopedRouteUnderTest extends RouteUnderTest {
   write: boolean;
   /** About one node: a token limited to other nodes is refused it. */
   nodeScoped: boolean;
+  /** Answers a stream that never ends (Server-Sent Events): only its status and headers are read. */
+  streams?: boolean;
+}
+
+/** Opens a streaming route, reads the answer's status (and body, when it is an error), and hangs up. */
+async function callStream(t: TestServer, path: string, token: string): Promise<CallResult> {
+  const controller = new AbortController();
+  const res = await fetch(`${t.base}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  const text = res.status === 200 ? '' : await res.text();
+  controller.abort();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, json, text, headers: res.headers };
 }
 
 /** Tokens of the owner of the node under test, each with one limit (README "Token scopes"). */
@@ -89,6 +104,7 @@ const allowedByScope = (r: CallResult) => {
 export function itEnforcesTokenScopes(ctx: () => { t: TestServer; tokens: ScopedTokens; nodeId: string }, route: ScopedRouteUnderTest) {
   const call = (pick: (tokens: ScopedTokens) => string) => {
     const { t, tokens, nodeId } = ctx();
+    if (route.streams) return callStream(t, route.path(nodeId), pick(tokens));
     return t.call(route.path(nodeId), { method: route.method, body: route.body?.(nodeId), token: pick(tokens) });
   };
   if (route.write) it(`${route.name}: a read-only token -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.readOnly)));

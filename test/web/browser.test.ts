@@ -209,6 +209,24 @@ describe.skipIf(!hasChromium)(
       await shot('node-page');
     });
 
+    step('follows the node’s events as they happen: a change made elsewhere shows in Recent events without a reload', async () => {
+      const navigations: string[] = [];
+      const onNavigation = (f: { url(): string }) => f === page.mainFrame() && navigations.push(f.url());
+      page.on('framenavigated', onNavigation);
+      const events = page.locator('[data-testid=node-events]');
+      await events.locator('li[data-event-type=NODE_UNLOCKED]').first().waitFor();
+      // The page follows the event stream (its session, like every API call of the page).
+      await expect.poll(() => t.server.events.hub.streams).toBeGreaterThan(0);
+      const sent = await t.call(`/api/nodes/${nodeId}/webhooks/test`, { method: 'POST', token: alice.token });
+      expect(sent.status, sent.text).toBe(200);
+      // Sooner than any poll of the page, which does not reload the events anyway.
+      await events.locator('li[data-event-type=TEST]').first().waitFor({ timeout: 5_000 });
+      expect(await events.locator('li[data-event-type=TEST]').first().textContent()).toContain('Test event');
+      expect(navigations).toEqual([]);
+      page.off('framenavigated', onNavigation);
+      await shot('node-events');
+    });
+
     step('backs the unlocked node up from the page, lists it and downloads it; the node stays unlocked', async () => {
       await page.getByRole('button', { name: 'Back up now' }).click();
       const dialog = page.getByRole('dialog');
@@ -335,6 +353,9 @@ describe.skipIf(!hasChromium)(
         expect(await page.getByText('bobs').count()).toBe(0);
       }
       await shot('node-not-found');
+      // Without the event stream the page still follows the node, by its poll; and a button it
+      // shows from before a change made elsewhere gets the API's refusal, shown as its message.
+      await page.route('**/api/events/stream*', (r) => r.abort());
       await page.goto(url(nodePath(nodeId)));
       await page.getByRole('button', { name: 'Stop' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Stop node' }).click();
@@ -347,6 +368,7 @@ describe.skipIf(!hasChromium)(
       await page.getByRole('alert').waitFor();
       expect(await page.getByRole('alert').textContent()).toMatch(/already|in progress|running/i);
       await shot('node-refusal');
+      await page.unroute('**/api/events/stream*');
     });
 
     step('shows "session expired" when the session ends, and signs out', async () => {

@@ -1,10 +1,11 @@
-// The node page: status that follows running builds, the upgrade and locked notices with their
-// Upgrade and Unlock buttons, details, build history, lifecycle actions, automatic unlock, webhook,
-// log export and backups (node-backups.js).
+// The node page: status that follows the node's events (node-events.js), the upgrade and locked
+// notices with their Upgrade and Unlock buttons, details, build history, recent events, lifecycle
+// actions, automatic unlock, webhook, log export and backups (node-backups.js).
 import { api, connectUrl, nodesListUrl } from '../api.js';
 import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge, table, time, copyable } from '../dom.js';
 import { nodeNotFound } from './not-found.js';
 import { backupsCard } from './node-backups.js';
+import { nodeEventsCard } from './node-events.js';
 
 const BUSY = new Set(['STARTING', 'IN_PROGRESS', 'DESTROYING']);
 const isBusy = (n) => BUSY.has(n.status) || n.builds.some((b) => !b.buildComplete);
@@ -262,6 +263,10 @@ export async function nodePage(main, { nodeId, setTitle }) {
   };
 
   let timer;
+  let soon;
+  // Every event of the node reloads it at once (a burst of them, once).
+  const events = nodeEventsCard(nodeId, { onEvent: () => (soon ??= setTimeout(() => ((soon = undefined), refresh()), 50)) });
+  window.addEventListener('rlnc:session-expired', () => events.stop());
   const refresh = async () => {
     clearTimeout(timer);
     try {
@@ -270,13 +275,17 @@ export async function nodePage(main, { nodeId, setTitle }) {
       latest = l.data;
       render();
     } catch (err) {
-      if (err.status === 404) return nodeNotFound(main, nodeId, setTitle);
+      if (err.status === 404) {
+        events.stop();
+        return nodeNotFound(main, nodeId, setTitle);
+      }
       if (err.status === 401) return;
       fill(out, errorNotice(err));
     }
-    // While a build runs, follow it closely; otherwise look now and then for outside changes
-    // (an automatic upgrade, a new release).
-    timer = setTimeout(refresh, isBusy(node) ? 1000 : 4000);
+    // The event stream says when the node changes; polling stays as a slow fallback (and notices
+    // an ended session). Without the stream: follow a running build closely, otherwise look now
+    // and then for outside changes (an automatic upgrade, a new release).
+    timer = setTimeout(refresh, events.live ? 10_000 : isBusy(node) ? 1000 : 4000);
   };
 
   fill(
@@ -287,11 +296,13 @@ export async function nodePage(main, { nodeId, setTitle }) {
     notices,
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Details')), h('div', { class: 'card-body' }, details)),
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Build history')), h('div', { class: 'card-body' }, builds)),
+    events.card,
     autoUnlockCard,
     h('div', { class: 'two-col' }, webhookCard(nodeId, node), logsCard(nodeId)),
     backupsCard(nodeId, { onNodeChanged: () => refresh() }),
   );
   await refresh();
+  await events.start();
 }
 
 function webhookCard(nodeId, node) {
