@@ -10,6 +10,7 @@ import { printGatewaySection } from './gateway.ts';
 import { benchReplicas } from './replicas.ts';
 import { benchDeployedGateway } from './deployed-gateway.ts';
 import { benchLifecycle, benchWatchMemory, LIFECYCLE_STEPS } from './kubernetes.ts';
+import { benchEventStream } from './events-stream.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -98,6 +99,22 @@ const sections: Record<string, () => Promise<void>> = {
       }
     }
     console.log(`\nOne Ed25519 webhook signature: ${f(sig.microseconds)} µs (${f(sig.perSecond, 0)}/s)`);
+  },
+  'events-stream': async () => {
+    console.log('\n## Event streams: 1,000 SSE clients (100 users x 10) following their nodes while 200 nodes change state (npm start-like service process, changes through NodeService)');
+    console.log('| database | commits/s | events delivered/s | p50 ms | p99 ms | max ms | poller reads / events | service RSS per client KiB | of which JS heap KiB | baseline: bare node:http SSE, RSS KiB per client |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    for (const database of ['PGlite', 'PostgreSQL'] as const) {
+      try {
+        const r = await benchEventStream(database);
+        console.log(
+          `| ${database} | ${f(r.commitsPerSecond)} | ${f(r.deliveriesPerSecond)} (${r.deliveries} to ${r.clients} clients) | ${f(r.p50Ms, 0)} | ${f(r.p99Ms, 0)} | ${f(r.maxMs, 0)} | ` +
+            `${r.pollReads} / ${r.events} | ${f(r.perClientKiB)} (${f(r.rssIdleMb, 0)} MiB with ${r.clients} streams, ${f(r.rssClientsMb, 0)} with ${2 * r.clients}, peak ${f(r.rssPeakMb, 0)} while delivering) | ${f(r.heapPerClientKiB)} | ${f(r.baselinePerClientKiB)} |`,
+        );
+      } catch (err) {
+        console.log(`| ${database} | skipped: ${(err as Error).message} | | | | | | | | |`);
+      }
+    }
   },
   gateway: () => printGatewaySection(DURATION_MS),
   'deployed-gateway': async () => {
