@@ -18,6 +18,16 @@ describe(`node timeline (GET /api/nodes/{id}/events) on ${databaseLabel()}`, () 
 
   const timeline = (id: string, query = '', token = users.alice.token) => t.call(`/api/nodes/${id}/events${query}`, { token });
   const types = (events: any[]) => events.map((e) => (e.eventType === 'NODE_STATUS_UPDATED' ? `STATUS ${e.details.status}` : e.eventType));
+  /**
+   * The timeline once `ready` holds: an event is listed once every transaction that began before it
+   * has ended, on the whole PostgreSQL server (other test files' migrations, for one), so the last
+   * one may take a moment to show.
+   */
+  const settled = async (id: string, ready: (events: any[]) => boolean, query = '', token = users.alice.token) => {
+    let last: any;
+    await expect.poll(async () => ready((last = (await timeline(id, query, token)).json).events), { timeout: 10_000 }).toBe(true);
+    return last;
+  };
 
   beforeAll(async () => {
     t = await startTestServer();
@@ -34,8 +44,7 @@ describe(`node timeline (GET /api/nodes/{id}/events) on ${databaseLabel()}`, () 
     expect((await t.call(`/api/nodes/${nodeId}/stop`, { method: 'POST', token: users.alice.token })).status).toBe(200);
     await t.waitForStatus(users.alice, nodeId, 'PAUSED');
 
-    const r = await timeline(nodeId);
-    expect(r.status, r.text).toBe(200);
+    const r = { json: await settled(nodeId, (events) => events.length >= 4) };
     expect(types(r.json.events)).toEqual(['STATUS STARTING', 'STATUS RUNNING', 'NODE_UNLOCKED', 'STATUS PAUSED']);
     const [created, running] = r.json.events;
     expect(created).toEqual({
@@ -78,8 +87,8 @@ describe(`node timeline (GET /api/nodes/{id}/events) on ${databaseLabel()}`, () 
     const none = await timeline(nodeId, `?after=${latest}`);
     expect(none.json).toEqual({ events: [], nextCursor: latest });
     expect((await t.call(`/api/nodes/${nodeId}/start`, { method: 'POST', token: users.alice.token })).status).toBe(200);
-    const next = await timeline(nodeId, `?after=${latest}`);
-    expect(types(next.json.events)[0]).toBe('STATUS STARTING');
+    const next = await settled(nodeId, (events) => events.length > 0, `?after=${latest}`);
+    expect(types(next.events)[0]).toBe('STATUS STARTING');
     await t.waitForStatus(users.alice, nodeId, 'RUNNING');
   });
 
@@ -105,7 +114,8 @@ describe(`node timeline (GET /api/nodes/{id}/events) on ${databaseLabel()}`, () 
     const neighbours = await t.server.db.transaction((tx) =>
       recordNodeEvents(tx, [{ node: { id: otherNodeId, user_id: users.alice.id }, eventType: 'TEST', details: { message: 'x' } }]),
     );
-    const neighbour = (await timeline(otherNodeId)).json.events.find((e: any) => e.eventId === neighbours[0]!.eventId).cursor;
+    const isNeighbours = (e: any) => e.eventId === neighbours[0]!.eventId;
+    const neighbour = (await settled(otherNodeId, (events) => events.some(isNeighbours))).events.find(isNeighbours).cursor;
     const cases: Record<string, string> = {
       'not base64url': 'not a cursor!',
       'another kind': b64(`node:${tx}.${id}`),
@@ -148,7 +158,7 @@ describe(`node timeline (GET /api/nodes/{id}/events) on ${databaseLabel()}`, () 
     const before = (await timeline(nodeId)).json.events.length;
     expect((await t.call('/api/nodes', { method: 'DELETE', token: users.alice.token, body: { destroyNodeId: nodeId } })).status).toBe(200);
     await t.waitForStatus(users.alice, nodeId, 'DESTROYED');
-    const after = (await timeline(nodeId)).json.events;
+    const after = (await settled(nodeId, (events) => events.at(-1)?.details.status === 'DESTROYED')).events;
     expect(after.length).toBeGreaterThan(before);
     expect(types(after).slice(-2)).toEqual(['STATUS DESTROYING', 'STATUS DESTROYED']);
   });
