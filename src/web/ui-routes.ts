@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectPath } from '../paths.ts';
+import { NODE_EVENT_TYPES } from '../domain/node-events.ts';
 
 const PUBLIC_DIR = projectPath('src', 'web', 'public') + '/';
 export const ASSET_PREFIX = '/ui/';
@@ -80,6 +81,9 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
     nodeApiUrl: opts.nodeApiUrl,
     userNodeUrl: opts.userNodeUrl,
     publicUrl: opts.publicUrl,
+    // The event stream names each message after its type, and an EventSource hears only the names
+    // it listens for: the page takes the list from here rather than keep a copy that could drift.
+    eventTypes: NODE_EVENT_TYPES,
   };
   // `<` is escaped so that no value can close the script element it sits in.
   const shell = readFileSync(join(PUBLIC_DIR, 'index.html'), 'utf8').replace(

@@ -2,24 +2,12 @@
 // GET /api/nodes/{id}/events, then the event stream (GET /api/events/stream, an EventSource that
 // resumes by itself with Last-Event-ID), keeping this node's events. Each one is added to the list
 // and handed to `onEvent`, so the page reloads the node at once instead of polling for it.
-import { api } from '../api.js';
+import { api, config } from '../api.js';
 import { fill, h, time } from '../dom.js';
 
 // The stream names each message after its event type; an EventSource only hands out the names it
-// listens for.
-const EVENT_TYPES = [
-  'NODE_STATUS_UPDATED',
-  'NODE_LOCKED',
-  'NODE_UNLOCKED',
-  'NODE_UPGRADE_AVAILABLE',
-  'NODE_UPGRADE_COMPLETED',
-  'NODE_UPGRADE_FAILED',
-  'NODE_AUTO_UNLOCK_DISABLED',
-  'LOG_EXPORT_READY',
-  'NODE_BACKUP_COMPLETED',
-  'NODE_BACKUP_FAILED',
-  'TEST',
-];
+// listens for. The service hands the page the list (ui-routes.ts), so a new type is never missed.
+const EVENT_TYPES = config.eventTypes;
 const SHOWN = 15;
 // After the stream was refused or lost for good (a cap, a restart in between), try again this late.
 const RECONNECT_MS = 30_000;
