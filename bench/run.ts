@@ -11,6 +11,8 @@ import { benchReplicas } from './replicas.ts';
 import { benchDeployedGateway } from './deployed-gateway.ts';
 import { benchLifecycle, benchWatchMemory, LIFECYCLE_STEPS } from './kubernetes.ts';
 import { benchEventStream } from './events-stream.ts';
+import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memory.ts';
+import { createTestDatabase } from '../test/helpers/database.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -61,6 +63,31 @@ const sections: Record<string, () => Promise<void>> = {
     console.log('|---|---|');
     console.log(`| 100 nodes x 5 builds | ${f(s.rss100, 0)} |`);
     console.log(`| baseline: empty database | ${f(s.rss0, 0)} |`);
+  },
+  memory: async () => {
+    const COUNT = Number(process.env.BENCH_MEMORY_REQUESTS ?? 4000);
+    console.log(`\n## Resident memory: idle, then ${COUNT} mixed requests (16 at a time: valid calls, bad bodies, unknown tokens and paths, gateway calls, pages), then idle again`);
+    console.log('| process | idle RSS MiB | peak during the requests | after, settled | answers |');
+    console.log('|---|---|---|---|---|');
+    const row = (what: string, m: MemoryFigures) =>
+      console.log(`| ${what} | ${f(m.idleMb, 0)} | ${f(m.peakMb, 0)} | ${f(m.afterMb, 0)} | ${Object.entries(m.statuses).map(([k, v]) => `${k} ${v}`).join(', ')} |`);
+    const pglite = await benchServiceMemory(undefined, COUNT);
+    row('rln-cloud, embedded default (PGlite, 100 nodes)', pglite);
+    try {
+      process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
+      const pg = await createTestDatabase();
+      try {
+        row('rln-cloud, PostgreSQL (100 nodes)', await benchServiceMemory(pg.url, COUNT));
+      } finally {
+        await pg.drop();
+      }
+    } catch (err) {
+      console.log(`| rln-cloud, PostgreSQL | skipped: ${(err as Error).message} | | | |`);
+    }
+    const bare = await benchBareFastify(COUNT);
+    row('floor: bare Fastify (one JSON route, one schema\'d POST)', bare);
+    const met = (ok: boolean) => (ok ? 'met' : 'missed');
+    console.log(`aims (PGlite): idle <= 200 MiB ${met(pglite.idleMb <= 200)} (${f(pglite.idleMb / bare.idleMb, 1)}x the bare Fastify), after the requests <= 300 MiB ${met(pglite.afterMb <= 300)}`);
   },
   'log-export': async () => {
     const LOG_EXPORT_MB = Number(process.env.BENCH_LOG_EXPORT_MB ?? 500);

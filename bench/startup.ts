@@ -2,7 +2,7 @@
 // of the idle service with 100 nodes, each beside its baseline: a bare node:http server's start,
 // and the idle service with no nodes.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
@@ -42,16 +42,22 @@ export async function timeToHealthy(command: string, args: string[], env: NodeJS
   }
 }
 
-export async function prepareDataDir(nodes: number) {
+/**
+ * A DATA_DIR (and its database: PGlite inside it, or `databaseUrl`) with a Scale user owning
+ * `nodes` nodes of 5 builds each; the user's API token is in DATA_DIR/bench-token.
+ */
+export async function prepareDataDir(nodes: number, databaseUrl?: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-bench-start-'));
-  const config = loadConfig({ DATA_DIR: dataDir });
+  const config = loadConfig({ DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
   const lock = acquireDataDirLock(dataDir, 'cli');
   if (!lock.acquired) throw new Error('lock');
   const db = await openDatabase(config);
   await migrate(db);
   await new ReleaseService(db, { concurrency: 1, failureBudget: 0 }).seed(config.initialImageVersion);
-  const user = await new AccountService(db).createUser({ email: 'bench@example.com', plan: 'scale' });
+  const accounts = new AccountService(db);
+  const user = await accounts.createUser({ email: 'bench@example.com', plan: 'scale' });
   if (nodes > 0) await seedNodes(db, user.id, nodes, 5);
+  writeFileSync(join(dataDir, 'bench-token'), (await accounts.createToken('bench@example.com', 'bench')).token);
   await db.close();
   lock.release();
   return dataDir;
