@@ -2,14 +2,13 @@
 // mixed requests (what a fuzzer or a busy dashboard sends: valid calls, bad bodies, unknown
 // tokens and paths, gateway calls, pages), beside a bare Fastify process given the same number of
 // requests. Embedded default (PGlite) and PostgreSQL mode.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import { repoRoot } from '../test/helpers/service-process.ts';
-import { BUNDLE, buildBundle, bundleIsStale } from '../scripts/build.mjs';
 import { prepareDataDir } from './startup.ts';
 import { rssMb } from './rss.ts';
 
@@ -50,7 +49,7 @@ type Shot = { method: string; url: string; headers?: Record<string, string>; bod
 
 /** The i-th request of the mix: a deterministic cycle over the kinds of request a service sees. */
 function shot(t: Target, i: number): Shot {
-  const auth = t.token ? { authorization: `Bearer ${t.token}` } : {};
+  const auth: Record<string, string> = t.token ? { authorization: `Bearer ${t.token}` } : {};
   const json = { 'content-type': 'application/json', ...auth };
   const node = t.nodeIds?.[i % (t.nodeIds.length || 1)] ?? 'none';
   const noise = randomBytes(12).toString('hex');
@@ -134,9 +133,10 @@ function stop(child: ChildProcess) {
   });
 }
 
-/** The service from its bundle (what `npm start` runs, without npm's own process in between). */
+/** The service as `npm start` runs it (scripts/start.mjs), without npm's own process in between. */
 export async function benchServiceMemory(databaseUrl: string | undefined, count: number): Promise<MemoryFigures> {
-  if (bundleIsStale()) await buildBundle();
+  // Built beforehand: a stale bundle would be rebuilt inside the measured process.
+  if (spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
   const dataDir = await prepareDataDir(100, databaseUrl);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -155,7 +155,7 @@ export async function benchServiceMemory(databaseUrl: string | undefined, count:
   };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const child = spawn(process.execPath, ['--enable-source-maps', BUNDLE, 'serve'], { cwd: repoRoot, env, stdio: 'ignore' });
+  const child = spawn(process.execPath, ['--enable-source-maps', 'scripts/start.mjs'], { cwd: repoRoot, env, stdio: 'ignore' });
   try {
     const api = `http://127.0.0.1:${env.API_PORT}`;
     await waitHealthy(`${api}/healthz`, child);
