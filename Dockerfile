@@ -60,5 +60,7 @@ USER 1000:1000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.API_PORT || 8080}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-ENTRYPOINT ["node", "--enable-source-maps", "/app/dist/rln-cloud.mjs"]
+# The same V8 flags as `npm start` (package.json; README, "Memory"): PGlite's WebAssembly stays on
+# V8's baseline compiler, and the young generation is capped at 4 MiB per semi-space.
+ENTRYPOINT ["node", "--enable-source-maps", "--liftoff-only", "--max-semi-space-size=4", "/app/dist/rln-cloud.mjs"]
 CMD ["serve"]

@@ -133,6 +133,14 @@ function stop(child: ChildProcess) {
   });
 }
 
+/** `npm start`'s command line after `node` (its V8 flags included), read from package.json. */
+function npmStartArgs(): string[] {
+  const start: string = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts.start;
+  const [node, ...args] = start.split(/\s+/);
+  if (node !== 'node') throw new Error(`npm start does not run node: ${start}`);
+  return args;
+}
+
 /** The service as `npm start` runs it (scripts/start.mjs), without npm's own process in between. */
 export async function benchServiceMemory(databaseUrl: string | undefined, count: number): Promise<MemoryFigures> {
   // Built beforehand: a stale bundle would be rebuilt inside the measured process.
@@ -155,7 +163,7 @@ export async function benchServiceMemory(databaseUrl: string | undefined, count:
   };
   delete env.DATABASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const child = spawn(process.execPath, ['--enable-source-maps', 'scripts/start.mjs'], { cwd: repoRoot, env, stdio: 'ignore' });
+  const child = spawn(process.execPath, npmStartArgs(), { cwd: repoRoot, env, stdio: 'ignore' });
   try {
     const api = `http://127.0.0.1:${env.API_PORT}`;
     await waitHealthy(`${api}/healthz`, child);

@@ -19,7 +19,7 @@
 #   /etc/passwd, /etc/group root and rlncloud (uid/gid 1000)
 #   /tmp (1777), /data (1777: DATA_DIR; every file of the layer is root's, so it is world-writable
 #                like /tmp for uid 1000; a volume is mounted over it in practice)
-# and its config: Entrypoint [node, --enable-source-maps, /app/dist/rln-cloud.mjs], Cmd [serve],
+# and its config: Entrypoint [node, --enable-source-maps, --liftoff-only, --max-semi-space-size=4, /app/dist/rln-cloud.mjs] (the Dockerfile's), Cmd [serve],
 # Env NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data, User 1000:1000, WorkingDir /app,
 # ExposedPorts 8080 8081 8443, Volumes /data.
 #
@@ -125,7 +125,7 @@ build() { # build <out.tar>
   config=$(REF=$ref node -e 'process.stdout.write(JSON.stringify([{
     ref: process.env.REF,
     config: {
-      Entrypoint: ["/usr/bin/node", "--enable-source-maps", "/app/dist/rln-cloud.mjs"],
+      Entrypoint: ["/usr/bin/node", "--enable-source-maps", "--liftoff-only", "--max-semi-space-size=4", "/app/dist/rln-cloud.mjs"],
       Cmd: ["serve"],
       Env: ["NODE_ENV=production", "HOST=0.0.0.0", "DATA_DIR=/data"],
       User: "1000:1000",
@@ -150,7 +150,7 @@ smoke_test() { # smoke_test <rootfs>
   log "smoke test: serve from the staged tree on 127.0.0.1:$api"
   (cd "$root/app" && exec env -i PATH=/usr/bin:/bin NODE_ENV=production HOST=127.0.0.1 DATA_DIR="$data" \
     API_PORT="$api" NODE_API_PORT="$node_api" MTLS_PORT="$mtls" METRICS_PORT="$metrics" LOG_LEVEL=warn \
-    "$root/usr/bin/node" --enable-source-maps "$root/app/dist/rln-cloud.mjs" serve) >"$data.log" 2>&1 &
+    "$root/usr/bin/node" --enable-source-maps --liftoff-only --max-semi-space-size=4 "$root/app/dist/rln-cloud.mjs" serve) >"$data.log" 2>&1 &
   pid=$!
   for i in $(seq 240); do
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$api/healthz" || true)

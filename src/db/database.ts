@@ -37,10 +37,18 @@ export interface PoolStats {
   waiting: number;
 }
 
+// PostgreSQL settings of the embedded database, on top of PGlite's own start parameters. Its shared
+// buffers are memory of the WebAssembly instance, which never shrinks: PostgreSQL's default
+// (128 MB, 160 MB as PGlite sizes it) filled up within the first minutes of use and was half of
+// the idle service's RSS. A laptop's control-plane database is a few MB, and a page that misses
+// the buffers is read from the file system's cache (a system call, not a disk read), so 16 MB
+// costs nothing measurable here (docs/BENCHMARKS.md, "Memory").
+const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB'];
+
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const pglite: PGliteType = await PGlite.create(dataDir ?? 'memory://');
+  const pglite: PGliteType = await PGlite.create(dataDir ?? 'memory://', { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS] });
   const commitSignals = new CommitSignals();
   const wrap = (q: PGliteType | PGliteTransaction, signal: (s: CommitSignal) => void): Queryable => ({
     async query<T>(sql: string, params: unknown[] = []) {
