@@ -192,6 +192,19 @@ export async function cancelDelivery(db: Queryable, d: ClaimedDelivery, reason: 
   );
 }
 
+/**
+ * Gives back deliveries claimed ahead and never attempted (the dispatcher stopped before sending
+ * them): due again at once for any worker, and their attempt count as before the claim.
+ */
+export async function releaseUnsentDeliveries(db: Queryable, deliveries: ClaimedDelivery[]) {
+  await db.query(
+    `UPDATE webhook_deliveries d SET state = 'pending', attempts = d.attempts - 1, lease_until = NULL, lease_token = NULL
+     FROM unnest($1::bigint[], $2::text[]) AS u(id, lease_token)
+     WHERE d.id = u.id AND d.lease_token = u.lease_token AND d.state = 'delivering'`,
+    [deliveries.map((d) => d.id), deliveries.map((d) => d.leaseToken)],
+  );
+}
+
 /** Only safe when this process is the database's only worker (embedded PGlite), like releaseAllLeases. */
 export async function releaseDeliveryLeases(db: Queryable) {
   await db.query(`UPDATE webhook_deliveries SET lease_until = now() WHERE state = 'delivering'`);
