@@ -20,14 +20,17 @@ export interface NodeListJsonOptions {
 // API's serializer writes; schemas.ts), compact like it: json_build_object and json_agg would put
 // spaces around ':' and after ','. Strings go through to_json, which escapes them as JSON does.
 const str = (sql: string) => `to_json(${sql})::text`;
+// A column whose CHECK constraint allows only a few plain words (statuses, actions, networks)
+// needs no escaping: quoted as it is, which saves most of the cost of the builds' fields.
+const word = (column: string) => `('"' || ${column} || '"')`;
 // Date.prototype.toISOString: UTC, milliseconds (truncated, as a Date keeps them), "Z".
 const iso = (column: string) => `('"' || to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"')`;
 
 const BUILD_JSON = `'{"buildNumber":' || b.build_number
-  || ',"buildStatus":' || ${str('b.status')}
+  || ',"buildStatus":' || ${word('b.status')}
   || ',"buildComplete":' || (b.status <> 'IN_PROGRESS')::text
   || ',"timestamp":' || ${iso('b.started_at')}
-  || ',"action":' || ${str('b.action')}
+  || ',"action":' || ${word('b.action')}
   || ',"imageVersion":' || ${str('b.image_version')}
   || ',"finishedAt":' || coalesce(${iso('b.finished_at')}, 'null')
   -- "error" only when there is one (the object path leaves the key out otherwise).
@@ -43,8 +46,8 @@ const SETTINGS_JSON = `CASE jsonb_typeof(n.settings->'webhookUrl')
 
 const NODE_JSON = `'{"nodeId":' || ${str('n.id')}
   || ',"name":' || ${str('n.name')}
-  || ',"network":' || ${str('n.network')}
-  || ',"status":' || ${str('n.status')}
+  || ',"network":' || ${word('n.network')}
+  || ',"status":' || ${word('n.status')}
   || ',"locked":' || n.locked::text
   || ',"initialized":' || n.initialized::text
   || ',"autoUnlock":' || (n.auto_unlock_sealed IS NOT NULL)::text
