@@ -52,6 +52,8 @@ export interface DeliveryMetrics {
 const FAN_OUT_BATCH = 500;
 // Deliveries claimed and not yet recorded, per slot: sending, ready, and having their outcome written.
 const MAX_CLAIMED_PER_SLOT = 3;
+// While deliveries are in hand, a claim waits until it can take at least concurrency / this.
+const MIN_CLAIM_SHARE = 4;
 // Outcomes written by one statement at most (its array parameters stay small).
 const SETTLE_BATCH = 256;
 
@@ -133,7 +135,11 @@ export class WebhookDispatcher {
   private async claimDue() {
     const slots = this.opts.concurrency;
     const wanted = Math.min(2 * slots - this.sending - this.ready.length, MAX_CLAIMED_PER_SLOT * slots - this.claimedNotRecorded);
-    if (wanted <= 0) return;
+    // A claim walks every node's queue whatever it takes, so while work is in hand it waits until
+    // it can take a few (on PGlite, whose statements run one at a time, claims of one delivery
+    // each were most of the database's time). The next POST ending or outcome written wakes it.
+    const inHand = this.sending + this.ready.length > 0;
+    if (wanted <= 0 || (inHand && wanted < Math.max(1, Math.floor(slots / MIN_CLAIM_SHARE)))) return;
     const claimed = await claimDeliveries(this.opts.db, wanted, this.leaseMs, randomUUID());
     this.claimedNotRecorded += claimed.length;
     this.ready.push(...claimed);
