@@ -29,6 +29,7 @@ import { loadConfiguredUnlockSeal, warnAboutUnknownSealKeys } from './compositio
 import { AutoUnlockService } from './nodes/auto-unlock.ts';
 import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
+import { REMEMBER_TOKENS_MS } from './accounts/remembered-tokens.ts';
 import { drainServer } from './http-drain.ts';
 import { explainListenError } from './listen-error.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
@@ -149,6 +150,8 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       publicUrl: config.publicUrl,
       web: webUi(db, config, services.audit),
       cors: config.cors,
+      // Exact only where this process is the database's only one (accounts/remembered-tokens.ts).
+      rememberTokensMs: db.kind === 'pglite' ? REMEMBER_TOKENS_MS : 0,
     });
     await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
       throw explainListenError(err, 'API_PORT', config.host, config.apiPort);

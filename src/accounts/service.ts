@@ -118,7 +118,7 @@ export class AccountService {
 
   private readonly tokenRevokedListeners: Array<(tokenId: string) => void> = [];
 
-  /** Lets the node access gateways drop a token they remember the moment it is revoked here. */
+  /** Lets those who remember tokens (the gateways, the API on PGlite) drop one the moment it is revoked here. */
   onTokenRevoked(listener: (tokenId: string) => void) {
     this.tokenRevokedListeners.push(listener);
   }
@@ -145,13 +145,18 @@ export class AccountService {
 
   /** The user a bearer token belongs to, or undefined for a missing, revoked or expired token. */
   async authenticate(token: string): Promise<AuthenticatedUser | undefined> {
+    return (await this.authenticateUntil(token))?.user;
+  }
+
+  /** authenticate, and until when the token is valid (null: until revoked). */
+  async authenticateUntil(token: string): Promise<{ user: AuthenticatedUser; expiresAt: Date | null } | undefined> {
     if (!looksLikeToken(token)) return undefined;
     const row = await findUserByTokenHash(this.db, hashToken(token));
     if (!row) return undefined;
     if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > TOUCH_EVERY_MS) {
       await touchToken(this.db, row.token_id);
     }
-    return { id: row.id, email: row.email, plan: row.plan, tokenId: row.token_id, scope: scopeOf(row) };
+    return { user: { id: row.id, email: row.email, plan: row.plan, tokenId: row.token_id, scope: scopeOf(row) }, expiresAt: row.token_expires_at };
   }
 
   private async requireUser(emailRaw: string): Promise<UserRow> {

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
 import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
+import { RememberedTokens } from '../accounts/remembered-tokens.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { classifyApiRoute, routeRefusal } from './route-scope.ts';
 import { ErrorBody } from './schemas.ts';
@@ -33,12 +34,18 @@ export interface BearerAuthDeps {
   sessions?: SessionAuthenticator;
   /** Whether the user has this node: tells a node outside a token's scope (403) from a missing one (404). */
   ownsNode: (userId: string, nodeId: string) => Promise<boolean>;
+  /**
+   * How long a checked token is remembered (accounts/remembered-tokens.ts): only when this process
+   * is the database's only one (PGlite); 0 or absent, every request reads its token afresh.
+   */
+  rememberTokensMs?: number;
 }
 
 // How each authenticated request's credential is checked again (stillAuthenticated).
 const credentialChecks = new WeakMap<FastifyRequest, () => Promise<AuthenticatedUser | undefined>>();
 
-export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ownsNode }: BearerAuthDeps) {
+export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ownsNode, rememberTokensMs = 0 }: BearerAuthDeps) {
+  const tokens = new RememberedTokens(accounts, rememberTokensMs);
   app.decorateRequest('user', undefined);
   // Every route of the scope may answer 403 forbidden_scope: say so in the OpenAPI document once.
   app.addHook('onRoute', (route) => {
@@ -57,7 +64,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
       return;
     }
     const token = bearerToken(request);
-    const user = token ? await accounts.authenticate(token) : undefined;
+    const user = token ? await tokens.authenticate(token) : undefined;
     if (!user) {
       reply.header('www-authenticate', 'Bearer');
       throw new AppError('unauthorized', token ? 'the API token is invalid, expired or revoked' : 'send an API token: Authorization: Bearer <token>');

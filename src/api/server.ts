@@ -63,7 +63,16 @@ export interface MountedUi {
   register(app: FastifyInstance): void;
 }
 
-export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: string; web?: MountedUi; cors?: CorsPolicy | null }): Promise<FastifyInstance> {
+export async function buildApiServer(
+  deps: ApiDeps & {
+    log: Logger;
+    publicUrl: string;
+    web?: MountedUi;
+    cors?: CorsPolicy | null;
+    /** How long a checked API token is remembered; only where that is exact (bearer-auth.ts). */
+    rememberTokensMs?: number;
+  },
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -136,7 +145,12 @@ export async function buildApiServer(deps: ApiDeps & { log: Logger; publicUrl: s
 
   // Bearer-token routes.
   await app.register(async (scope) => {
-    requireBearerAuth(scope, { accounts: deps.accounts, sessions: deps.web?.sessions, ownsNode: (userId, nodeId) => deps.nodes.ownsNode(userId, nodeId) });
+    requireBearerAuth(scope, {
+      accounts: deps.accounts,
+      sessions: deps.web?.sessions,
+      ownsNode: (userId, nodeId) => deps.nodes.ownsNode(userId, nodeId),
+      rememberTokensMs: deps.rememberTokensMs,
+    });
     auditRoutes(scope, deps.audit);
     limitApiRate(scope, deps.rateLimits);
     listNodesRoute(scope, deps);

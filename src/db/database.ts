@@ -19,6 +19,29 @@ export interface Queryable {
   signalAfterCommit(signal: CommitSignal): void;
 }
 
+// Statements run many times a second whose planning costs as much as their work (the webhook
+// dispatcher's claim, settle and fan-out: CTEs over several tables) are prepared once per
+// connection on PostgreSQL and only executed after that. PGlite reads the mark as a comment.
+const PREPARED_MARK = '-- prepared statement: ';
+const preparedTexts = new Map<string, string>();
+
+/**
+ * Marks `sql` to be prepared under `name` on each PostgreSQL connection. Call it once, at module
+ * level: a name stands for one text (PostgreSQL would refuse the same name with another text).
+ * Only for fixed texts: every distinct statement prepared stays in each connection's memory.
+ */
+export function preparedStatement(name: string, sql: string): string {
+  const text = `${PREPARED_MARK}${name}\n${sql}`;
+  const known = preparedTexts.get(name);
+  if (known !== undefined && known !== text) throw new Error(`prepared statement ${name} is declared twice with different texts`);
+  preparedTexts.set(name, text);
+  return text;
+}
+
+function preparedName(sql: string): string | undefined {
+  return sql.startsWith(PREPARED_MARK) ? sql.slice(PREPARED_MARK.length, sql.indexOf('\n')) : undefined;
+}
+
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
@@ -77,7 +100,9 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
   const commitSignals = new CommitSignals();
   const wrap = (c: Pool | PoolClient, signal: (s: CommitSignal) => void): Queryable => ({
     async query<T>(sql: string, params: unknown[] = []) {
-      return (await c.query(sql, params)).rows as T[];
+      const name = preparedName(sql);
+      // pg parses a named statement on a connection's first use of the name, then only executes it.
+      return (await (name === undefined ? c.query(sql, params) : c.query({ name, text: sql, values: params }))).rows as T[];
     },
     async exec(sql: string) {
       await c.query(sql);

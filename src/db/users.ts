@@ -63,8 +63,9 @@ export async function insertToken(
 /** The owner of a live (not revoked, not expired) token, or undefined. */
 export async function findUserByTokenHash(db: Queryable, tokenHash: string) {
   return (
-    await db.query<UserRow & Pick<TokenRow, 'last_used_at' | 'read_only' | 'node_ids' | 'access'> & { token_id: string }>(
-      `SELECT u.*, t.id AS token_id, t.last_used_at, t.read_only, t.node_ids, t.access FROM api_tokens t JOIN users u ON u.id = t.user_id
+    await db.query<UserRow & Pick<TokenRow, 'last_used_at' | 'read_only' | 'node_ids' | 'access'> & { token_id: string; token_expires_at: Date | null }>(
+      `SELECT u.*, t.id AS token_id, t.last_used_at, t.read_only, t.node_ids, t.access, t.expires_at AS token_expires_at
+       FROM api_tokens t JOIN users u ON u.id = t.user_id
        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
       [tokenHash],
     )

@@ -1,7 +1,7 @@
 // Webhook deliveries and their attempts. Events become deliveries here (fan-out), workers claim the
 // oldest unfinished delivery of each node (so one node's events arrive in order), and every attempt
 // is recorded with its outcome.
-import type { Database, Queryable } from './database.ts';
+import { preparedStatement, type Database, type Queryable } from './database.ts';
 
 const FAN_OUT_LOCK_KEY = 727_003; // arbitrary, constant: "rln-cloud webhook fan-out" among advisory locks
 
@@ -21,6 +21,23 @@ export interface ClaimedDelivery {
   targetUrl: string | null;
 }
 
+const FAN_OUT_SQL = preparedStatement(
+  'webhook_fan_out',
+  `WITH picked AS (
+     SELECT id FROM node_events WHERE webhook_fanned_out_at IS NULL ORDER BY id LIMIT $1
+   ), marked AS (
+     UPDATE node_events e SET webhook_fanned_out_at = now() FROM picked WHERE e.id = picked.id
+     RETURNING e.id, e.node_id
+   ), inserted AS (
+     INSERT INTO webhook_deliveries (event_id, node_id, url)
+     SELECT m.id, m.node_id, n.settings->>'webhookUrl' FROM marked m JOIN nodes n ON n.id = m.node_id
+     WHERE coalesce(n.settings->>'webhookUrl', '') <> ''
+     ORDER BY m.id
+     RETURNING id
+   )
+   SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`,
+);
+
 /**
  * Turns up to `limit` new events into deliveries to their node's webhook URL (events of nodes
  * without one are only marked). One replica at a time, so delivery ids follow event order.
@@ -31,24 +48,43 @@ export async function fanOutNodeEvents(db: Database, limit: number): Promise<num
     const [lock] = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [FAN_OUT_LOCK_KEY]);
     if (!lock?.ok) return 0;
     const [row] = await tx.query<{ events: number }>(
-      `WITH picked AS (
-         SELECT id FROM node_events WHERE webhook_fanned_out_at IS NULL ORDER BY id LIMIT $1
-       ), marked AS (
-         UPDATE node_events e SET webhook_fanned_out_at = now() FROM picked WHERE e.id = picked.id
-         RETURNING e.id, e.node_id
-       ), inserted AS (
-         INSERT INTO webhook_deliveries (event_id, node_id, url)
-         SELECT m.id, m.node_id, n.settings->>'webhookUrl' FROM marked m JOIN nodes n ON n.id = m.node_id
-         WHERE coalesce(n.settings->>'webhookUrl', '') <> ''
-         ORDER BY m.id
-         RETURNING id
-       )
-       SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`,
+      FAN_OUT_SQL,
       [limit],
     );
     return Number(row?.events ?? 0);
   });
 }
+
+const CLAIM_SQL = preparedStatement(
+  'webhook_claim',
+  `WITH RECURSIVE heads AS (
+     (SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
+      WHERE u.state IN ('pending', 'delivering') ORDER BY u.node_id, u.id LIMIT 1)
+     UNION ALL
+     SELECT nxt.* FROM heads h CROSS JOIN LATERAL (
+       SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
+       WHERE u.state IN ('pending', 'delivering') AND u.node_id > h.node_id
+       ORDER BY u.node_id, u.id LIMIT 1) nxt
+   ), due AS (
+     SELECT locked.id FROM (
+       SELECT id FROM heads WHERE next_attempt_at <= now() AND (state = 'pending' OR lease_until < now())
+       ORDER BY next_attempt_at, id LIMIT $1
+     ) h CROSS JOIN LATERAL (SELECT c.id FROM webhook_deliveries c WHERE c.id = h.id FOR UPDATE SKIP LOCKED) locked
+   ), claimed AS (
+     -- Checked again on the locked row: another worker may have claimed or settled it since
+     -- this statement's snapshot. (Written as a CASE so the planner looks rows up by id.)
+     UPDATE webhook_deliveries d
+     SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2), lease_token = $3
+     WHERE d.id = ANY (ARRAY(SELECT id FROM due))
+       AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
+                        WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
+                        ELSE false END
+     RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
+   SELECT c.id, c.delivery_id, c.node_id, c.attempts, e.event_id, e.payload,
+          nullif(n.settings->>'webhookUrl', '') AS target_url
+   FROM claimed c JOIN node_events e ON e.id = c.event_id JOIN nodes n ON n.id = c.node_id
+   ORDER BY c.id`,
+);
 
 /**
  * Claims up to `limit` due deliveries, each the oldest unfinished one of its node, under a lease.
@@ -67,33 +103,7 @@ export async function claimDeliveries(db: Queryable, limit: number, leaseMs: num
     payload: Record<string, unknown> | string;
     target_url: string | null;
   }>(
-    `WITH RECURSIVE heads AS (
-       (SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
-        WHERE u.state IN ('pending', 'delivering') ORDER BY u.node_id, u.id LIMIT 1)
-       UNION ALL
-       SELECT nxt.* FROM heads h CROSS JOIN LATERAL (
-         SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
-         WHERE u.state IN ('pending', 'delivering') AND u.node_id > h.node_id
-         ORDER BY u.node_id, u.id LIMIT 1) nxt
-     ), due AS (
-       SELECT locked.id FROM (
-         SELECT id FROM heads WHERE next_attempt_at <= now() AND (state = 'pending' OR lease_until < now())
-         ORDER BY next_attempt_at, id LIMIT $1
-       ) h CROSS JOIN LATERAL (SELECT c.id FROM webhook_deliveries c WHERE c.id = h.id FOR UPDATE SKIP LOCKED) locked
-     ), claimed AS (
-       -- Checked again on the locked row: another worker may have claimed or settled it since
-       -- this statement's snapshot. (Written as a CASE so the planner looks rows up by id.)
-       UPDATE webhook_deliveries d
-       SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2), lease_token = $3
-       WHERE d.id = ANY (ARRAY(SELECT id FROM due))
-         AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
-                          WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
-                          ELSE false END
-       RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
-     SELECT c.id, c.delivery_id, c.node_id, c.attempts, e.event_id, e.payload,
-            nullif(n.settings->>'webhookUrl', '') AS target_url
-     FROM claimed c JOIN node_events e ON e.id = c.event_id JOIN nodes n ON n.id = c.node_id
-     ORDER BY c.id`,
+    CLAIM_SQL,
     [limit, leaseMs / 1000, leaseToken],
   );
   return rows.map((r) => ({
@@ -130,6 +140,26 @@ export interface SettleItem {
   outcome: Exclude<Settlement, { state: 'gone' }>;
 }
 
+const SETTLE_SQL = preparedStatement(
+  'webhook_settle',
+  `WITH input AS (
+     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::int[], $7::text[],
+                          $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+       AS i(id, lease_token, state, last_error, retry_s, attempt, url, started_at, duration_ms, status_code, remote_address, error)
+   ), updated AS (
+     UPDATE webhook_deliveries d SET state = i.state, last_error = i.last_error, lease_until = NULL, lease_token = NULL,
+       next_attempt_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.retry_s) ELSE d.next_attempt_at END,
+       finished_at = CASE WHEN i.state = 'pending' THEN NULL ELSE now() END
+     FROM input i WHERE d.id = i.id AND d.lease_token = i.lease_token
+     RETURNING d.id
+   ), attempt AS (
+     INSERT INTO webhook_attempts (delivery_id, attempt, url, started_at, duration_ms, status_code, remote_address, error)
+     SELECT id, attempt, url, started_at, duration_ms, status_code, remote_address, error FROM input
+     ON CONFLICT DO NOTHING RETURNING 1
+   )
+   SELECT id FROM updated`,
+);
+
 /**
  * Records the attempts and moves their deliveries on, all in one statement (one round trip and one
  * commit for a whole batch of outcomes: the dispatcher coalesces the attempts that finish while
@@ -139,22 +169,7 @@ export interface SettleItem {
 export async function settleDeliveries(db: Queryable, items: SettleItem[]): Promise<Set<number>> {
   if (items.length === 0) return new Set();
   const rows = await db.query<{ id: string | number }>(
-    `WITH input AS (
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::int[], $7::text[],
-                            $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
-         AS i(id, lease_token, state, last_error, retry_s, attempt, url, started_at, duration_ms, status_code, remote_address, error)
-     ), updated AS (
-       UPDATE webhook_deliveries d SET state = i.state, last_error = i.last_error, lease_until = NULL, lease_token = NULL,
-         next_attempt_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.retry_s) ELSE d.next_attempt_at END,
-         finished_at = CASE WHEN i.state = 'pending' THEN NULL ELSE now() END
-       FROM input i WHERE d.id = i.id AND d.lease_token = i.lease_token
-       RETURNING d.id
-     ), attempt AS (
-       INSERT INTO webhook_attempts (delivery_id, attempt, url, started_at, duration_ms, status_code, remote_address, error)
-       SELECT id, attempt, url, started_at, duration_ms, status_code, remote_address, error FROM input
-       ON CONFLICT DO NOTHING RETURNING 1
-     )
-     SELECT id FROM updated`,
+    SETTLE_SQL,
     [
       items.map((x) => x.delivery.id),
       items.map((x) => x.delivery.leaseToken),
@@ -189,6 +204,19 @@ export async function cancelDelivery(db: Queryable, d: ClaimedDelivery, reason: 
        attempts = attempts - 1
      WHERE id = $1 AND lease_token = $2`,
     [d.id, d.leaseToken, reason],
+  );
+}
+
+/**
+ * Gives back deliveries claimed ahead and never attempted (the dispatcher stopped before sending
+ * them): due again at once for any worker, and their attempt count as before the claim.
+ */
+export async function releaseUnsentDeliveries(db: Queryable, deliveries: ClaimedDelivery[]) {
+  await db.query(
+    `UPDATE webhook_deliveries d SET state = 'pending', attempts = d.attempts - 1, lease_until = NULL, lease_token = NULL
+     FROM unnest($1::bigint[], $2::text[]) AS u(id, lease_token)
+     WHERE d.id = u.id AND d.lease_token = u.lease_token AND d.state = 'delivering'`,
+    [deliveries.map((d) => d.id), deliveries.map((d) => d.leaseToken)],
   );
 }
 

@@ -2,7 +2,7 @@
 import type { BuildRow } from '../db/builds.ts';
 import type { NodeRow } from '../db/nodes.ts';
 
-const DEFAULT_PEER_PORT = 9735;
+export const DEFAULT_PEER_PORT = 9735;
 
 export interface PresentOptions {
   nodeApiUrl: string;

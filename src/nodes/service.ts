@@ -26,7 +26,8 @@ import { newId } from '../auth/tokens.ts';
 import type { NodePorts } from '../runtime/types.ts';
 import { applyDecision } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
-import { presentCreatedNode, presentNode, type ApiNode } from './present.ts';
+import { DEFAULT_PEER_PORT, presentCreatedNode, presentNode, type ApiNode } from './present.ts';
+import { listUserNodesJson } from '../db/node-list-json.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 
 /** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
@@ -88,6 +89,14 @@ export class NodeService {
   async listNodes(userId: string, onlyIds: readonly string[] | null = null): Promise<ApiNode[]> {
     const nodes = await listUserNodesWithBuilds(this.deps.db, userId, { onlyIds });
     return nodes.map(({ node, builds }) => presentNode(node, builds, this.presentOpts));
+  }
+
+  /**
+   * listNodes as the JSON text of GET /api/nodes, `{"nodes":[...]}`, written by the database
+   * (db/node-list-json.ts): the route sends it without parsing and serializing it again.
+   */
+  async listNodesJson(userId: string, onlyIds: readonly string[] | null = null): Promise<string> {
+    return listUserNodesJson(this.deps.db, userId, onlyIds, { ...this.presentOpts, defaultPeerPort: DEFAULT_PEER_PORT });
   }
 
   /**

@@ -9,7 +9,9 @@ import {
   cancelDelivery,
   claimDeliveries,
   fanOutNodeEvents,
+  releaseUnsentDeliveries,
   settleDeliveries,
+  type AttemptRecord,
   type ClaimedDelivery,
   type SettleItem,
   type Settlement,
@@ -19,7 +21,7 @@ import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { serializeEnvelope } from './envelope.ts';
 import { nextStep, type NextStep } from './retry-policy.ts';
-import type { WebhookSender } from './send-webhook.ts';
+import type { SendOutcome, WebhookSender } from './send-webhook.ts';
 import type { WebhookKeyring } from './signing-keys.ts';
 
 export interface WebhookDispatcherOptions {
@@ -48,31 +50,45 @@ export interface DeliveryMetrics {
 }
 
 const FAN_OUT_BATCH = 500;
+// Deliveries claimed and not yet recorded, per slot: sending, ready, and having their outcome written.
+const MAX_CLAIMED_PER_SLOT = 3;
+// While deliveries are in hand, a claim waits until it can take at least concurrency / this.
+const MIN_CLAIM_SHARE = 4;
 // Outcomes written by one statement at most (its array parameters stay small).
 const SETTLE_BATCH = 256;
 
 export class WebhookDispatcher {
   // Two loops, each with its own poll: fan-out turns new events into deliveries (woken when this
-  // process wrote events; its poll finds other replicas' events), and claiming sends due
-  // deliveries (woken when fan-out added some, a slot freed up or a node's next delivery may go).
-  // Fan-out runs beside claiming because a large batch of events takes a while to turn into
-  // deliveries, and the slots should not sit idle meanwhile.
+  // process wrote events; its poll finds other replicas' events), and claiming keeps deliveries
+  // ready to send (woken when fan-out added some, a POST finished or an outcome was written, since
+  // the node's next delivery may then go). Fan-out runs beside claiming because a large batch of
+  // events takes a while to turn into deliveries, and the slots should not sit idle meanwhile.
   private readonly fanOutLoop: BackgroundLoop;
   private readonly claimLoop: BackgroundLoop;
+  // A delivery goes claimed -> ready -> sending -> recording -> done. `concurrency` bounds the POSTs
+  // under way (the load on receivers); the database's round trips are kept off that path: up to as
+  // many deliveries again are claimed ahead and wait in `ready`, so a freed slot starts its next
+  // POST at once instead of after a claim, and a delivery gives its slot back as soon as its POST
+  // has ended, while its outcome is written. Claimed deliveries not yet recorded stay bounded
+  // (MAX_CLAIMED_PER_SLOT x concurrency): a slow database slows claiming, it does not pile up work.
+  private readonly ready: ClaimedDelivery[] = [];
+  private sending = 0;
+  private claimedNotRecorded = 0;
   private readonly inFlight = new Set<Promise<void>>();
   // Outcomes waiting to be written. They are written together, one statement per batch: those that
   // finish while a batch is being written go in the next one (no timer: under light load an
   // outcome is written at once; under heavy load the batches grow and the round trips per delivery
-  // shrink). A delivery keeps its slot until its outcome is written, and its node's next delivery
-  // cannot be claimed before that either, since it is claimed only once this one is finished.
+  // shrink). A node's next delivery cannot be claimed before its predecessor's outcome is written:
+  // the claim takes only the oldest unfinished delivery of each node.
   private settleQueue: Array<{ item: SettleItem; done: (err?: unknown) => void }> = [];
   private settling = false;
-  // Longer than any attempt can take (the timeout bounds it, plus the write of its outcome), so a
-  // live worker never loses its lease; short enough that a crashed replica's delivery resumes soon.
+  // Longer than a delivery can be held: a wait in `ready` (at most one attempt's timeout, since
+  // every slot frees up within it), the attempt (the timeout bounds it) and the write of its
+  // outcome; so a live worker never loses its lease, and a crashed replica's deliveries resume soon.
   private readonly leaseMs: number;
 
   constructor(private readonly opts: WebhookDispatcherOptions) {
-    this.leaseMs = opts.timeoutMs * 2 + 5_000;
+    this.leaseMs = opts.timeoutMs * 3 + 5_000;
     const every = { intervalMs: opts.pollIntervalMs, log: opts.log };
     this.fanOutLoop = new BackgroundLoop({ ...every, name: 'webhook fan-out', run: () => this.fanOut() });
     this.claimLoop = new BackgroundLoop({ ...every, name: 'webhook claim', run: () => this.claimDue() });
@@ -88,9 +104,20 @@ export class WebhookDispatcher {
     this.fanOutLoop.wake();
   }
 
-  /** Stops claiming and waits for the attempts under way (each is bounded by the timeout). */
+  /**
+   * Stops claiming, gives back the deliveries claimed ahead (they were not attempted) and waits for
+   * the attempts under way (each is bounded by the timeout) and the writes of their outcomes.
+   */
   async stop() {
     await Promise.all([this.claimLoop.stop(), this.fanOutLoop.stop()]);
+    const unsent = this.ready.splice(0);
+    if (unsent.length > 0) {
+      this.claimedNotRecorded -= unsent.length;
+      // Left alone they would wait for their lease to run out (and count an attempt never made).
+      await releaseUnsentDeliveries(this.opts.db, unsent).catch((err: unknown) =>
+        this.opts.log.error({ err }, 'webhook deliveries claimed ahead could not be given back; they resume after their lease'),
+      );
+    }
     await Promise.allSettled([...this.inFlight]);
     this.opts.sender.close();
   }
@@ -104,24 +131,33 @@ export class WebhookDispatcher {
     }
   }
 
-  /**
-   * Claims as many due deliveries as there are free slots and starts sending them. When every slot
-   * is taken, the next run comes when one frees up (each finished delivery wakes the loop).
-   */
+  /** Claims enough due deliveries to fill the free slots and the ready queue, and starts sending. */
   private async claimDue() {
-    const free = this.opts.concurrency - this.inFlight.size;
-    if (free <= 0) return;
-    const claimed = await claimDeliveries(this.opts.db, free, this.leaseMs, randomUUID());
-    for (const d of claimed) this.track(this.deliver(d));
+    const slots = this.opts.concurrency;
+    const wanted = Math.min(2 * slots - this.sending - this.ready.length, MAX_CLAIMED_PER_SLOT * slots - this.claimedNotRecorded);
+    // A claim walks every node's queue whatever it takes, so while work is in hand it waits until
+    // it can take a few (on PGlite, whose statements run one at a time, claims of one delivery
+    // each were most of the database's time). The next POST ending or outcome written wakes it.
+    const inHand = this.sending + this.ready.length > 0;
+    if (wanted <= 0 || (inHand && wanted < Math.max(1, Math.floor(slots / MIN_CLAIM_SHARE)))) return;
+    const claimed = await claimDeliveries(this.opts.db, wanted, this.leaseMs, randomUUID());
+    this.claimedNotRecorded += claimed.length;
+    this.ready.push(...claimed);
+    this.startSending();
   }
 
-  private track(p: Promise<void>) {
-    const tracked = p.finally(() => {
-      this.inFlight.delete(tracked);
-      // The node's next delivery may now go, and a slot is free.
-      this.claimLoop.wake();
-    });
-    this.inFlight.add(tracked);
+  /** Starts the ready deliveries that have a free slot. */
+  private startSending() {
+    while (this.sending < this.opts.concurrency && this.ready.length > 0 && !this.claimLoop.stopping) {
+      const delivery = this.ready.shift()!;
+      const tracked = this.deliver(delivery).finally(() => {
+        this.inFlight.delete(tracked);
+        this.claimedNotRecorded--;
+        // The node's next delivery may now be claimed.
+        this.claimLoop.wake();
+      });
+      this.inFlight.add(tracked);
+    }
   }
 
   private async deliver(d: ClaimedDelivery) {
@@ -131,17 +167,9 @@ export class WebhookDispatcher {
         await cancelDelivery(this.opts.db, d, 'the node no longer has a webhook URL');
         return;
       }
-      const body = serializeEnvelope(d.payload);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const headers = {
-        'webhook-id': d.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': this.opts.keyring.signatureHeader(d.eventId, timestamp, body),
-      };
-      const startedAt = new Date();
-      const result = await this.opts.sender.send(d.targetUrl, headers, body);
-      const step = nextStep(result, d.attempts, this.opts.retryScheduleMs);
-      const error = result.error ?? (result.statusCode !== undefined ? `HTTP ${result.statusCode}` : 'no answer');
+      const attempt = await this.send(d, d.targetUrl);
+      const step = nextStep(attempt, d.attempts, this.opts.retryScheduleMs);
+      const error = attempt.error ?? (attempt.statusCode !== undefined ? `HTTP ${attempt.statusCode}` : 'no answer');
       const settlement: Settlement =
         step.kind === 'succeeded'
           ? { state: 'succeeded' }
@@ -150,15 +178,35 @@ export class WebhookDispatcher {
             : step.kind === 'gone'
               ? { state: 'gone', error: 'HTTP 410 Gone: deliveries to this URL stopped and the webhook URL was removed' }
               : { state: 'failed', error: step.reason };
-      const attempt = { url: d.targetUrl, startedAt, ...result };
       if (settlement.state === 'gone') await settleDelivery(this.opts.db, d, attempt, settlement);
       else await this.settle({ delivery: d, attempt, outcome: settlement });
       // Once recorded: an attempt whose outcome could not be written is made again and counted then.
-      this.opts.metrics?.deliveryAttempted(step.kind, result.durationMs / 1000);
+      this.opts.metrics?.deliveryAttempted(step.kind, attempt.durationMs / 1000);
       if (step.kind !== 'succeeded') log().info({ outcome: step.kind, error }, 'webhook attempt failed');
     } catch (err) {
       // The lease runs out and the delivery is attempted again: nothing is lost.
       log().error({ err }, 'webhook delivery could not be recorded; it will be retried after its lease');
+    }
+  }
+
+  /** Signs and POSTs the delivery in one of the slots; the slot is free again once the POST has ended. */
+  private async send(d: ClaimedDelivery, url: string): Promise<AttemptRecord & SendOutcome> {
+    this.sending++;
+    try {
+      const body = serializeEnvelope(d.payload);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        'webhook-id': d.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': await this.opts.keyring.signatureHeader(d.eventId, timestamp, body),
+      };
+      const startedAt = new Date();
+      return { url, startedAt, ...(await this.opts.sender.send(url, headers, body)) };
+    } finally {
+      this.sending--;
+      this.startSending();
+      // The ready queue shrank: claim more while this outcome is being written.
+      this.claimLoop.wake();
     }
   }
 

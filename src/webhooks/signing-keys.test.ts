@@ -35,7 +35,7 @@ describe('WebhookKeyring', () => {
     new WebhookKeyring(path, 0).ensure(); // a second start keeps the key
     expect(readFileSync(path, 'utf8')).toBe(first);
 
-    const header = ring.signatureHeader('evt_1', 1700000000, '{"a":1}');
+    const header = await ring.signatureHeader('evt_1', 1700000000, '{"a":1}');
     expect(header).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
     const pem = ring.currentPublicKeyPem();
     expect(pem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
@@ -49,7 +49,7 @@ describe('WebhookKeyring', () => {
     const oldPem = ring.currentPublicKeyPem();
     const result = ring.rotate();
     expect(result.previousRetiresAt).not.toBeNull();
-    const header = ring.signatureHeader('evt_2', 1, 'x');
+    const header = await ring.signatureHeader('evt_2', 1, 'x');
     expect(await verifyWithWebCrypto(result.publicKey, header, 'evt_2', 1, 'x')).toEqual([true, false]);
     expect(await verifyWithWebCrypto(oldPem, header, 'evt_2', 1, 'x')).toEqual([false, true]);
     expect(ring.rotate(0).previousKeyId).toBeNull();

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { recordNodeEvent } from '../../src/db/node-events.ts';
-import { claimDeliveries, fanOutNodeEvents, settleDeliveries, type ClaimedDelivery, type SettleItem } from '../../src/db/webhook-deliveries.ts';
+import { claimDeliveries, fanOutNodeEvents, releaseUnsentDeliveries, settleDeliveries, type ClaimedDelivery, type SettleItem } from '../../src/db/webhook-deliveries.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 
 const attempt = { url: 'http://127.0.0.1:9/hook', startedAt: new Date(), durationMs: 1, statusCode: 204 };
@@ -76,6 +76,22 @@ describe(`webhook claim and batched settle on ${databaseLabel()}`, () => {
     const taken = await claimDeliveries(db, 10, 60_000, 'w5');
     expect(taken.map((d) => [d.id, d.attempts])).toEqual([[Number(stuck!.id), stuck!.attempts + 1]]);
     expect((await settleDeliveries(db, taken.map(ok))).size).toBe(1);
+  });
+
+  it('gives back deliveries claimed ahead and never sent: claimable at once, with their attempt count as before', async () => {
+    await db.query(`UPDATE webhook_deliveries SET state = 'cancelled', finished_at = now() WHERE state IN ('pending', 'delivering')`);
+    await db.transaction(async (tx) => {
+      for (const n of nodes) await recordNodeEvent(tx, n, 'TEST', { n: 50 });
+    });
+    expect(await fanOutNodeEvents(db, 500)).toBe(3);
+    const ahead = await claimDeliveries(db, 10, 60_000, 'ahead');
+    expect(ahead.map((d) => d.attempts)).toEqual([1, 1, 1]);
+    // Only the holder of the lease gives a delivery back: another token's release moves nothing.
+    await releaseUnsentDeliveries(db, [{ ...ahead[0]!, leaseToken: 'someone-else' }]);
+    await releaseUnsentDeliveries(db, ahead.slice(1));
+    const again = await claimDeliveries(db, 10, 60_000, 'again');
+    expect(again.map((d) => [d.id, d.attempts])).toEqual(ahead.slice(1).map((d) => [d.id, 1]));
+    expect((await settleDeliveries(db, [...ahead.slice(0, 1), ...again].map(ok))).size).toBe(3);
   });
 
   it('never hands one node to two workers claiming at once (several replicas)', async () => {

@@ -1,0 +1,75 @@
+// GET /api/nodes without paging, rendered by the database as the answer's JSON text: the list of a
+// user with many nodes and builds is one document of ~140 KiB, and reading it as rows, building
+// the API objects (nodes/present.ts) and serializing them again cost the API more than the query
+// itself. Here PostgreSQL (or PGlite) writes the bytes the object path sends, and the route sends
+// them as they are. test/api/list-nodes-json.test.ts holds the two paths to the same bytes; a
+// field added to presentNode or to the Node schema must be added here too (that test fails until
+// it is).
+import type { Queryable } from './database.ts';
+
+export interface NodeListJsonOptions {
+  /** Where clients reach the nodes (invoke_url). */
+  nodeApiUrl: string;
+  /** The peer host of a node whose runtime did not report one. */
+  peerHost: string;
+  /** RLN's default peer port, for a node whose runtime did not report one. */
+  defaultPeerPort: number;
+}
+
+// The JSON is written by concatenation, field by field in the order of the schema (the order the
+// API's serializer writes; schemas.ts), compact like it: json_build_object and json_agg would put
+// spaces around ':' and after ','. Strings go through to_json, which escapes them as JSON does.
+const str = (sql: string) => `to_json(${sql})::text`;
+// A column whose CHECK constraint allows only a few plain words (statuses, actions, networks)
+// needs no escaping: quoted as it is, which saves most of the cost of the builds' fields.
+const word = (column: string) => `('"' || ${column} || '"')`;
+// Date.prototype.toISOString: UTC, milliseconds (truncated, as a Date keeps them), "Z".
+const iso = (column: string) => `('"' || to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"')`;
+
+const BUILD_JSON = `'{"buildNumber":' || b.build_number
+  || ',"buildStatus":' || ${word('b.status')}
+  || ',"buildComplete":' || (b.status <> 'IN_PROGRESS')::text
+  || ',"timestamp":' || ${iso('b.started_at')}
+  || ',"action":' || ${word('b.action')}
+  || ',"imageVersion":' || ${str('b.image_version')}
+  || ',"finishedAt":' || coalesce(${iso('b.finished_at')}, 'null')
+  -- "error" only when there is one (the object path leaves the key out otherwise).
+  || CASE WHEN coalesce(b.error, '') = '' THEN '' ELSE ',"error":' || ${str('b.error')} END
+  || '}'`;
+
+// The settings schema has one field: the webhook URL, a string, or none. A stored null comes out
+// of the schema's serializer as "" (so it does here too).
+const SETTINGS_JSON = `CASE jsonb_typeof(n.settings->'webhookUrl')
+    WHEN 'string' THEN '{"webhookUrl":' || ${str(`n.settings->>'webhookUrl'`)} || '}'
+    WHEN 'null' THEN '{"webhookUrl":""}'
+    ELSE '{}' END`;
+
+const NODE_JSON = `'{"nodeId":' || ${str('n.id')}
+  || ',"name":' || ${str('n.name')}
+  || ',"network":' || ${word('n.network')}
+  || ',"status":' || ${word('n.status')}
+  || ',"locked":' || n.locked::text
+  || ',"initialized":' || n.initialized::text
+  || ',"autoUnlock":' || (n.auto_unlock_sealed IS NOT NULL)::text
+  || ',"invoke_url":' || ${str(`$3::text || '/' || n.user_id || '/' || n.id || '/'`)}
+  || ',"settings":' || ${SETTINGS_JSON}
+  || ',"builds":[' || coalesce((SELECT string_agg(${BUILD_JSON}, ',' ORDER BY b.build_number) FROM builds b WHERE b.node_id = n.id), '') || ']'
+  || ',"rln_commit_id":' || ${str('n.image_version')}
+  || ',"peerDNS":' || ${str('coalesce(n.peer_host, $4::text)')}
+  || ',"peerPort":' || coalesce(n.peer_port, $5::int)
+  || ',"createdAt":' || ${iso('n.created_at')}
+  || ',"updatedAt":' || ${iso('n.updated_at')}
+  || '}'`;
+
+/**
+ * `{"nodes":[...]}` of the user's nodes, oldest first, exactly as the object path serializes it.
+ * `onlyIds`: just these (a token limited to some nodes); null: every node.
+ */
+export async function listUserNodesJson(db: Queryable, userId: string, onlyIds: readonly string[] | null, opts: NodeListJsonOptions): Promise<string> {
+  const [row] = await db.query<{ body: string }>(
+    `SELECT '{"nodes":[' || coalesce(string_agg(${NODE_JSON}, ',' ORDER BY n.created_at, n.id), '') || ']}' AS body
+     FROM nodes n WHERE n.user_id = $1 AND ($2::text[] IS NULL OR n.id = ANY($2::text[]))`,
+    [userId, onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort],
+  );
+  return row!.body;
+}

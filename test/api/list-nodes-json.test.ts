@@ -1,0 +1,82 @@
+// GET /api/nodes without paging sends the JSON the database writes (db/node-list-json.ts) instead
+// of serializing objects: these are the bytes the object path (a page, serialized by the route's
+// schema) sends, for every kind of field value: settings with and without a webhook URL, builds in
+// progress, failed with and without an error, a runtime's peer host and port or the defaults,
+// automatic unlock on or off, names that need escaping, timestamps with microseconds.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+import { databaseLabel } from '../helpers/database.ts';
+import { latestRelease } from '../../src/db/releases.ts';
+import { newId } from '../../src/auth/tokens.ts';
+
+describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
+  let t: TestServer;
+  let alice: TestUser;
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    t = await startTestServer();
+    alice = await t.createUser('scale');
+    const db = t.server.db;
+    const version = (await latestRelease(db))!.version;
+    const nodes = [
+      { name: 'plain', settings: '{}', peerHost: null, peerPort: null, sealed: null },
+      { name: 'with "quotes", \\ and \u00e9\u4e2d\ud83d\ude00 \n\t\u0001', settings: '{"webhookUrl":"https://example.com/h?a=1&b=\\"x\\""}', peerHost: 'peer.example', peerPort: 19735, sealed: 'sealed' },
+      { name: 'null url', settings: '{"webhookUrl":null}', peerHost: null, peerPort: 20001, sealed: null },
+    ];
+    for (const [i, n] of nodes.entries()) {
+      const id = newId();
+      ids.push(id);
+      await db.query(
+        `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port, peer_host,
+                            auto_unlock_sealed, locked, initialized, created_at, updated_at)
+         VALUES ($1, $2, $3, 'testnet', 'PAUSED', 'stopped', $4, $5, $6, $7, $8, $9, $10, $11,
+                 '2026-01-02 03:04:05.678901+00'::timestamptz + make_interval(secs => $12), now())`,
+        [id, alice.id, n.name, version, n.settings, 40_000 + i * 2, n.peerPort, n.peerHost, n.sealed, i % 2 === 0, i > 0, i],
+      );
+    }
+    const builds = [
+      { node: 0, status: 'SUCCESS', error: null, finished: true },
+      { node: 0, status: 'FAILURE', error: 'the image "x" could not be pulled\n', finished: true },
+      { node: 0, status: 'FAILURE', error: '', finished: true },
+      { node: 0, status: 'IN_PROGRESS', error: null, finished: false },
+      { node: 1, status: 'SUCCESS', error: null, finished: true },
+    ];
+    for (const [i, b] of builds.entries()) {
+      await db.query(
+        `INSERT INTO builds (node_id, build_number, action, status, image_version, error, started_at, finished_at)
+         VALUES ($1, (SELECT count(*) + 1 FROM builds WHERE node_id = $1), 'upgrade', $2, $3, $4, now() - interval '1 hour 0.0005 seconds',
+                 CASE WHEN $5 THEN now() - make_interval(secs => $6 / 1000.0) END)`,
+        [ids[b.node], b.status, version, b.error, b.finished, i * 1.2345],
+      );
+    }
+  });
+  afterAll(async () => t?.stop());
+
+  /** The object path's bytes: one page holding every node, without its nextCursor. */
+  const objectPathText = async (token: string) => {
+    const page = await t.call('/api/nodes?limit=200', { token });
+    expect(page.status, page.text).toBe(200);
+    expect(page.text.endsWith(',"nextCursor":null}')).toBe(true);
+    return `${page.text.slice(0, -',"nextCursor":null}'.length)}}`;
+  };
+
+  it('answers the same bytes as the object path, with the same content type', async () => {
+    const r = await t.call('/api/nodes', { token: alice.token });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual(ids);
+    expect(r.json.nodes[0].builds).toHaveLength(4);
+    expect(r.text).toBe(await objectPathText(alice.token));
+  });
+
+  it('lists only the nodes of a token limited to some, and an empty list for a user without nodes', async () => {
+    const { token } = await t.server.services.accounts.createToken(alice.email, 'two nodes', undefined, { nodeIds: [ids[0]!, ids[2]!] });
+    const r = await t.call('/api/nodes', { token });
+    expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual([ids[0], ids[2]]);
+    expect(r.text).toBe(await objectPathText(token));
+    const bob = await t.createUser('starter');
+    const empty = await t.call('/api/nodes', { token: bob.token });
+    expect(empty.text).toBe('{"nodes":[]}');
+  });
+});
