@@ -80,7 +80,8 @@ export class NodeConnectionPool {
   private readonly waiting = new Map<string, ConnectionUser[]>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor() {
+  /** `maxPerNode`: connections to one node at most (MAX_PER_NODE; tests set fewer). */
+  constructor(private readonly maxPerNode = MAX_PER_NODE) {
     this.sweeper = setInterval(() => this.closeIdle(Date.now()), 1_000);
     this.sweeper.unref();
   }
@@ -93,7 +94,7 @@ export class NodeConnectionPool {
     // One the node has just closed (its close event not yet handled) is no use.
     while (connection?.socket.destroyed) connection = idle!.pop();
     if (!connection) {
-      if ((this.busy.get(key) ?? 0) >= MAX_PER_NODE) {
+      if ((this.busy.get(key) ?? 0) >= this.maxPerNode) {
         const queue = this.waiting.get(key);
         if (queue) queue.push(user);
         else this.waiting.set(key, [user]);

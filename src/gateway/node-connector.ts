@@ -18,6 +18,8 @@ export interface NodeConnectorOptions {
   timeoutMs: number;
   maxRequestBytes: number;
   maxResponseBytes: number;
+  /** Forwarding connections to one node at most, further requests wait (128 unless set; tests set fewer). */
+  maxConnectionsPerNode?: number;
 }
 
 export interface NodeAnswer {
@@ -47,7 +49,7 @@ const nodeFailure = (err: unknown, endpoint: NodeEndpoint) =>
       });
 
 export class NodeConnector {
-  private readonly pool = new NodeConnectionPool();
+  private readonly pool: NodeConnectionPool;
   private readonly agent = new http.Agent({
     keepAlive: true,
     maxSockets: 128,
@@ -59,7 +61,9 @@ export class NodeConnector {
     timeout: FREE_SOCKET_TIMEOUT_MS,
   });
 
-  constructor(private readonly opts: NodeConnectorOptions) {}
+  constructor(private readonly opts: NodeConnectorOptions) {
+    this.pool = new NodeConnectionPool(opts.maxConnectionsPerNode);
+  }
 
   /**
    * Streams `req` to the node at `path` and the node's answer back to `res`, status, headers and

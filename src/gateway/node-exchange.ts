@@ -234,6 +234,8 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
   private broken(err: AppError) {
     this.connection?.destroy();
     this.connection = undefined;
+    // Stray bytes after a complete answer: the client has all of it, only the connection is dropped.
+    if (this.finished) return;
     if (this.answered && this.res.headersSent) return this.cut();
     this.fail(err);
   }
