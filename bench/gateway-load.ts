@@ -42,7 +42,8 @@ function getter(target: LoadTarget, connections: number) {
         res.on('data', () => {});
         res.on('end', resolve);
       });
-      req.on('error', reject);
+      // Named, so that a failed run says which path failed.
+      req.on('error', (err) => reject(new Error(`${target.name}: ${err.message}`)));
     });
 }
 
