@@ -7,7 +7,9 @@ import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NodeConnector } from '../../src/gateway/node-connector.ts';
 import { freePort } from '../helpers/ports.ts';
-import { rawRequest } from './gateway-client.ts';
+import { rawRequest, rawSocket } from './gateway-client.ts';
+
+const LIMIT = 2 * 1024 * 1024;
 
 /** What the fake node answers to a request line, and what it saw. */
 type Script = (requestLine: string, socket: net.Socket) => void;
@@ -41,7 +43,7 @@ describe('forwarding to a node that misbehaves', () => {
     });
     const nodePort = await freePort();
     await new Promise<void>((r) => node.listen(nodePort, '127.0.0.1', r));
-    connector = new NodeConnector({ timeoutMs: 2000, maxRequestBytes: 1024, maxResponseBytes: 1024, maxConnectionsPerNode: 2 });
+    connector = new NodeConnector({ timeoutMs: 2000, maxRequestBytes: 1024, maxResponseBytes: LIMIT, maxConnectionsPerNode: 2 });
     gateway = http.createServer((req, res) => connector.forward(req, res, { host: '127.0.0.1', port: nodePort }, req.url!, { address: '127.0.0.1', proto: 'http' }, 'test-request'));
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
@@ -117,12 +119,79 @@ describe('forwarding to a node that misbehaves', () => {
     expect(mostOpen).toBeLessThanOrEqual(2);
   });
 
-  it('relays a chunked answer over the response limit only up to the cut', async () => {
+  it('relays a large answer to a client that reads slowly, whole and in order', async () => {
+    const body = Buffer.alloc(LIMIT - 10);
+    for (let i = 0; i < body.length; i++) body[i] = (i * 7) % 251;
+    script = (_line, socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+      for (let at = 0; at < body.length; at += 100_000) socket.write(body.subarray(at, at + 100_000));
+    };
+    const received = await new Promise<Buffer>((resolve, reject) => {
+      http.get(`${base}/large`, { agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.pause(); // a client that does not read for a while
+        setTimeout(() => res.resume(), 200);
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    expect(received.equals(body)).toBe(true);
+  });
+
+  it('cuts a chunked answer over the response limit', async () => {
     script = (_line, socket) => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
-      for (let i = 0; i < 4; i++) socket.write(`200\r\n${'x'.repeat(512)}\r\n`);
+      for (let i = 0; i < 5; i++) socket.write(`80000\r\n${'x'.repeat(0x80000)}\r\n`);
       socket.write('0\r\n\r\n');
     };
     await expect(rawRequest(base, '/big')).rejects.toThrow();
+  });
+});
+
+describe('forwarding request bodies', () => {
+  let node: http.Server;
+  let gateway: http.Server;
+  let connector: NodeConnector;
+  let base: string;
+
+  beforeAll(async () => {
+    // Answers what it received: its framing headers and the body.
+    node = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => res.end(JSON.stringify({ te: req.headers['transfer-encoding'] ?? null, length: req.headers['content-length'] ?? null, body: Buffer.concat(chunks).toString() })));
+    });
+    const nodePort = await freePort();
+    await new Promise<void>((r) => node.listen(nodePort, '127.0.0.1', r));
+    connector = new NodeConnector({ timeoutMs: 2000, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024 });
+    gateway = http.createServer((req, res) => connector.forward(req, res, { host: '127.0.0.1', port: nodePort }, req.url!, { address: '127.0.0.1', proto: 'http' }, 'test-request'));
+    const port = await freePort();
+    await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
+    base = `http://127.0.0.1:${port}`;
+  });
+
+  afterAll(async () => {
+    connector.close();
+    for (const s of [gateway, node]) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
+  });
+
+  it('passes a chunked upload on chunked, whole', async () => {
+    const r = await rawSocket(base, [
+      { data: 'POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n' },
+      { data: '5\r\nhello\r\n' },
+      { data: '6\r\n world\r\n0\r\n\r\n', delayMs: 20 },
+    ]);
+    expect(r.received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(r.received.slice(r.received.indexOf('{'), r.received.lastIndexOf('}') + 1))).toEqual({ te: 'chunked', length: null, body: 'hello world' });
+  });
+
+  it('passes a declared length on as declared, and says Content-Length: 0 for a POST without a body', async () => {
+    expect((await rawRequest(base, '/a', { method: 'PUT', body: 'abc' })).json).toEqual({ te: null, length: '3', body: 'abc' });
+    const empty = await rawSocket(base, [{ data: 'POST /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' }]);
+    expect(empty.received).toContain('{"te":null,"length":"0","body":""}');
   });
 });
