@@ -81,8 +81,9 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
     try {
       more = this.parser.execute(data, start, end);
     } catch (err) {
-      if (!(err instanceof AnswerError)) throw err;
-      this.broken(new AppError('node_error', `the node's answer is malformed: ${err.message}`));
+      // Thrown here, anything would end the process (this runs in the socket's read callback):
+      // a malformed answer is the node's fault (502), anything else answers 500.
+      this.broken(err instanceof AnswerError ? new AppError('node_error', `the node's answer is malformed: ${err.message}`) : err);
       return false;
     }
     // Handed back only now that the whole read is parsed: a byte past the answer would have thrown.
@@ -102,7 +103,10 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
       try {
         this.parser.closed(); // the end of an answer delimited by the connection's close
       } catch {}
-      if (!this.finished && !this.heldEnd) this.cut();
+      if (this.finished || this.heldEnd) return;
+      // Cut in the middle of the answer: while `onAnswer` held it back the client can still be told.
+      if (this.res.headersSent) this.cut();
+      else this.fail(unreachable(err, this.endpoint));
       return;
     }
     if (!this.timedOut && this.mayRetry && connection?.reused && this.parser.untouched && isReset(err)) {
@@ -130,14 +134,15 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
       return true;
     }
     this.held = [];
-    this.onAnswer(head.status).then(
-      () => this.release(head, headers),
-      (err) => {
+    this.onAnswer(head.status)
+      .then(() => this.release(head, headers))
+      .catch((err) => {
         this.held = undefined;
+        if (this.finished) return;
         this.connection?.destroy();
-        this.fail(err);
-      },
-    );
+        if (this.res.headersSent) this.cut();
+        else this.fail(err);
+      });
     return true;
   }
 
@@ -231,7 +236,7 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
   }
 
   /** A bad answer from the node: the connection is dropped, and the client told or cut. */
-  private broken(err: AppError) {
+  private broken(err: unknown) {
     this.connection?.destroy();
     this.connection = undefined;
     // Stray bytes after a complete answer: the client has all of it, only the connection is dropped.
