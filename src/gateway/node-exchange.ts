@@ -156,7 +156,8 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
       }
     }
     // A copy: `data` is the connection's read buffer, and the client's socket may hold on to it.
-    const chunk = Buffer.from(data.subarray(start, end));
+    const chunk = Buffer.allocUnsafe(end - start);
+    data.copy(chunk, 0, start, end);
     if (this.held) {
       this.held.push(chunk);
       return true;
