@@ -1,7 +1,9 @@
-// GET /nodeinfo of one unlocked devnode daemon (started by the service) four ways, side by side in
+// GET /nodeinfo of one unlocked devnode daemon (started by the service) five ways, side by side in
 // one run: straight to the node, through nginx (a keep-alive reverse proxy to the same node, the
-// reference a user would otherwise put in front), through the bearer gateway and through the
-// mutual-TLS gateway (kept-alive connections, client certificate issued by the service's API).
+// reference a user would otherwise put in front), through a bare node:http proxy (agent and pipe,
+// what the gateways were built on before they wrote to nodes themselves), through the bearer
+// gateway and through the mutual-TLS gateway (kept-alive connections, client certificate issued by
+// the service's API). Each proxy's own CPU per request is set against nginx's, with the aims.
 // Also new mTLS handshakes per second, the gateway against a bare node:https server with the same
 // certificates. The service runs in this process (PGlite); the load generator runs in its own
 // process (bench/gateway-load.ts) so it never shares the gateway's event loop. The targets are
