@@ -202,7 +202,10 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
 
     nginx = await startNginx(join(dataDir, 'nginx'), restPort);
     // The floor for any proxy written on node:http: a keep-alive agent and a pipe, nothing else.
-    const proxyAgent = new http.Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 128 });
+    // Idle connections close at 4 s, before the node's own 5 s could close one under a request (as
+    // nginx's keepalive_timeout below and the gateways' pool): without it a run could fail on a
+    // "socket hang up" that says nothing about the proxy's cost.
+    const proxyAgent = new http.Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 128, timeout: 4_000 });
     nodeProxy = http.createServer((req, res) => {
       const up = http.request({ host: '127.0.0.1', port: restPort, method: req.method, path: req.url, headers: req.headers, agent: proxyAgent }, (answer) => {
         res.writeHead(answer.statusCode!, answer.headers);
