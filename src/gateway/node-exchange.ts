@@ -100,9 +100,13 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
     this.connection = undefined;
     if (this.finished) return;
     if (this.answered) {
-      try {
-        this.parser.closed(); // the end of an answer delimited by the connection's close
-      } catch {}
+      // A clean close ends an answer delimited by the connection; after a timeout or an error the
+      // same close is a cut, and the client must not take what it got for the whole answer.
+      if (!this.timedOut && err === undefined) {
+        try {
+          this.parser.closed();
+        } catch {}
+      }
       if (this.finished || this.heldEnd) return;
       // Cut in the middle of the answer: while `onAnswer` held it back the client can still be told.
       if (this.res.headersSent) this.cut();

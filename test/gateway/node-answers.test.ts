@@ -111,6 +111,18 @@ describe('forwarding to a node that misbehaves', () => {
     expect((await rawRequest(base, '/after-cut')).text).toBe('ok');
   });
 
+  it('relays an answer delimited by the close of the connection, and cuts one the node resets', async () => {
+    script = (line, socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart one, ');
+      setTimeout(() => {
+        if (line.startsWith('GET /whole ')) socket.end('part two');
+        else socket.resetAndDestroy();
+      }, 20);
+    };
+    expect((await rawRequest(base, '/whole')).text).toBe('part one, part two');
+    await expect(rawRequest(base, '/reset')).rejects.toThrow();
+  });
+
   it('opens no more connections to a node than allowed: further requests wait for one', async () => {
     script = (_line, socket) => setTimeout(() => ok(socket, 'slow'), 50);
     mostOpen = open;
