@@ -37,8 +37,14 @@ function connectionTokens(raw: string[]): Set<string> | undefined {
   return tokens;
 }
 
+// "Connection: keep-alive", what nearly every client and node sends, names only a header that is
+// dropped anyway: no need to collect its tokens.
 function hasConnection(raw: string[]): boolean {
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') return true;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length !== 10 || raw[i]!.toLowerCase() !== 'connection') continue;
+    const value = raw[i + 1]!;
+    if (value.length !== 10 || value.toLowerCase() !== 'keep-alive') return true;
+  }
   return false;
 }
 
