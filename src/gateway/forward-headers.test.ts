@@ -19,6 +19,13 @@ describe('headersToNode', () => {
   });
 });
 
+describe('headersToNode with more than one Connection header', () => {
+  it('drops what a later Connection header names, after a plain keep-alive one', () => {
+    const raw = ['Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'Connection', 'X-Private', 'X-Private', 'hop', 'X-Kept', '1'];
+    expect(headersToNode(raw, client)).toEqual(['X-Kept', '1', 'X-Forwarded-For', '10.1.2.3', 'X-Forwarded-Proto', 'https']);
+  });
+});
+
 describe('headersToClient', () => {
   it("passes the node's headers on, less hop-by-hop ones", () => {
     const raw = ['Content-Type', 'application/json', 'Content-Length', '10', 'Connection', 'close, X-Hop', 'X-Hop', '1', 'Keep-Alive', 'timeout=5', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2'];

@@ -37,8 +37,14 @@ function connectionTokens(raw: string[]): Set<string> | undefined {
   return tokens;
 }
 
+// "Connection: keep-alive", what nearly every client and node sends, names only a header that is
+// dropped anyway: no need to collect its tokens.
 function hasConnection(raw: string[]): boolean {
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') return true;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length !== 10 || raw[i]!.toLowerCase() !== 'connection') continue;
+    const value = raw[i + 1]!;
+    if (value.length !== 10 || value.toLowerCase() !== 'keep-alive') return true;
+  }
   return false;
 }
 
@@ -52,12 +58,30 @@ export function headersToNode(raw: string[], client: ClientFacts): string[] {
   const listed = hasConnection(raw) ? connectionTokens(raw) : undefined;
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (DROPPED_TO_NODE.has(name) || name.startsWith('x-forwarded-') || (listed !== undefined && listed.has(name))) continue;
-    out.push(raw[i]!, raw[i + 1]!);
+    if (passesToNode(raw[i]!, listed)) out.push(raw[i]!, raw[i + 1]!);
   }
   out.push('X-Forwarded-For', client.address, 'X-Forwarded-Proto', client.proto);
   return out;
+}
+
+function passesToNode(rawName: string, listed: Set<string> | undefined): boolean {
+  const name = rawName.toLowerCase();
+  return !(DROPPED_TO_NODE.has(name) || name.startsWith('x-forwarded-') || (listed !== undefined && listed.has(name)));
+}
+
+/**
+ * The whole head of the request to the node as one string (written latin1, the way node:http read
+ * the client's bytes): request line, the headers headersToNode keeps, Host, the forwarding headers
+ * and `framing` (a "Transfer-Encoding: chunked" or "Content-Length: 0" line, or nothing). The
+ * values are the client's as node:http's parser accepted them, which refuses CR, LF and NUL.
+ */
+export function requestHeadToNode(method: string, target: string, raw: string[], client: ClientFacts, host: string, framing: string): string {
+  const listed = hasConnection(raw) ? connectionTokens(raw) : undefined;
+  let head = `${method} ${target} HTTP/1.1\r\n`;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (passesToNode(raw[i]!, listed)) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  return `${head}X-Forwarded-For: ${client.address}\r\nX-Forwarded-Proto: ${client.proto}\r\nHost: ${host}\r\n${framing}\r\n`;
 }
 
 /** Raw response headers as the client should receive them: the node's own, less hop-by-hop. */

@@ -1,18 +1,25 @@
-// How the gateways talk to nodes: one keep-alive connection pool for all nodes (per host and
-// port), bodies streamed both ways under size limits, and a timeout on a node that goes silent.
-// A node that refuses or drops the connection answers 502; one that stays silent past the
-// timeout, 504. Once the node's answer has begun, a failure can only cut the client's connection.
+// How the gateways talk to nodes. Forwarded requests (every call a client makes through a gateway)
+// go over raw kept-alive connections, one pool for all nodes (per host and port), their heads
+// written as one string and the node's answers read by a strict parser (node-exchange.ts): a
+// node:http ClientRequest, IncomingMessage and pipe per request cost about as much CPU as all the
+// rest of a gateway request together. The few calls the gateway makes itself (unlock, init,
+// health probes, backups) use node:http, buffered. Bodies are streamed both ways under size limits,
+// and a node that goes silent past the timeout is given up.
 import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
-import { headersToNode, responseHeadersInto, type ClientFacts } from './forward-headers.ts';
+import { requestHeadToNode, type ClientFacts } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
+import { NodeConnectionPool } from './node-connection-pool.ts';
+import { NodeExchange, tooLarge } from './node-exchange.ts';
 
 export interface NodeConnectorOptions {
   timeoutMs: number;
   maxRequestBytes: number;
   maxResponseBytes: number;
+  /** Forwarding connections to one node at most, further requests wait (128 unless set; tests set fewer). */
+  maxConnectionsPerNode?: number;
 }
 
 export interface NodeAnswer {
@@ -21,11 +28,16 @@ export interface NodeAnswer {
   body: Buffer;
 }
 
-// Idle pooled connections are closed before a node's own keep-alive timeout could close them
-// under a request (node:http servers close after 5 s); RLN's server keeps them longer.
+// Idle pooled connections of the buffered calls are closed before a node's own keep-alive timeout
+// could close them under a request (node:http servers close after 5 s).
 const FREE_SOCKET_TIMEOUT_MS = 4_000;
 // Requests safe to send again when a pooled connection turned out to be closed by the node.
 const RETRYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
+// Methods that carry no body unless they say so; any other sent without one says Content-Length: 0
+// (as node:http's client does), so the node never waits for a body.
+const BODYLESS_BY_DEFAULT = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+// What a request target may hold on the wire (node:http's client refuses the same).
+const UNSAFE_TARGET = /[^\x21-\x7e\x80-\xff]/;
 
 class NodeTimeout extends Error {}
 
@@ -37,6 +49,7 @@ const nodeFailure = (err: unknown, endpoint: NodeEndpoint) =>
       });
 
 export class NodeConnector {
+  private readonly pool: NodeConnectionPool;
   private readonly agent = new http.Agent({
     keepAlive: true,
     maxSockets: 128,
@@ -48,7 +61,9 @@ export class NodeConnector {
     timeout: FREE_SOCKET_TIMEOUT_MS,
   });
 
-  constructor(private readonly opts: NodeConnectorOptions) {}
+  constructor(private readonly opts: NodeConnectorOptions) {
+    this.pool = new NodeConnectionPool(opts.maxConnectionsPerNode);
+  }
 
   /**
    * Streams `req` to the node at `path` and the node's answer back to `res`, status, headers and
@@ -71,10 +86,16 @@ export class NodeConnector {
       sendGatewayError(res, requestId, tooLarge(this.opts.maxRequestBytes), { connection: 'close' });
       return;
     }
-    const hasBody = declared !== undefined ? Number(declared) > 0 : req.headers['transfer-encoding'] !== undefined;
-    const headers = headersToNode(req.rawHeaders, client);
-    headers.push('Host', `${endpoint.host}:${endpoint.port}`);
-    new Exchange(this.agent, this.opts, req, res, endpoint, path, headers, hasBody, requestId, onAnswer).send(!hasBody && RETRYABLE.has(req.method ?? ''));
+    if (UNSAFE_TARGET.test(path)) {
+      sendGatewayError(res, requestId, new AppError('invalid_path', 'the request target holds characters that cannot be forwarded'));
+      return;
+    }
+    const method = req.method ?? 'GET';
+    // node:http has already refused a request with both Content-Length and Transfer-Encoding.
+    const body = declared !== undefined ? (Number(declared) > 0 ? 'fixed' : 'none') : req.headers['transfer-encoding'] !== undefined ? 'chunked' : 'none';
+    const framing = body === 'chunked' ? 'Transfer-Encoding: chunked\r\n' : declared === undefined && !BODYLESS_BY_DEFAULT.has(method) ? 'Content-Length: 0\r\n' : '';
+    const head = requestHeadToNode(method, path, req.rawHeaders, client, `${endpoint.host}:${endpoint.port}`, framing);
+    new NodeExchange(this.pool, this.opts, req, res, endpoint, head, body, requestId, body === 'none' && RETRYABLE.has(method), onAnswer).start();
   }
 
   /** One buffered exchange with a node (the unlock the gateway composes itself). */
@@ -106,127 +127,7 @@ export class NodeConnector {
   }
 
   close() {
+    this.pool.close();
     this.agent.destroy();
   }
 }
-
-/**
- * One forwarded request. A class rather than closures: the per-request state lives in one object,
- * and its steps are methods (created once), not functions allocated for every request.
- */
-class Exchange {
-  private upstream: http.ClientRequest | undefined;
-  /** The node's answer began (or the request was refused): the upstream handlers write nothing more. */
-  private answered = false;
-
-  constructor(
-    private readonly agent: http.Agent,
-    private readonly opts: NodeConnectorOptions,
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
-    private readonly endpoint: NodeEndpoint,
-    private readonly path: string,
-    private readonly headers: string[],
-    private readonly hasBody: boolean,
-    private readonly requestId: string,
-    private readonly onAnswer: ((status: number) => Promise<void>) | undefined,
-  ) {
-    // The client went away: stop the node's work on its behalf too.
-    res.once('close', () => {
-      if (!res.writableFinished) this.upstream?.destroy();
-    });
-  }
-
-  send(mayRetry: boolean) {
-    const { endpoint, req } = this;
-    const upstream = http.request({
-      host: endpoint.host,
-      port: endpoint.port,
-      method: req.method,
-      path: this.path,
-      headers: this.headers,
-      agent: this.agent,
-      timeout: this.opts.timeoutMs,
-    });
-    this.upstream = upstream;
-    this.answered = false;
-    upstream.on('timeout', () => upstream.destroy(new NodeTimeout()));
-    upstream.on('error', (err) => this.failed(upstream, err, mayRetry));
-    upstream.on('response', (answer: IncomingMessage) => this.answer(upstream, answer));
-    if (!this.hasBody) {
-      upstream.end();
-      return;
-    }
-    let received = 0;
-    req.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > this.opts.maxRequestBytes) {
-        req.removeAllListeners('data');
-        upstream.destroy();
-        this.answered = true; // nothing more may be written by the upstream handlers
-        sendGatewayError(this.res, this.requestId, tooLarge(this.opts.maxRequestBytes), { connection: 'close' });
-        return;
-      }
-      if (!upstream.write(chunk)) {
-        req.pause();
-        upstream.once('drain', () => req.resume());
-      }
-    });
-    req.on('end', () => upstream.end());
-    req.on('error', () => upstream.destroy());
-  }
-
-  private failed(upstream: http.ClientRequest, err: Error, mayRetry: boolean) {
-    if (upstream !== this.upstream) return;
-    if (this.answered) {
-      this.res.destroy();
-      return;
-    }
-    if (mayRetry && upstream.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') return this.send(false);
-    sendGatewayError(this.res, this.requestId, nodeFailure(err, this.endpoint));
-  }
-
-  private answer(upstream: http.ClientRequest, answer: IncomingMessage) {
-    this.answered = true;
-    const { res, opts } = this;
-    const headers: string[] = [];
-    const length = responseHeadersInto(answer.rawHeaders, headers);
-    if (length > opts.maxResponseBytes) {
-      answer.destroy();
-      upstream.destroy();
-      sendGatewayError(res, this.requestId, new AppError('node_error', `the node's answer is larger than ${opts.maxResponseBytes} bytes`));
-      return;
-    }
-    if (!this.onAnswer) return this.relay(answer, headers, length);
-    this.onAnswer(answer.statusCode ?? 0).then(
-      () => this.relay(answer, headers, length),
-      (err) => {
-        answer.destroy();
-        sendGatewayError(res, this.requestId, err);
-      },
-    );
-  }
-
-  private relay(answer: IncomingMessage, headers: string[], length: number) {
-    const { res } = this;
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers);
-    // With a Content-Length (checked above) the parser delivers no more than that; without one
-    // (chunked, or until close) the bytes are counted as they pass.
-    if (!(length >= 0)) {
-      const max = this.opts.maxResponseBytes;
-      let sent = 0;
-      answer.on('data', (chunk: Buffer) => {
-        sent += chunk.length;
-        if (sent > max) {
-          answer.destroy();
-          res.destroy();
-        }
-      });
-    }
-    answer.on('error', () => res.destroy());
-    answer.on('aborted', () => res.destroy());
-    answer.pipe(res);
-  }
-}
-
-const tooLarge = (limit: number) => new AppError('payload_too_large', `the request body is larger than ${limit} bytes (GATEWAY_MAX_REQUEST_BYTES)`);
