@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import { repoRoot } from '../test/helpers/service-process.ts';
-import { prepareDataDir } from './startup.ts';
+import { npmStartArgs, prepareDataDir } from './startup.ts';
 import { rssMb } from './rss.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -131,14 +131,6 @@ function stop(child: ChildProcess) {
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
   });
-}
-
-/** `npm start`'s command line after `node` (its V8 flags included), read from package.json. */
-function npmStartArgs(): string[] {
-  const start: string = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts.start;
-  const [node, ...args] = start.split(/\s+/);
-  if (node !== 'node') throw new Error(`npm start does not run node: ${start}`);
-  return args;
 }
 
 /** The service as `npm start` runs it (scripts/start.mjs), without npm's own process in between. */

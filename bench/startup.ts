@@ -63,8 +63,16 @@ export async function prepareDataDir(nodes: number, databaseUrl?: string) {
   return dataDir;
 }
 
+/** `npm start`'s command line after `node` (its V8 flags included), read from package.json. */
+export function npmStartArgs(): string[] {
+  const start: string = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts.start;
+  const [node, ...args] = start.split(/\s+/);
+  if (node !== 'node') throw new Error(`npm start does not run node: ${start}`);
+  return args;
+}
+
 export async function benchStartup(rounds: number) {
-  const results = { npmStart: [] as number[], bareNode: [] as number[], rss100: 0, rss0: 0 };
+  const results = { npmStart: [] as number[], nodeStart: [] as number[], bareNode: [] as number[], rss100: 0, rss0: 0 };
   const withNodes = await prepareDataDir(100);
   const empty = await prepareDataDir(0);
   try {
@@ -75,6 +83,9 @@ export async function benchStartup(rounds: number) {
       const svc = await timeToHealthy('npm', ['start'], env, `http://127.0.0.1:${port}/healthz`);
       results.npmStart.push(svc.ms);
       results.rss100 = Math.max(results.rss100, svc.rssMb);
+      // What npm start runs, launched like the bare server below: the same launcher on both sides.
+      const direct = await timeToHealthy(process.execPath, npmStartArgs(), env, `http://127.0.0.1:${port}/healthz`);
+      results.nodeStart.push(direct.ms);
       const barePort = await freePort();
       const bare = await timeToHealthy(process.execPath, ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${barePort})`], { ...process.env, DATA_DIR: '' }, `http://127.0.0.1:${barePort}/`);
       results.bareNode.push(bare.ms);

@@ -54,7 +54,7 @@ export const WEBHOOK_VARIABLES = {
   }),
   concurrency: variable('WEBHOOK_CONCURRENCY', integer(1, 1000), {
     default: '32',
-    doc: 'deliveries in flight at once per replica (one per node at a time)',
+    doc: 'webhook POSTs under way at once per replica (one per node at a time); up to as many more are claimed ahead, ready to send',
   }),
   signingKeyFile: variable('WEBHOOK_SIGNING_KEY_FILE', text(), {
     unset: '`<DATA_DIR>/webhook-signing-keys.json`',
