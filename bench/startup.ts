@@ -1,7 +1,7 @@
 // Start-up time of `npm start` with an existing DATA_DIR (to /healthz 200), and resident memory
 // of the idle service with 100 nodes, each beside its baseline: a bare node:http server's start,
 // and the idle service with no nodes.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,8 +71,20 @@ export function npmStartArgs(): string[] {
   return args;
 }
 
+/** One operator command from start to exit, launched as the CLI's shebang launches it (PGlite in `dataDir`). */
+function timeCli(args: string[], dataDir: string): number {
+  const shebang = readFileSync(join(repoRoot, 'bin/rln-cloud.mjs'), 'utf8').split('\n')[0]!;
+  const flags = shebang.split(/\s+/).filter((word) => word.startsWith('--'));
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+  delete env.DATABASE_URL;
+  const started = performance.now();
+  const run = spawnSync(process.execPath, [...flags, join(repoRoot, 'bin/rln-cloud.mjs'), ...args], { env, stdio: 'ignore' });
+  if (run.status !== 0) throw new Error(`rln-cloud ${args.join(' ')} exited with ${run.status}`);
+  return performance.now() - started;
+}
+
 export async function benchStartup(rounds: number) {
-  const results = { npmStart: [] as number[], nodeStart: [] as number[], bareNode: [] as number[], rss100: 0, rss0: 0 };
+  const results = { npmStart: [] as number[], nodeStart: [] as number[], bareNode: [] as number[], cli: [] as number[], rss100: 0, rss0: 0 };
   const withNodes = await prepareDataDir(100);
   const empty = await prepareDataDir(0);
   try {
@@ -89,6 +101,7 @@ export async function benchStartup(rounds: number) {
       const barePort = await freePort();
       const bare = await timeToHealthy(process.execPath, ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${barePort})`], { ...process.env, DATA_DIR: '' }, `http://127.0.0.1:${barePort}/`);
       results.bareNode.push(bare.ms);
+      results.cli.push(timeCli(['release', 'list'], withNodes));
     }
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: empty, API_PORT: String(port), NODE_API_PORT: String(await freePort()), NODE_PORT_RANGE: randomNodePortRange(), LOG_LEVEL: 'warn' };
