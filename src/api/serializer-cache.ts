@@ -1,22 +1,48 @@
 // Fastify compiles a response serializer for every status of every route at start-up, and most of
-// them are the same few schemas (the error body on each route's 400/401/404/409). Compiling each
-// distinct schema once takes a large share off the time to /healthz, and the serializers are the
-// same functions fast-json-stringify would build anyway (they depend on nothing but the schema).
+// them are the same few schemas (the error body on each route's 400/401/404/409). Here each
+// distinct schema is compiled once, and only when it is first needed: building ~150 serializers
+// was the largest part of building the API, and /healthz waited for it. What a start leaves
+// uncompiled is compiled afterwards, one schema per turn of the event loop (compileRest), so the
+// first answers rarely pay for it and a schema that cannot compile shows up right after start
+// (test/api/serializers.test.ts compiles them all).
 import { SerializerSelector, type SerializerFactory, type Serializer } from '@fastify/fast-json-stringify-compiler';
 
-export function cachingSerializerFactory(): SerializerFactory {
+export interface LazySerializers {
+  factory: SerializerFactory;
+  /** Compiles every serializer not compiled yet, one per event-loop turn; resolves when done. */
+  compileRest(): Promise<void>;
+}
+
+export function lazySerializers(): LazySerializers {
   const buildDefault = SerializerSelector();
-  return (externalSchemas, options) => {
+  const pending = new Set<() => void>();
+  const factory: SerializerFactory = (externalSchemas, options) => {
     const compile = buildDefault(externalSchemas, options);
-    const compiled = new Map<string, Serializer>();
+    const byKey = new Map<string, Serializer>();
     return (route) => {
       const key = JSON.stringify(route.schema);
-      let serialize = compiled.get(key);
-      if (!serialize) {
-        serialize = compile(route);
-        compiled.set(key, serialize);
-      }
+      const known = byKey.get(key);
+      if (known) return known;
+      let compiled: Serializer | undefined;
+      // Leaves `pending` only once compiled: a schema that throws keeps throwing wherever it is asked for.
+      const ensure = () => {
+        compiled ??= compile(route);
+        pending.delete(ensure);
+        return compiled;
+      };
+      pending.add(ensure);
+      const serialize: Serializer = (data) => ensure()(data);
+      byKey.set(key, serialize);
       return serialize;
     };
+  };
+  return {
+    factory,
+    async compileRest() {
+      for (const ensure of pending) {
+        ensure();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
   };
 }

@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Logger } from '../logger.ts';
 import { requireBearerAuth, type SessionAuthenticator } from './bearer-auth.ts';
 import { installErrorHandlers } from './error-handler.ts';
-import { cachingSerializerFactory } from './serializer-cache.ts';
+import { lazySerializers, type LazySerializers } from './serializer-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { nodeHealthRoute } from './nodes/node-health.ts';
@@ -73,6 +73,7 @@ export async function buildApiServer(
     rememberTokensMs?: number;
   },
 ): Promise<FastifyInstance> {
+  const serializers = lazySerializers();
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -80,7 +81,7 @@ export async function buildApiServer(
     bodyLimit: API_BODY_LIMIT,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    schemaController: { compilersFactory: { buildSerializer: cachingSerializerFactory() } },
+    schemaController: { compilersFactory: { buildSerializer: serializers.factory } },
     ajv: {
       // Validate exactly what the client sent: no coercion ("5" is not a name of 5), no silent
       // removal of unknown fields (they are an error), every problem reported at once.
@@ -88,6 +89,12 @@ export async function buildApiServer(
     },
   });
   installErrorHandlers(app);
+  lazySerializersOf.set(app, serializers);
+  // Serializers are compiled on first use (serializer-cache.ts); the rest right after start.
+  app.addHook('onListen', (done) => {
+    serializers.compileRest().catch((err: unknown) => app.log.error({ err }, 'a response schema does not compile'));
+    done();
+  });
   // Clients of the original service (and many HTTP libraries) send `Content-Type: application/json`
   // on every request, also on POSTs that carry nothing (start, stop, upgrade, logs): an empty
   // body is "no body", not malformed JSON. A route that needs a body still says it is missing.
@@ -200,4 +207,11 @@ function allowCrossOrigin(app: FastifyInstance, policy: CorsPolicy) {
   app.addHook('onSend', async (request, reply) => {
     if (covered(request.url)) reply.headers(responseCorsHeaders(policy, request.headers.origin));
   });
+}
+
+const lazySerializersOf = new WeakMap<FastifyInstance, LazySerializers>();
+
+/** Compiles every response serializer of the API not compiled yet (a test proves they all compile). */
+export function compileAllSerializers(app: FastifyInstance): Promise<void> {
+  return lazySerializersOf.get(app)?.compileRest() ?? Promise.resolve();
 }
