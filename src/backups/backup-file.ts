@@ -32,6 +32,7 @@ export async function storeBackupFile(
   const staged = join(dir, to.stagingName);
   const hash = createHash('sha256');
   let sizeBytes = 0;
+  const file = createWriteStream(staged, { mode: 0o600 });
   try {
     await pipeline(
       source,
@@ -43,11 +44,15 @@ export async function storeBackupFile(
           yield chunk;
         }
       },
-      createWriteStream(staged, { mode: 0o600 }),
+      file,
     );
     await to.blobs.putFile(to.key, staged, 'application/octet-stream');
     return { sizeBytes, sha256: hash.digest('hex') };
   } finally {
+    // A source that fails at once (too large in its first chunk) can fail before the file is even
+    // open: the stream then opens it and closes it after that. Removing it before that would leave
+    // the file behind.
+    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
     await rm(staged, { force: true });
   }
 }
