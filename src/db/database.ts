@@ -64,9 +64,9 @@ export interface PoolStats {
 // buffers are memory of the WebAssembly instance, which never shrinks: PostgreSQL's default
 // (128 MB, 160 MB as PGlite sizes it) filled up within the first minutes of use and was half of
 // the idle service's RSS. A laptop's control-plane database is a few MB, and a page that misses
-// the buffers is read from the file system's cache (a system call, not a disk read), so 16 MB
+// the buffers is read from the file system's cache (a system call, not a disk read), so 8 MB
 // costs nothing measurable here (docs/BENCHMARKS.md, "Memory").
-const PGLITE_SETTINGS = ['-c', 'shared_buffers=16MB'];
+const PGLITE_SETTINGS = ['-c', 'shared_buffers=8MB'];
 
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
