@@ -3,6 +3,7 @@
 // without the port allocation lock two of them would pick the same pair and hit the unique index.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseLabel } from '../helpers/database.ts';
+import { randomNodePortRange } from '../helpers/ports.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 
 const NODES = 50;
@@ -11,8 +12,10 @@ describe(`${NODES} node creations at once on ${databaseLabel()}`, () => {
   let t: TestServer;
   let alice: TestUser;
   beforeAll(async () => {
-    // One build at a time: the point is the creations, not 50 daemons starting together.
-    t = await startTestServer({ JOB_CONCURRENCY: '1', SHUTDOWN_TIMEOUT: '1s' });
+    // One build at a time: the point is the creations, not 50 daemons starting together. Room for
+    // twice the pairs needed: another test file's server may draw an overlapping range and hold a
+    // few of its ports (seen in CI: 49 of 50 got ports, the last answered no_ports_available).
+    t = await startTestServer({ JOB_CONCURRENCY: '1', SHUTDOWN_TIMEOUT: '1s', NODE_PORT_RANGE: randomNodePortRange(4 * NODES) });
     alice = await t.createUser();
   });
   afterAll(() => t?.stop());
