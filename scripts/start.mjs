@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 
 // V8's compiled code of the bundle and its dependencies, kept on disk between starts (in the
 // system's temporary directory unless NODE_COMPILE_CACHE says where): a start then skips
-// compiling most of the ~3,000 modules it loads. A cache that is missing or stale is rebuilt.
+// compiling most of the modules it loads. A cache that is missing or stale is rebuilt.
 module.enableCompileCache?.();
 
 if (bundleIsStale()) await buildBundle();

@@ -64,8 +64,8 @@ export interface PoolStats {
 // buffers are memory of the WebAssembly instance, which never shrinks: PostgreSQL's default
 // (128 MB, 160 MB as PGlite sizes it) filled up within the first minutes of use and was half of
 // the idle service's RSS. A laptop's control-plane database is a few MB, and a page that misses
-// the buffers is read from the file system's cache (a system call, not a disk read), so 8 MB
-// costs nothing measurable here (docs/BENCHMARKS.md, "Memory").
+// the buffers is read from the file system's cache (a system call, not a disk read). 8 MB and 16
+// MB measured within noise of each other (docs/BENCHMARKS.md, "Memory").
 const PGLITE_SETTINGS = ['-c', 'shared_buffers=8MB'];
 
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
