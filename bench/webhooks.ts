@@ -2,7 +2,7 @@
 // all through the real dispatcher and database), beside the same POSTs sent without the database,
 // and the cost of one Ed25519 signature.
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,12 +12,21 @@ import { createLogger } from '../src/logger.ts';
 import { recordNodeEvent } from '../src/db/node-events.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { WebhookSender } from '../src/webhooks/send-webhook.ts';
+import { serializeEnvelope } from '../src/webhooks/envelope.ts';
 import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 
 export interface WebhookFigures {
   deliveriesPerSecond: number;
+  /** The same POSTs without the database: the same envelopes, signed the same way, same client and concurrency. */
   baselinePostsPerSecond: number;
+  /** The same POSTs again, unsigned: what the signatures cost on this machine. */
+  unsignedPostsPerSecond: number;
+  /** This process's CPU (main thread and thread pool) per delivery, and per signed baseline POST. */
+  cpuMicrosPerDelivery: number;
+  cpuMicrosPerBaselinePost: number;
+  /** CPU of the PostgreSQL backends serving the dispatcher, per delivery (PostgreSQL only). */
+  databaseCpuMicrosPerDelivery?: number;
   events: number;
   nodes: number;
   /** Statements the dispatcher sent per delivery (fan-out, claim, settle; BEGIN/COMMIT not counted). */
@@ -76,6 +85,47 @@ export async function startCountingReceiver() {
   };
 }
 
+const cpuMicros = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return used.user + used.system;
+};
+
+/** CPU time so far of each server process serving this database (Linux: /proc/<pid>/schedstat, ns). */
+async function backendCpuNanos(db: Queryable): Promise<Map<number, number>> {
+  const pids = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+  const used = new Map<number, number>();
+  for (const { pid } of pids) {
+    try {
+      used.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // Gone meanwhile (or not on this machine): it served nothing more.
+    }
+  }
+  return used;
+}
+
+/** CPU nanoseconds the database's server processes used since `before` (new ones count whole). */
+async function backendCpuSince(db: Queryable, before: Map<number, number>) {
+  let total = 0;
+  for (const [pid, ns] of await backendCpuNanos(db)) total += ns - (before.get(pid) ?? 0);
+  return total;
+}
+
+/** `count` POSTs made by `post`, CONCURRENCY at a time through one sender, per second. */
+async function postsPerSecond(count: number, post: (sender: WebhookSender, i: number) => Promise<void>) {
+  const sender = new WebhookSender({ timeoutMs: 15_000, allowPrivateTargets: true });
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < count; i = next++) await post(sender, i);
+    }),
+  );
+  const perSecond = count / ((performance.now() - t0) / 1000);
+  sender.close();
+  return perSecond;
+}
+
 export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 4000, nodes = 100): Promise<WebhookFigures> {
   if (database === 'PostgreSQL') process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
   else delete process.env.TEST_DATABASE_URL;
@@ -105,17 +155,25 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
     const keyring = new WebhookKeyring(join(dir, 'keys.json'), 0);
     keyring.ensure();
 
-    // Baseline: the same number of POSTs, same concurrency and client, without the database.
-    const baselineSender = new WebhookSender({ timeoutMs: 15_000, allowPrivateTargets: true });
-    let next = 0;
-    const b0 = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next++ < events) await baselineSender.send(receiver.url, { 'webhook-id': 'evt_x' }, '{"eventType":"TEST"}');
-      }),
+    // Baseline: the same POSTs without the database. Each is built as a delivery builds it (the
+    // event's envelope, signed by the same keyring on the thread pool) and sent through the same
+    // client at the same concurrency, so the ratio is what the database's part of a delivery costs.
+    const payloads = (await db.query<{ payload: Record<string, unknown> | string }>(`SELECT payload FROM node_events ORDER BY id`)).map(
+      (r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>,
     );
-    const baselinePostsPerSecond = events / ((performance.now() - b0) / 1000);
-    baselineSender.close();
+    const signedPost = async (sender: WebhookSender, i: number) => {
+      const body = serializeEnvelope(payloads[i]!);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const id = `evt_${i}`;
+      const signature = await keyring.signatureHeader(id, timestamp, body);
+      await sender.send(receiver.url, { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature }, body);
+    };
+    const unsignedPost = (sender: WebhookSender, i: number) =>
+      sender.send(receiver.url, { 'webhook-id': `evt_${i}` }, serializeEnvelope(payloads[i]!)).then(() => {});
+    const unsignedPostsPerSecond = await postsPerSecond(events, unsignedPost);
+    const baselineCpu = process.cpuUsage();
+    const baselinePostsPerSecond = await postsPerSecond(events, signedPost);
+    const cpuMicrosPerBaselinePost = cpuMicros(baselineCpu) / events;
 
     const before = receiver.count();
     const counted = countStatements(db);
@@ -129,15 +187,23 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
       pollIntervalMs: 50,
       log: createLogger('silent'),
     });
+    const backends0 = target.url ? await backendCpuNanos(db) : undefined;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     dispatcher.start();
     while (receiver.count() - before < events) await new Promise((r) => setTimeout(r, 5));
     const deliveriesPerSecond = events / ((performance.now() - t0) / 1000);
+    const cpuMicrosPerDelivery = cpuMicros(cpu0) / events;
+    const databaseCpuMicrosPerDelivery = backends0 && (await backendCpuSince(db, backends0)) / 1000 / events;
     const { statements, transactions } = counted.counter;
     await dispatcher.stop();
     return {
       deliveriesPerSecond,
       baselinePostsPerSecond,
+      unsignedPostsPerSecond,
+      cpuMicrosPerDelivery,
+      cpuMicrosPerBaselinePost,
+      databaseCpuMicrosPerDelivery,
       events,
       nodes,
       statementsPerDelivery: statements / events,
@@ -177,7 +243,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       const w = await benchWebhooks(database);
       const ratio = w.deliveriesPerSecond / w.baselinePostsPerSecond;
       console.log(
-        `${database}: ${w.deliveriesPerSecond.toFixed(1)} deliveries/s, baseline ${w.baselinePostsPerSecond.toFixed(1)} POSTs/s, ` +
+        `${database}: ${w.deliveriesPerSecond.toFixed(1)} deliveries/s, baseline ${w.baselinePostsPerSecond.toFixed(1)} signed POSTs/s ` +
+          `(${w.unsignedPostsPerSecond.toFixed(1)} unsigned, ratio ${(w.deliveriesPerSecond / w.unsignedPostsPerSecond).toFixed(2)}), ` +
           `ratio ${ratio.toFixed(2)} (aim on PostgreSQL >= ${WEBHOOK_RATIO_AIM}: ${ratio >= WEBHOOK_RATIO_AIM ? 'met' : 'missed'}), ` +
           `${w.statementsPerDelivery.toFixed(3)} statements and ${w.transactionsPerDelivery.toFixed(3)} transactions per delivery`,
       );

@@ -55,15 +55,21 @@ export async function fanOutNodeEvents(db: Database, limit: number): Promise<num
   });
 }
 
+// The columns a claim hands to the dispatcher, from a claimed row `c` (the claim and the settle
+// that claims successors return the same shape).
+const CLAIMED_COLUMNS = `c.id, c.delivery_id, c.node_id, c.attempts, e.event_id, e.payload,
+   nullif(n.settings->>'webhookUrl', '') AS target_url
+   FROM claimed c JOIN node_events e ON e.id = c.event_id JOIN nodes n ON n.id = c.node_id`;
+
 const CLAIM_SQL = preparedStatement(
   'webhook_claim',
   `WITH RECURSIVE heads AS (
      (SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
-      WHERE u.state IN ('pending', 'delivering') ORDER BY u.node_id, u.id LIMIT 1)
+      WHERE u.finished_at IS NULL ORDER BY u.node_id, u.id LIMIT 1)
      UNION ALL
      SELECT nxt.* FROM heads h CROSS JOIN LATERAL (
        SELECT u.node_id, u.id, u.state, u.next_attempt_at, u.lease_until FROM webhook_deliveries u
-       WHERE u.state IN ('pending', 'delivering') AND u.node_id > h.node_id
+       WHERE u.finished_at IS NULL AND u.node_id > h.node_id
        ORDER BY u.node_id, u.id LIMIT 1) nxt
    ), due AS (
      SELECT locked.id FROM (
@@ -80,9 +86,7 @@ const CLAIM_SQL = preparedStatement(
                         WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
                         ELSE false END
      RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
-   SELECT c.id, c.delivery_id, c.node_id, c.attempts, e.event_id, e.payload,
-          nullif(n.settings->>'webhookUrl', '') AS target_url
-   FROM claimed c JOIN node_events e ON e.id = c.event_id JOIN nodes n ON n.id = c.node_id
+   SELECT ${CLAIMED_COLUMNS}
    ORDER BY c.id`,
 );
 
@@ -94,19 +98,22 @@ const CLAIM_SQL = preparedStatement(
  * queued costs one probe, not 100,000 "is there an older one" checks.
  */
 export async function claimDeliveries(db: Queryable, limit: number, leaseMs: number, leaseToken: string): Promise<ClaimedDelivery[]> {
-  const rows = await db.query<{
-    id: string | number;
-    delivery_id: string;
-    node_id: string;
-    attempts: number;
-    event_id: string;
-    payload: Record<string, unknown> | string;
-    target_url: string | null;
-  }>(
-    CLAIM_SQL,
-    [limit, leaseMs / 1000, leaseToken],
-  );
-  return rows.map((r) => ({
+  const rows = await db.query<ClaimedRow>(CLAIM_SQL, [limit, leaseMs / 1000, leaseToken]);
+  return rows.map((r) => claimedDelivery(r, leaseToken));
+}
+
+interface ClaimedRow {
+  id: string | number;
+  delivery_id: string;
+  node_id: string;
+  attempts: number;
+  event_id: string;
+  payload: Record<string, unknown> | string;
+  target_url: string | null;
+}
+
+function claimedDelivery(r: ClaimedRow, leaseToken: string): ClaimedDelivery {
+  return {
     id: Number(r.id),
     deliveryId: r.delivery_id,
     nodeId: r.node_id,
@@ -115,7 +122,7 @@ export async function claimDeliveries(db: Queryable, limit: number, leaseMs: num
     eventId: r.event_id,
     payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
     targetUrl: r.target_url,
-  }));
+  };
 }
 
 export interface AttemptRecord {
@@ -138,27 +145,55 @@ export interface SettleItem {
   delivery: ClaimedDelivery;
   attempt: AttemptRecord;
   outcome: Exclude<Settlement, { state: 'gone' }>;
+  /** Once this delivery has finished (not when it waits for a retry), claim its node's next one. */
+  claimNext?: boolean;
 }
 
 const SETTLE_SQL = preparedStatement(
   'webhook_settle',
   `WITH input AS (
      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::int[], $7::text[],
-                          $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
-       AS i(id, lease_token, state, last_error, retry_s, attempt, url, started_at, duration_ms, status_code, remote_address, error)
+                          $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[], $13::bool[])
+       AS i(id, lease_token, state, last_error, retry_s, attempt, url, started_at, duration_ms, status_code, remote_address, error, claim_next)
    ), updated AS (
      UPDATE webhook_deliveries d SET state = i.state, last_error = i.last_error, lease_until = NULL, lease_token = NULL,
        next_attempt_at = CASE WHEN i.state = 'pending' THEN now() + make_interval(secs => i.retry_s) ELSE d.next_attempt_at END,
        finished_at = CASE WHEN i.state = 'pending' THEN NULL ELSE now() END
      FROM input i WHERE d.id = i.id AND d.lease_token = i.lease_token
-     RETURNING d.id
+     RETURNING d.id, d.node_id, i.state <> 'pending' AND i.claim_next AS claim_next
    ), attempt AS (
      INSERT INTO webhook_attempts (delivery_id, attempt, url, started_at, duration_ms, status_code, remote_address, error)
      SELECT id, attempt, url, started_at, duration_ms, status_code, remote_address, error FROM input
      ON CONFLICT DO NOTHING RETURNING 1
-   )
-   SELECT id FROM updated`,
+   ), successor AS (
+     -- The node's next unfinished delivery, if it is due now and nobody holds it. The finished one
+     -- was its node's oldest (it was claimed as such), so the next by id is the new oldest. This
+     -- statement's snapshot still shows the finished one unfinished: hence id > u.id.
+     SELECT locked.id FROM updated u CROSS JOIN LATERAL (
+       SELECT s.id FROM webhook_deliveries s
+       WHERE s.node_id = u.node_id AND s.finished_at IS NULL AND s.id > u.id ORDER BY s.id LIMIT 1
+     ) nx CROSS JOIN LATERAL (SELECT c.id FROM webhook_deliveries c WHERE c.id = nx.id FOR UPDATE SKIP LOCKED) locked
+     WHERE u.claim_next
+   ), claimed AS (
+     -- As in the claim: checked again on the locked row.
+     UPDATE webhook_deliveries d
+     SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $14), lease_token = $15
+     WHERE d.id = ANY (ARRAY(SELECT id FROM successor))
+       AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
+                        WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
+                        ELSE false END
+     RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
+   SELECT id, NULL AS delivery_id, NULL AS node_id, NULL::int AS attempts, NULL AS event_id, NULL::jsonb AS payload, NULL AS target_url
+   FROM updated
+   UNION ALL
+   SELECT ${CLAIMED_COLUMNS}`,
 );
+
+export interface SettleOptions {
+  /** The lease of the successors claimed (see SettleItem.claimNext). */
+  leaseMs: number;
+  leaseToken: string;
+}
 
 /**
  * Records the attempts and moves their deliveries on, all in one statement (one round trip and one
@@ -167,8 +202,21 @@ const SETTLE_SQL = preparedStatement(
  * is left alone, but its attempt is still recorded. Returns the ids of the deliveries moved on.
  */
 export async function settleDeliveries(db: Queryable, items: SettleItem[]): Promise<Set<number>> {
-  if (items.length === 0) return new Set();
-  const rows = await db.query<{ id: string | number }>(
+  return (await settleAndClaimSuccessors(db, items, { leaseMs: 0, leaseToken: '' })).settled;
+}
+
+/**
+ * settleDeliveries, and in the same statement claims the next delivery of each node whose item
+ * asks for it (`claimNext`) and whose delivery finished: the node's queue moves on without waiting
+ * for the next claim to find it. Successors are claimed only when due and free, as a claim would.
+ */
+export async function settleAndClaimSuccessors(
+  db: Queryable,
+  items: SettleItem[],
+  lease: SettleOptions,
+): Promise<{ settled: Set<number>; claimed: ClaimedDelivery[] }> {
+  if (items.length === 0) return { settled: new Set(), claimed: [] };
+  const rows = await db.query<ClaimedRow>(
     SETTLE_SQL,
     [
       items.map((x) => x.delivery.id),
@@ -183,9 +231,18 @@ export async function settleDeliveries(db: Queryable, items: SettleItem[]): Prom
       items.map((x) => x.attempt.statusCode ?? null),
       items.map((x) => x.attempt.remoteAddress ?? null),
       items.map((x) => x.attempt.error ?? null),
+      items.map((x) => x.claimNext === true),
+      lease.leaseMs / 1000,
+      lease.leaseToken,
     ],
   );
-  return new Set(rows.map((r) => Number(r.id)));
+  const settled = new Set<number>();
+  const claimed: ClaimedDelivery[] = [];
+  for (const r of rows) {
+    if (r.delivery_id === null) settled.add(Number(r.id));
+    else claimed.push(claimedDelivery(r, lease.leaseToken));
+  }
+  return { settled, claimed };
 }
 
 /** Cancels the node's deliveries that wait for an attempt (its receiver is gone). */

@@ -10,7 +10,7 @@ import {
   claimDeliveries,
   fanOutNodeEvents,
   releaseUnsentDeliveries,
-  settleDeliveries,
+  settleAndClaimSuccessors,
   type AttemptRecord,
   type ClaimedDelivery,
   type SettleItem,
@@ -56,6 +56,10 @@ const MAX_CLAIMED_PER_SLOT = 3;
 const MIN_CLAIM_SHARE = 4;
 // Outcomes written by one statement at most (its array parameters stay small).
 const SETTLE_BATCH = 256;
+// Successors claimed one after another for a node by the writes of outcomes, before its next
+// delivery has to wait for a claim again: a claim takes the oldest due deliveries of all nodes, so a
+// node with a long backlog cannot keep its turn while older deliveries of other nodes wait.
+const MAX_SUCCESSION = 8;
 
 export class WebhookDispatcher {
   // Two loops, each with its own poll: fan-out turns new events into deliveries (woken when this
@@ -80,8 +84,12 @@ export class WebhookDispatcher {
   // outcome is written at once; under heavy load the batches grow and the round trips per delivery
   // shrink). A node's next delivery cannot be claimed before its predecessor's outcome is written:
   // the claim takes only the oldest unfinished delivery of each node.
+  // The write of a delivery's outcome also claims its node's next delivery (when due), so a node's
+  // queue moves on without a claim in between: `succession` counts how many times that happened in
+  // a row for the delivery in hand (absent: it came from a claim).
   private settleQueue: Array<{ item: SettleItem; done: (err?: unknown) => void }> = [];
   private settling = false;
+  private readonly succession = new Map<number, number>();
   // Longer than a delivery can be held: a wait in `ready` (at most one attempt's timeout, since
   // every slot frees up within it), the attempt (the timeout bounds it) and the write of its
   // outcome; so a live worker never loses its lease, and a crashed replica's deliveries resume soon.
@@ -111,6 +119,7 @@ export class WebhookDispatcher {
   async stop() {
     await Promise.all([this.claimLoop.stop(), this.fanOutLoop.stop()]);
     const unsent = this.ready.splice(0);
+    for (const d of unsent) this.succession.delete(d.id);
     if (unsent.length > 0) {
       this.claimedNotRecorded -= unsent.length;
       // Left alone they would wait for their lease to run out (and count an attempt never made).
@@ -152,6 +161,7 @@ export class WebhookDispatcher {
       const delivery = this.ready.shift()!;
       const tracked = this.deliver(delivery).finally(() => {
         this.inFlight.delete(tracked);
+        this.succession.delete(delivery.id);
         this.claimedNotRecorded--;
         // The node's next delivery may now be claimed.
         this.claimLoop.wake();
@@ -218,6 +228,28 @@ export class WebhookDispatcher {
     });
   }
 
+  private withSuccession(item: SettleItem): SettleItem {
+    const claimNext = !this.claimLoop.stopping && (this.succession.get(item.delivery.id) ?? 0) < MAX_SUCCESSION;
+    return { ...item, claimNext };
+  }
+
+  /** Successors claimed by a write of outcomes go to the ready queue (or back, when stopping). */
+  private async takeSuccessors(claimed: ClaimedDelivery[], settled: SettleItem[]) {
+    if (claimed.length === 0) return;
+    if (this.claimLoop.stopping) {
+      // Stopping: given back like the ready queue, never sent from here.
+      await releaseUnsentDeliveries(this.opts.db, claimed).catch((err: unknown) =>
+        this.opts.log.error({ err }, 'webhook deliveries claimed ahead could not be given back; they resume after their lease'),
+      );
+      return;
+    }
+    const predecessor = new Map(settled.map((x) => [x.delivery.nodeId, x.delivery.id]));
+    for (const d of claimed) this.succession.set(d.id, (this.succession.get(predecessor.get(d.nodeId)!) ?? 0) + 1);
+    this.claimedNotRecorded += claimed.length;
+    this.ready.push(...claimed);
+    this.startSending();
+  }
+
   private async writeSettlements() {
     this.settling = true;
     // Outcomes finishing in the same turn of the event loop join the first batch.
@@ -226,7 +258,9 @@ export class WebhookDispatcher {
       while (this.settleQueue.length > 0) {
         const batch = this.settleQueue.splice(0, SETTLE_BATCH);
         try {
-          await settleDeliveries(this.opts.db, batch.map((b) => b.item));
+          const items = batch.map((b) => this.withSuccession(b.item));
+          const { claimed } = await settleAndClaimSuccessors(this.opts.db, items, { leaseMs: this.leaseMs, leaseToken: randomUUID() });
+          await this.takeSuccessors(claimed, items);
           for (const b of batch) b.done();
         } catch (err) {
           for (const b of batch) b.done(err);
