@@ -7,6 +7,11 @@
 -- the two together), so the same indexes are now partial on finished_at. A claim
 -- (pending -> delivering) leaves finished_at alone and becomes a heap-only update, with no new
 -- index entries, when its page has room; the fill factor keeps some.
+--
+-- During a rolling update the previous version keeps working: every write it makes already keeps
+-- finished_at and state together (the constraint cannot refuse it), and its claim, which still
+-- filters on state, reads the same rows, without a partial index to match, so more slowly until
+-- its replicas are replaced.
 
 ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_finished_when_done
   CHECK ((finished_at IS NULL) = (state IN ('pending', 'delivering')));
