@@ -2,9 +2,9 @@
 --
 -- The indexes that find unfinished deliveries were partial on the state column, which every claim
 -- and every outcome changes. A change to a column an index depends on (its key or its predicate)
--- makes PostgreSQL write a new row version with a new entry in every index of the table, five
--- here. A delivery is unfinished exactly when it has no finished_at (the constraint below holds
--- the two together), so the same indexes are now partial on finished_at. A claim
+-- makes PostgreSQL write a new row version with a new entry in every index of the table (five of
+-- them until now). A delivery is unfinished exactly when it has no finished_at (the constraint
+-- below holds the two together), so the index is now partial on finished_at. A claim
 -- (pending -> delivering) leaves finished_at alone and becomes a heap-only update, with no new
 -- index entries, when its page has room; the fill factor keeps some.
 --
@@ -16,11 +16,12 @@
 ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_finished_when_done
   CHECK ((finished_at IS NULL) = (state IN ('pending', 'delivering')));
 
-DROP INDEX webhook_deliveries_due;
 DROP INDEX webhook_deliveries_unfinished;
--- Claiming: due work in time order, and "is there an older unfinished delivery for this node".
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE finished_at IS NULL;
+-- Claiming: the oldest unfinished delivery of each node, found by skipping from node to node.
 CREATE INDEX webhook_deliveries_unfinished ON webhook_deliveries (node_id, id) WHERE finished_at IS NULL;
+-- Due work in time order was read from this index before claims walked the nodes' queues; nothing
+-- reads it now, and every delivery paid for its entries.
+DROP INDEX webhook_deliveries_due;
 
 -- Room on each page for the row versions of claims (applies to pages written from now on).
 ALTER TABLE webhook_deliveries SET (fillfactor = 70);
