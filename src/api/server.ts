@@ -8,6 +8,7 @@ import type { Logger } from '../logger.ts';
 import { requireBearerAuth, type SessionAuthenticator } from './bearer-auth.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { lazySerializers, type LazySerializers } from './serializer-cache.ts';
+import { lazyValidators, type LazyValidators } from './validator-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { nodeHealthRoute } from './nodes/node-health.ts';
@@ -74,6 +75,7 @@ export async function buildApiServer(
   },
 ): Promise<FastifyInstance> {
   const serializers = lazySerializers();
+  const validators = lazyValidators();
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -81,7 +83,7 @@ export async function buildApiServer(
     bodyLimit: API_BODY_LIMIT,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    schemaController: { compilersFactory: { buildSerializer: serializers.factory } },
+    schemaController: { compilersFactory: { buildSerializer: serializers.factory, buildValidator: validators.factory } },
     ajv: {
       // Validate exactly what the client sent: no coercion ("5" is not a name of 5), no silent
       // removal of unknown fields (they are an error), every problem reported at once.
@@ -89,10 +91,15 @@ export async function buildApiServer(
     },
   });
   installErrorHandlers(app);
-  lazySerializersOf.set(app, serializers);
-  // Serializers are compiled on first use (serializer-cache.ts); the rest right after start.
+  lazyCompilersOf.set(app, { serializers, validators });
+  // Validators and serializers are compiled on first use (validator-cache.ts, serializer-cache.ts);
+  // the rest right after start, validators first (a bad request is answered before a good one).
   app.addHook('onListen', (done) => {
-    serializers.compileRest().catch((err: unknown) => app.log.error({ err }, 'a response schema does not compile'));
+    validators
+      .compileRest()
+      .catch((err: unknown) => app.log.error({ err }, 'a request schema does not compile'))
+      .then(() => serializers.compileRest())
+      .catch((err: unknown) => app.log.error({ err }, 'a response schema does not compile'));
     done();
   });
   // Clients of the original service (and many HTTP libraries) send `Content-Type: application/json`
@@ -209,9 +216,16 @@ function allowCrossOrigin(app: FastifyInstance, policy: CorsPolicy) {
   });
 }
 
-const lazySerializersOf = new WeakMap<FastifyInstance, LazySerializers>();
+const lazyCompilersOf = new WeakMap<FastifyInstance, { serializers: LazySerializers; validators: LazyValidators }>();
 
 /** Compiles every response serializer of the API not compiled yet (a test proves they all compile). */
 export function compileAllSerializers(app: FastifyInstance): Promise<void> {
-  return lazySerializersOf.get(app)?.compileRest() ?? Promise.resolve();
+  return lazyCompilersOf.get(app)?.serializers.compileRest() ?? Promise.resolve();
+}
+
+/** The API's request validators, every one compiled (a test proves they compile and refuse bad input). */
+export async function compileAllValidators(app: FastifyInstance): Promise<LazyValidators> {
+  const validators = lazyCompilersOf.get(app)!.validators;
+  await validators.compileRest();
+  return validators;
 }
