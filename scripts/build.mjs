@@ -28,6 +28,21 @@ export function bundleIsStale() {
   return newer(join(root, 'src')) || statSync(join(root, 'package-lock.json')).mtimeMs > built;
 }
 
+// Node's ES module wrapper of a built-in module reads every export as it is created, lazy getters
+// included: `import http from 'node:http'` loads undici for http.WebSocket (tens of milliseconds
+// at every start), `require('node:http')` does not. So the bundle takes the built-ins it imports
+// through require (a `require` of its own, in the banner), as the CommonJS dependencies already do.
+const builtinsThroughRequire = {
+  name: 'builtins-through-require',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      // The wrapper's own require stays a require of the built-in.
+      args.namespace === 'builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'builtin' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
 export async function buildBundle() {
   const { build } = await import('esbuild'); // only when a build is needed
   const result = await build({
@@ -43,6 +58,8 @@ export async function buildBundle() {
     entryNames: 'rln-cloud',
     chunkNames: 'chunks/[name]-[hash]',
     outExtension: { '.js': '.mjs' },
+    plugins: [builtinsThroughRequire],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     sourcemap: 'inline',
     outdir,
     write: false,
