@@ -7,8 +7,13 @@
 //
 // What Fastify asks of a validator besides calling it: `errors` after a `false`, and `schemaEnv`,
 // whose presence makes it pass the request as the root's parent (Ajv's own validators have one).
-import AjvCompiler, { type ValidatorFactory } from '@fastify/ajv-compiler';
+import { createRequire } from 'node:module';
+import type AjvCompiler from '@fastify/ajv-compiler';
+import type { ValidatorFactory } from '@fastify/ajv-compiler';
 import type { FastifySchemaCompiler } from 'fastify';
+
+// Loaded with the first compile, not with this module: Ajv is ~20 modules a start need not load.
+const loadAjvCompiler = () => createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof AjvCompiler;
 
 type RouteSchema = Parameters<FastifySchemaCompiler<unknown>>[0];
 type AjvValidator = ReturnType<FastifySchemaCompiler<unknown>> & { schemaEnv?: unknown };
@@ -29,7 +34,7 @@ export interface LazyValidators {
 }
 
 export function lazyValidators(): LazyValidators {
-  const buildDefault = AjvCompiler() as unknown as BuildCompiler;
+  let buildDefault: BuildCompiler | undefined;
   const pending = new Set<() => AjvValidator>();
   const handed: CompiledValidator[] = [];
   const factory = ((externalSchemas: unknown, ajvOptions: unknown) => {
@@ -44,6 +49,7 @@ export function lazyValidators(): LazyValidators {
       let compiled: AjvValidator | undefined;
       // Leaves `pending` only once compiled: a schema that throws keeps throwing wherever it is asked for.
       const ensure = () => {
+        buildDefault ??= loadAjvCompiler()() as unknown as BuildCompiler;
         compiled ??= (compileWithAjv ??= buildDefault(externalSchemas, ajvOptions))(route);
         pending.delete(ensure);
         return compiled;
