@@ -36,8 +36,9 @@ const builtinsThroughRequire = {
   name: 'builtins-through-require',
   setup(build) {
     build.onResolve({ filter: /^node:/ }, (args) =>
-      // The wrapper's own require stays a require of the built-in.
-      args.namespace === 'builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'builtin' },
+      // The wrapper's own require stays a require of the built-in, and so does a dynamic import (a
+      // split chunk of the wrapper would offer only a default export to destructure).
+      args.namespace === 'builtin' || args.kind === 'dynamic-import' ? { path: args.path, external: true } : { path: args.path, namespace: 'builtin' },
     );
     build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
   },
