@@ -28,6 +28,31 @@ export function bundleIsStale() {
   return newer(join(root, 'src')) || statSync(join(root, 'package-lock.json')).mtimeMs > built;
 }
 
+// Node's ES module wrapper of a built-in module reads every export as it is created, lazy getters
+// included: `import http from 'node:http'` loads undici for http.WebSocket (tens of milliseconds
+// at every start), `require('node:http')` does not. So the bundle takes the built-ins it imports
+// through require (a `require` of its own, in the banner), as the CommonJS dependencies already do.
+const builtinsThroughRequire = {
+  name: 'builtins-through-require',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      // The wrapper's own require stays a require of the built-in, and so does a dynamic import (a
+      // split chunk of the wrapper would offer only a default export to destructure).
+      args.namespace === 'builtin' || args.kind === 'dynamic-import' ? { path: args.path, external: true } : { path: args.path, namespace: 'builtin' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+// Dependencies stay in node_modules, but TypeBox: its ~270 ES modules, each found, read and linked
+// on its own, took ~70 ms of every start; bundled they are a part of one file.
+const dependenciesExternalButTypebox = {
+  name: 'dependencies-external-but-typebox',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@sinclair/typebox') ? undefined : { path: args.path, external: true }));
+  },
+};
+
 export async function buildBundle() {
   const { build } = await import('esbuild'); // only when a build is needed
   const result = await build({
@@ -36,13 +61,14 @@ export async function buildBundle() {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
     // Dynamic imports stay separate chunks, loaded when reached: the S3 client only with BLOB_STORE=s3,
     // and the service itself while the database opens (see serve in src/main.ts).
     splitting: true,
     entryNames: 'rln-cloud',
     chunkNames: 'chunks/[name]-[hash]',
     outExtension: { '.js': '.mjs' },
+    plugins: [builtinsThroughRequire, dependenciesExternalButTypebox],
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     sourcemap: 'inline',
     outdir,
     write: false,

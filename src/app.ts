@@ -152,6 +152,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       cors: config.cors,
       // Exact only where this process is the database's only one (accounts/remembered-tokens.ts).
       rememberTokensMs: db.kind === 'pglite' ? REMEMBER_TOKENS_MS : 0,
+      docs: 'lazy',
     });
     await api.listen({ host: config.host, port: config.apiPort }).catch((err: unknown) => {
       throw explainListenError(err, 'API_PORT', config.host, config.apiPort);

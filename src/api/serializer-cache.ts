@@ -5,7 +5,14 @@
 // uncompiled is compiled afterwards, one schema per turn of the event loop (compileRest), so the
 // first answers rarely pay for it and a schema that cannot compile shows up right after start
 // (test/api/serializers.test.ts compiles them all).
-import { SerializerSelector, type SerializerFactory, type Serializer } from '@fastify/fast-json-stringify-compiler';
+import { createRequire } from 'node:module';
+import type { SerializerFactory, Serializer, SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+
+// Loaded with the first compile, not with this module: fast-json-stringify brings Ajv and ~30 modules.
+const loadSerializerSelector = () =>
+  (createRequire(import.meta.url)('@fastify/fast-json-stringify-compiler') as { SerializerSelector: typeof SerializerSelector }).SerializerSelector;
+
+type CompileSerializer = ReturnType<ReturnType<typeof SerializerSelector>>;
 
 export interface LazySerializers {
   factory: SerializerFactory;
@@ -14,10 +21,14 @@ export interface LazySerializers {
 }
 
 export function lazySerializers(): LazySerializers {
-  const buildDefault = SerializerSelector();
+  let buildDefault: ReturnType<typeof SerializerSelector> | undefined;
   const pending = new Set<() => void>();
   const factory: SerializerFactory = (externalSchemas, options) => {
-    const compile = buildDefault(externalSchemas, options);
+    let compileWithSchemas: CompileSerializer | undefined;
+    const compile: CompileSerializer = (route) => {
+      buildDefault ??= loadSerializerSelector()();
+      return (compileWithSchemas ??= buildDefault(externalSchemas, options))(route);
+    };
     const byKey = new Map<string, Serializer>();
     return (route) => {
       const key = JSON.stringify(route.schema);

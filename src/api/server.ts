@@ -1,13 +1,12 @@
 // The management listener: the JSON API under /api, its OpenAPI document and docs page, and
 // health. Routes are registered explicitly here, grouped by how they authenticate.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from '../logger.ts';
 import { requireBearerAuth, type SessionAuthenticator } from './bearer-auth.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { lazySerializers, type LazySerializers } from './serializer-cache.ts';
+import { lazyValidators, type LazyValidators } from './validator-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { nodeHealthRoute } from './nodes/node-health.ts';
@@ -33,7 +32,7 @@ import { redeliverRoute } from './webhooks/redeliver.ts';
 import { sendTestEventRoute } from './webhooks/send-test-event.ts';
 import { WEBHOOKS_OPENAPI } from './webhooks/openapi.ts';
 import { API_INFO, API_TAGS } from './api-description.ts';
-import { docsPageOptions } from './docs-page.ts';
+import { DOCS_PAGE_PATH, docsPageOptions } from './docs-page.ts';
 import { unlockNodeRoute } from './nodes/unlock-node.ts';
 import { certificateRoutes } from './nodes/certificates.ts';
 import { Backup } from './backups/schemas.ts';
@@ -71,9 +70,15 @@ export async function buildApiServer(
     cors?: CorsPolicy | null;
     /** How long a checked API token is remembered; only where that is exact (bearer-auth.ts). */
     rememberTokensMs?: number;
+    /**
+     * `registered` (the default): the document and docs page plugins on this listener. `lazy`:
+     * their routes answered by a second build of it with them, made at the first such request.
+     */
+    docs?: 'registered' | 'lazy';
   },
 ): Promise<FastifyInstance> {
   const serializers = lazySerializers();
+  const validators = lazyValidators();
   const app = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     // Per-request lines would dominate the log at any real load; failures are logged where handled.
@@ -81,7 +86,7 @@ export async function buildApiServer(
     bodyLimit: API_BODY_LIMIT,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
-    schemaController: { compilersFactory: { buildSerializer: serializers.factory } },
+    schemaController: { compilersFactory: { buildSerializer: serializers.factory, buildValidator: validators.factory } },
     ajv: {
       // Validate exactly what the client sent: no coercion ("5" is not a name of 5), no silent
       // removal of unknown fields (they are an error), every problem reported at once.
@@ -89,10 +94,15 @@ export async function buildApiServer(
     },
   });
   installErrorHandlers(app);
-  lazySerializersOf.set(app, serializers);
-  // Serializers are compiled on first use (serializer-cache.ts); the rest right after start.
+  lazyCompilersOf.set(app, { serializers, validators });
+  // Validators and serializers are compiled on first use (validator-cache.ts, serializer-cache.ts);
+  // the rest right after start, validators first (a bad request is answered before a good one).
   app.addHook('onListen', (done) => {
-    serializers.compileRest().catch((err: unknown) => app.log.error({ err }, 'a response schema does not compile'));
+    validators
+      .compileRest()
+      .catch((err: unknown) => app.log.error({ err }, 'a request schema does not compile'))
+      .then(() => serializers.compileRest())
+      .catch((err: unknown) => app.log.error({ err }, 'a response schema does not compile'));
     done();
   });
   // Clients of the original service (and many HTTP libraries) send `Content-Type: application/json`
@@ -113,19 +123,8 @@ export async function buildApiServer(
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 
   for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup, NodeEvent]) app.addSchema(schema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: API_INFO,
-      servers: [{ url: deps.publicUrl, description: 'This service (PUBLIC_URL)' }],
-      tags: API_TAGS,
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-      webhooks: WEBHOOKS_OPENAPI,
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-  });
-  await app.register(swaggerUi, docsPageOptions);
+  if (deps.docs === 'lazy') serveDocsFrom(app, () => buildApiServer({ ...deps, docs: 'registered' }));
+  else await registerDocs(app, deps.publicUrl);
 
   // Public routes: no credentials.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) =>
@@ -135,7 +134,7 @@ export async function buildApiServer(
     const { ready, checks } = await deps.readiness();
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  if (deps.docs !== 'lazy') app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // Web UI: pages, assets and the session routes (sign-in); its API calls go through the scope below.
   deps.web?.register(app);
@@ -193,6 +192,55 @@ export async function buildApiServer(
   return app;
 }
 
+/** The OpenAPI document (@fastify/swagger), made from the routes registered after it, and the docs page. */
+async function registerDocs(app: FastifyInstance, publicUrl: string) {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: API_INFO,
+      servers: [{ url: publicUrl, description: 'This service (PUBLIC_URL)' }],
+      tags: API_TAGS,
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+      webhooks: WEBHOOKS_OPENAPI,
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, docsPageOptions);
+}
+
+/**
+ * The document and the docs page answered by `buildDocs()`'s listener, built at the first request
+ * for either: the two plugins and the ~40 modules they load were ~60 ms of every start, for pages
+ * most starts never serve. That listener is this one built again, so the document is the same.
+ */
+function serveDocsFrom(app: FastifyInstance, buildDocs: () => Promise<FastifyInstance>) {
+  let docs: Promise<FastifyInstance> | undefined;
+  const docsApp = () =>
+    (docs ??= buildDocs()
+      .then(async (built) => {
+        await built.ready();
+        return built;
+      })
+      .catch((err: unknown) => {
+        docs = undefined;
+        throw err;
+      }));
+  app.addHook('onClose', async () => {
+    await (await docs?.catch(() => undefined))?.close();
+  });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => (await docsApp()).swagger());
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await (await docsApp()).inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers: request.headers });
+    // Framing is this listener's own; the request id is this request's (set in onSend).
+    const { 'content-length': _length, 'transfer-encoding': _encoding, connection: _connection, 'x-request-id': _id, ...headers } = answer.headers;
+    return reply.code(answer.statusCode).headers(headers).send(answer.rawPayload);
+  };
+  app.get(DOCS_PAGE_PATH, { schema: { hide: true } }, forward);
+  app.get(`${DOCS_PAGE_PATH}/*`, { schema: { hide: true } }, forward);
+}
+
 /**
  * CORS for the bearer-token API (http-cors.ts): preflights are answered before authentication
  * (they carry no token) and before routing (there are no OPTIONS routes). Not for the web UI's
@@ -209,9 +257,16 @@ function allowCrossOrigin(app: FastifyInstance, policy: CorsPolicy) {
   });
 }
 
-const lazySerializersOf = new WeakMap<FastifyInstance, LazySerializers>();
+const lazyCompilersOf = new WeakMap<FastifyInstance, { serializers: LazySerializers; validators: LazyValidators }>();
 
 /** Compiles every response serializer of the API not compiled yet (a test proves they all compile). */
 export function compileAllSerializers(app: FastifyInstance): Promise<void> {
-  return lazySerializersOf.get(app)?.compileRest() ?? Promise.resolve();
+  return lazyCompilersOf.get(app)?.serializers.compileRest() ?? Promise.resolve();
+}
+
+/** The API's request validators, every one compiled (a test proves they compile and refuse bad input). */
+export async function compileAllValidators(app: FastifyInstance): Promise<LazyValidators> {
+  const validators = lazyCompilersOf.get(app)!.validators;
+  await validators.compileRest();
+  return validators;
 }

@@ -31,6 +31,8 @@ export function latestMigrationVersion(migrations = listMigrations()): number {
 
 /** Returns the versions it applied (empty when the schema was already current). */
 export async function migrate(db: Database, migrations = listMigrations()): Promise<number[]> {
+  // Nearly every start finds every migration applied: one read then, no transaction or lock.
+  if (await allApplied(db, migrations)) return [];
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -49,4 +51,15 @@ export async function migrate(db: Database, migrations = listMigrations()): Prom
     }
     return applied;
   });
+}
+
+async function allApplied(db: Database, migrations: Migration[]): Promise<boolean> {
+  try {
+    const [row] = await db.query<{ applied: number }>('SELECT count(*)::int AS applied FROM schema_migrations WHERE version = ANY($1::int[])', [
+      migrations.map((m) => m.version),
+    ]);
+    return row!.applied === migrations.length;
+  } catch {
+    return false; // no schema_migrations yet (a new database): the transaction creates it
+  }
 }
