@@ -3,8 +3,9 @@
 // (framed by Content-Length or chunked, checked to be a 200) before writing the next. No
 // http.Agent, ClientRequest or IncomingMessage: on the 2 shared cores of the bench machine the
 // node:http client cost about as much CPU per request as the proxies it measured (~40 µs, ~70 µs
-// over TLS; this one ~16 and ~23), so it rather than the proxy set much of the ceiling. Every target is measured with this same
-// client; bench/gateway-load.ts keeps the agent-based one (BENCH_GATEWAY_LOADGEN=agent).
+// over TLS; this one ~16 and ~23), so it rather than the proxy set much of the ceiling. Every
+// target is measured with this same client; bench/gateway-load.ts keeps the agent-based one
+// (BENCH_GATEWAY_LOADGEN=agent).
 //
 // Connections are opened (and TLS handshakes done) by `open`, before a measured run, and kept
 // across runs while the server keeps them: the runs measure kept-alive requests; new handshakes
