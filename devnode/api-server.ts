@@ -50,7 +50,10 @@ export function createApiServer(deps: ApiServerDeps): http.Server {
         else deps.log.info(line);
         if (shutdownAfterReply) deps.onShutdownRequested();
       });
-      res.writeHead(status, { 'content-type': 'application/json' }).end(toJson(body));
+      // With its length, as RLN answers (hyper sets Content-Length on axum's whole JSON bodies);
+      // writeHead without one would make node:http answer chunked, which RLN never does here.
+      const text = toJson(body);
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
     });
   });
 }
