@@ -51,7 +51,7 @@ export function createApiServer(deps: ApiServerDeps): http.Server {
         if (shutdownAfterReply) deps.onShutdownRequested();
       });
       // With its length, as RLN answers (hyper sets Content-Length on axum's whole JSON bodies);
-      // writeHead without one would make node:http answer chunked, which RLN never does here.
+      // writeHead without one makes node:http answer chunked, which RLN does not for these bodies.
       const text = toJson(body);
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
     });

