@@ -1,11 +1,14 @@
 // The load generator of bench/gateway.ts, run as its own process (forked with IPC) so that it does
-// not share an event loop with the gateway it measures (the service runs in the parent). Closed
-// loop over keep-alive agents (maxSockets = connections), as bench/http-client.ts; and new mTLS
-// handshakes, each on a fresh connection without session resumption.
+// not share an event loop with the gateway it measures (the service runs in the parent). Requests:
+// by default raw keep-alive sockets (bench/raw-http-load.ts); with BENCH_GATEWAY_LOADGEN=agent the
+// closed loop over keep-alive agents (maxSockets = connections) as bench/http-client.ts, the
+// generator of earlier figures. And new mTLS handshakes, each on a fresh connection without
+// session resumption.
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import { runLoad, type LoadResult } from './load.ts';
+import { LOAD_GENERATOR, openRaw, runRaw } from './raw-http-load.ts';
 
 export interface LoadTarget {
   name: string;
@@ -15,6 +18,8 @@ export interface LoadTarget {
 }
 
 export type LoadCommand =
+  /** Open the target's connections before a measured run (the agent opens them as it goes). */
+  | { kind: 'open'; target: LoadTarget; connections: number }
   | { kind: 'requests'; target: LoadTarget; connections: number; durationMs: number }
   | { kind: 'handshakes'; port: number; tls: { cert: string; key: string; ca: string }; concurrency: number; durationMs: number };
 
@@ -67,10 +72,12 @@ function handshake(port: number, creds: { cert: string; key: string; ca: string 
 process.on('message', async (cmd: LoadCommand) => {
   let reply: LoadReply;
   try {
+    if (cmd.kind === 'open' && LOAD_GENERATOR === 'raw') await openRaw(cmd.target, cmd.connections);
     const result =
-      cmd.kind === 'requests'
-        ? await runLoad(getter(cmd.target, cmd.connections), { concurrency: cmd.connections, durationMs: cmd.durationMs })
-        : await runLoad(handshake(cmd.port, cmd.tls), { concurrency: cmd.concurrency, durationMs: cmd.durationMs });
+      cmd.kind === 'open' ? { requests: 0, perSecond: 0, p50Ms: NaN, p99Ms: NaN }
+      : cmd.kind === 'handshakes' ? await runLoad(handshake(cmd.port, cmd.tls), { concurrency: cmd.concurrency, durationMs: cmd.durationMs })
+      : LOAD_GENERATOR === 'raw' ? await runRaw(cmd.target, cmd.connections, cmd.durationMs)
+      : await runLoad(getter(cmd.target, cmd.connections), { concurrency: cmd.connections, durationMs: cmd.durationMs });
     reply = { ok: true, result };
   } catch (err) {
     reply = { ok: false, error: (err as Error).message };

@@ -21,6 +21,7 @@ import { CertificateAuthority } from '../src/pki/certificate-authority.ts';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import type { LoadResult } from './load.ts';
 import type { LoadCommand, LoadReply, LoadTarget } from './gateway-load.ts';
+import { LOAD_GENERATOR } from './raw-http-load.ts';
 
 export type TargetName = 'direct' | 'nginx' | 'nodeproxy' | 'bearer' | 'mtls';
 
@@ -253,6 +254,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
       const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
       for (const [connections, into] of [[50, parts.c50], [1, parts.c1]] as const) {
         for (const [name, target] of order) {
+          await load.run({ kind: 'open', target, connections });
           const before = cpuNow();
           const r = await load.run({ kind: 'requests', target, connections, durationMs: slice });
           if (connections === 50) {
@@ -306,6 +308,11 @@ export async function printGatewaySection(durationMs: number) {
   const f = (n: number | undefined, d = 1) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
   const rounds = 3;
   console.log(`\n## Node access gateways: GET /nodeinfo of one unlocked devnode (PGlite, service in-process, load generator in its own process, ${rounds} alternating rounds)`);
+  console.log(
+    LOAD_GENERATOR === 'raw'
+      ? 'load generator: raw keep-alive sockets writing one fixed request, answers framed by Content-Length or chunked (bench/raw-http-load.ts), connections opened before each measured run; BENCH_GATEWAY_LOADGEN=agent for the node:http agent client'
+      : 'load generator: node:http/https keep-alive agents (BENCH_GATEWAY_LOADGEN=agent), connections opened as a run goes',
+  );
   let g: GatewayFigures;
   try {
     g = await benchGateway(durationMs, rounds);

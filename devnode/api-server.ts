@@ -50,7 +50,10 @@ export function createApiServer(deps: ApiServerDeps): http.Server {
         else deps.log.info(line);
         if (shutdownAfterReply) deps.onShutdownRequested();
       });
-      res.writeHead(status, { 'content-type': 'application/json' }).end(toJson(body));
+      // With its length, as RLN answers (hyper sets Content-Length on axum's whole JSON bodies);
+      // writeHead without one makes node:http answer chunked, which RLN does not for these bodies.
+      const text = toJson(body);
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
     });
   });
 }

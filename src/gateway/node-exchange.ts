@@ -159,6 +159,14 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
         return false;
       }
     }
+    if (last && !this.held) {
+      // The common case, the whole body (or its end) in this read: as a latin1 string (byte for
+      // byte, and a copy, as it must be: `data` is the connection's read buffer) node:http joins
+      // it to the head, so one string goes out rather than a head string and a Buffer (measured
+      // with bench/gateway.ts: ~4 µs less CPU per request through the bearer gateway, ~8 over TLS).
+      this.res.end(data.toString('latin1', start, end), 'latin1');
+      return true;
+    }
     // A copy: `data` is the connection's read buffer, and the client's socket may hold on to it.
     const chunk = Buffer.allocUnsafe(end - start);
     data.copy(chunk, 0, start, end);
