@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { PGLITE_SETTINGS } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { AccountService } from '../src/accounts/service.ts';
 import { ReleaseService } from '../src/releases/service.ts';
@@ -83,8 +84,29 @@ function timeCli(args: string[], dataDir: string): number {
   return performance.now() - started;
 }
 
+/**
+ * The embedded database's share of a start: a bare node:http server that first opens the same
+ * PGlite database as the service would (same V8 flags, same settings), then listens. It closes the
+ * database when stopped, so the next start measured finds it shut down cleanly.
+ */
+function bareServerOpeningPglite(dataDir: string, port: number): string[] {
+  const open = `const { PGlite } = await import('@electric-sql/pglite');
+    const db = await PGlite.create(${JSON.stringify(join(dataDir, 'pglite'))}, { startParams: [...PGlite.defaultStartParams, ...${JSON.stringify(PGLITE_SETTINGS)}] });
+    (await import('node:http')).createServer((q, s) => s.end('ok')).listen(${port});
+    process.on('SIGTERM', () => db.close().then(() => process.exit(0)));`;
+  return [...npmStartArgs().filter((arg) => arg.startsWith('--')), '--input-type=module', '-e', open];
+}
+
 export async function benchStartup(rounds: number) {
-  const results = { npmStart: [] as number[], nodeStart: [] as number[], bareNode: [] as number[], cli: [] as number[], rss100: 0, rss0: 0 };
+  const results = {
+    npmStart: [] as number[],
+    nodeStart: [] as number[],
+    bareNode: [] as number[],
+    barePglite: [] as number[],
+    cli: [] as number[],
+    rss100: 0,
+    rss0: 0,
+  };
   const withNodes = await prepareDataDir(100);
   const empty = await prepareDataDir(0);
   try {
@@ -101,6 +123,9 @@ export async function benchStartup(rounds: number) {
       const barePort = await freePort();
       const bare = await timeToHealthy(process.execPath, ['-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${barePort})`], { ...process.env, DATA_DIR: '' }, `http://127.0.0.1:${barePort}/`);
       results.bareNode.push(bare.ms);
+      const pglitePort = await freePort();
+      const barePglite = await timeToHealthy(process.execPath, bareServerOpeningPglite(withNodes, pglitePort), { ...process.env, DATA_DIR: '' }, `http://127.0.0.1:${pglitePort}/`);
+      results.barePglite.push(barePglite.ms);
       results.cli.push(timeCli(['release', 'list'], withNodes));
     }
     const port = await freePort();

@@ -66,7 +66,7 @@ export interface PoolStats {
 // the idle service's RSS. A laptop's control-plane database is a few MB, and a page that misses
 // the buffers is read from the file system's cache (a system call, not a disk read). 8 MB and 16
 // MB measured within noise of each other (docs/BENCHMARKS.md, "Memory").
-const PGLITE_SETTINGS = ['-c', 'shared_buffers=8MB'];
+export const PGLITE_SETTINGS = ['-c', 'shared_buffers=8MB'];
 
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
