@@ -49,11 +49,17 @@ export function lazySerializers(): LazySerializers {
   };
   return {
     factory,
-    async compileRest() {
-      for (const ensure of pending) {
-        ensure();
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    },
+    compileRest: () => compileOnePerTurn(pending),
   };
+}
+
+/**
+ * Runs every compile still pending, one per turn of the event loop, so requests arriving meanwhile
+ * wait for one compile at most. Each removes itself from `pending` once it succeeded.
+ */
+export async function compileOnePerTurn(pending: Set<() => unknown>) {
+  for (const ensure of pending) {
+    ensure();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

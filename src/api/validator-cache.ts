@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type AjvCompiler from '@fastify/ajv-compiler';
 import type { ValidatorFactory } from '@fastify/ajv-compiler';
 import type { FastifySchemaCompiler } from 'fastify';
+import { compileOnePerTurn } from './serializer-cache.ts';
 
 // Loaded with the first compile, not with this module: Ajv is ~20 modules a start need not load.
 const loadAjvCompiler = () => createRequire(import.meta.url)('@fastify/ajv-compiler') as typeof AjvCompiler;
@@ -69,12 +70,7 @@ export function lazyValidators(): LazyValidators {
   }) as unknown as ValidatorFactory;
   return {
     factory,
-    async compileRest() {
-      for (const ensure of pending) {
-        ensure();
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    },
+    compileRest: () => compileOnePerTurn(pending),
     all: () => [...handed],
   };
 }

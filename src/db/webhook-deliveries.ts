@@ -61,6 +61,23 @@ const CLAIMED_COLUMNS = `c.id, c.delivery_id, c.node_id, c.attempts, e.event_id,
    nullif(n.settings->>'webhookUrl', '') AS target_url
    FROM claimed c JOIN node_events e ON e.id = c.event_id JOIN nodes n ON n.id = c.node_id`;
 
+/**
+ * The `claimed` CTE: takes the rows whose ids the CTE `locked` holds (already locked by it), under
+ * a lease of `leaseSeconds` and `leaseToken` (parameter placeholders). Each is checked again on
+ * the locked row: another worker may have claimed or settled it since the statement's snapshot.
+ * (Written as a CASE so the planner looks rows up by id.)
+ */
+function claimLockedRows(locked: string, leaseSeconds: string, leaseToken: string) {
+  return `claimed AS (
+     UPDATE webhook_deliveries d
+     SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => ${leaseSeconds}), lease_token = ${leaseToken}
+     WHERE d.id = ANY (ARRAY(SELECT id FROM ${locked}))
+       AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
+                        WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
+                        ELSE false END
+     RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)`;
+}
+
 const CLAIM_SQL = preparedStatement(
   'webhook_claim',
   `WITH RECURSIVE heads AS (
@@ -76,16 +93,7 @@ const CLAIM_SQL = preparedStatement(
        SELECT id FROM heads WHERE next_attempt_at <= now() AND (state = 'pending' OR lease_until < now())
        ORDER BY next_attempt_at, id LIMIT $1
      ) h CROSS JOIN LATERAL (SELECT c.id FROM webhook_deliveries c WHERE c.id = h.id FOR UPDATE SKIP LOCKED) locked
-   ), claimed AS (
-     -- Checked again on the locked row: another worker may have claimed or settled it since
-     -- this statement's snapshot. (Written as a CASE so the planner looks rows up by id.)
-     UPDATE webhook_deliveries d
-     SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2), lease_token = $3
-     WHERE d.id = ANY (ARRAY(SELECT id FROM due))
-       AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
-                        WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
-                        ELSE false END
-     RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
+   ), ${claimLockedRows('due', '$2', '$3')}
    SELECT ${CLAIMED_COLUMNS}
    ORDER BY c.id`,
 );
@@ -174,15 +182,7 @@ const SETTLE_SQL = preparedStatement(
        WHERE s.node_id = u.node_id AND s.finished_at IS NULL AND s.id > u.id ORDER BY s.id LIMIT 1
      ) nx CROSS JOIN LATERAL (SELECT c.id FROM webhook_deliveries c WHERE c.id = nx.id FOR UPDATE SKIP LOCKED) locked
      WHERE u.claim_next
-   ), claimed AS (
-     -- As in the claim: checked again on the locked row.
-     UPDATE webhook_deliveries d
-     SET state = 'delivering', attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $14), lease_token = $15
-     WHERE d.id = ANY (ARRAY(SELECT id FROM successor))
-       AND CASE d.state WHEN 'pending' THEN d.next_attempt_at <= now()
-                        WHEN 'delivering' THEN d.next_attempt_at <= now() AND d.lease_until < now()
-                        ELSE false END
-     RETURNING d.id, d.delivery_id, d.node_id, d.attempts, d.event_id)
+   ), ${claimLockedRows('successor', '$14', '$15')}
    SELECT id, NULL AS delivery_id, NULL AS node_id, NULL::int AS attempts, NULL AS event_id, NULL::jsonb AS payload, NULL AS target_url
    FROM updated
    UNION ALL

@@ -6,6 +6,7 @@ import type { Database } from '../../src/db/database.ts';
 import { recordNodeEvent } from '../../src/db/node-events.ts';
 import { claimDeliveries, fanOutNodeEvents, releaseUnsentDeliveries, settleDeliveries, type ClaimedDelivery, type SettleItem } from '../../src/db/webhook-deliveries.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import { insertNodesWithWebhook } from './webhook-nodes.ts';
 
 const attempt = { url: 'http://127.0.0.1:9/hook', startedAt: new Date(), durationMs: 1, statusCode: 204 };
 const ok = (d: ClaimedDelivery): SettleItem => ({ delivery: d, attempt, outcome: { state: 'succeeded' } });
@@ -17,15 +18,7 @@ describe(`webhook claim and batched settle on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());
-    await db.query(`INSERT INTO image_versions (version) VALUES ('t')`);
-    await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'u@example.com', 'starter')`);
-    for (const [i, n] of nodes.entries()) {
-      await db.query(
-        `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
-         VALUES ($1, 'u', $2, 'regtest', 'RUNNING', 'running', 't', $3, $4, $5)`,
-        [n.id, `n${i}`, JSON.stringify({ webhookUrl: attempt.url }), 21000 + 2 * i, 21001 + 2 * i],
-      );
-    }
+    await insertNodesWithWebhook(db, nodes.map((n) => n.id), attempt.url, 21000);
     // Node a: 50 events, b: 3, c: 1.
     await db.transaction(async (tx) => {
       for (let i = 0; i < 50; i++) await recordNodeEvent(tx, nodes[0]!, 'TEST', { n: i });

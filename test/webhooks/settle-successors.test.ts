@@ -12,6 +12,7 @@ import {
   type SettleItem,
 } from '../../src/db/webhook-deliveries.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import { insertNodesWithWebhook } from './webhook-nodes.ts';
 
 const attempt = { url: 'http://127.0.0.1:9/hook', startedAt: new Date(), durationMs: 1, statusCode: 204 };
 const finished = (d: ClaimedDelivery, claimNext = true): SettleItem => ({ delivery: d, attempt, outcome: { state: 'succeeded' }, claimNext });
@@ -25,15 +26,7 @@ describe(`settling a webhook delivery claims its node's next one, on ${databaseL
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());
-    await db.query(`INSERT INTO image_versions (version) VALUES ('t')`);
-    await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'u@example.com', 'starter')`);
-    for (const [i, n] of nodes.entries()) {
-      await db.query(
-        `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
-         VALUES ($1, 'u', $2, 'regtest', 'RUNNING', 'running', 't', $3, $4, $5)`,
-        [n.id, `n${i}`, JSON.stringify({ webhookUrl: attempt.url }), 22000 + 2 * i, 22001 + 2 * i],
-      );
-    }
+    await insertNodesWithWebhook(db, nodes.map((n) => n.id), attempt.url, 22000);
     // Node d: events 0..5, node e: 0..1.
     await db.transaction(async (tx) => {
       for (let i = 0; i < 6; i++) await recordNodeEvent(tx, nodes[0]!, 'TEST', { n: i });
