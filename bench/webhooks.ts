@@ -25,6 +25,9 @@ export interface WebhookFigures {
   /** This process's CPU (main thread and thread pool) per delivery, and per signed baseline POST. */
   cpuMicrosPerDelivery: number;
   cpuMicrosPerBaselinePost: number;
+  /** Of which this process's main thread (the event loop; signatures are made beside it). */
+  mainThreadMicrosPerDelivery: number;
+  mainThreadMicrosPerBaselinePost: number;
   /** CPU of the PostgreSQL backends serving the dispatcher, per delivery (PostgreSQL only). */
   databaseCpuMicrosPerDelivery?: number;
   events: number;
@@ -84,6 +87,9 @@ export async function startCountingReceiver() {
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
+
+/** CPU microseconds of this process's main thread so far (Linux: its schedstat). */
+const mainThreadMicros = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
 
 const cpuMicros = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
@@ -172,8 +178,10 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
       sender.send(receiver.url, { 'webhook-id': `evt_${i}` }, serializeEnvelope(payloads[i]!)).then(() => {});
     const unsignedPostsPerSecond = await postsPerSecond(events, unsignedPost);
     const baselineCpu = process.cpuUsage();
+    const baselineMain = mainThreadMicros();
     const baselinePostsPerSecond = await postsPerSecond(events, signedPost);
     const cpuMicrosPerBaselinePost = cpuMicros(baselineCpu) / events;
+    const mainThreadMicrosPerBaselinePost = (mainThreadMicros() - baselineMain) / events;
 
     const before = receiver.count();
     const counted = countStatements(db);
@@ -190,10 +198,12 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
     const backends0 = target.url ? await backendCpuNanos(db) : undefined;
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
+    const main0 = mainThreadMicros();
     dispatcher.start();
     while (receiver.count() - before < events) await new Promise((r) => setTimeout(r, 5));
     const deliveriesPerSecond = events / ((performance.now() - t0) / 1000);
     const cpuMicrosPerDelivery = cpuMicros(cpu0) / events;
+    const mainThreadMicrosPerDelivery = (mainThreadMicros() - main0) / events;
     const databaseCpuMicrosPerDelivery = backends0 && (await backendCpuSince(db, backends0)) / 1000 / events;
     const { statements, transactions } = counted.counter;
     await dispatcher.stop();
@@ -203,6 +213,8 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
       unsignedPostsPerSecond,
       cpuMicrosPerDelivery,
       cpuMicrosPerBaselinePost,
+      mainThreadMicrosPerDelivery,
+      mainThreadMicrosPerBaselinePost,
       databaseCpuMicrosPerDelivery,
       events,
       nodes,
@@ -246,7 +258,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
         `${database}: ${w.deliveriesPerSecond.toFixed(1)} deliveries/s, baseline ${w.baselinePostsPerSecond.toFixed(1)} signed POSTs/s ` +
           `(${w.unsignedPostsPerSecond.toFixed(1)} unsigned, ratio ${(w.deliveriesPerSecond / w.unsignedPostsPerSecond).toFixed(2)}), ` +
           `ratio ${ratio.toFixed(2)} (aim on PostgreSQL >= ${WEBHOOK_RATIO_AIM}: ${ratio >= WEBHOOK_RATIO_AIM ? 'met' : 'missed'}), ` +
-          `${w.statementsPerDelivery.toFixed(3)} statements and ${w.transactionsPerDelivery.toFixed(3)} transactions per delivery`,
+          `${w.statementsPerDelivery.toFixed(3)} statements and ${w.transactionsPerDelivery.toFixed(3)} transactions per delivery, ` +
+          `CPU µs per delivery: service ${w.cpuMicrosPerDelivery.toFixed(0)} (per baseline POST ${w.cpuMicrosPerBaselinePost.toFixed(0)}), ` +
+          `main thread ${w.mainThreadMicrosPerDelivery.toFixed(0)} (per baseline POST ${w.mainThreadMicrosPerBaselinePost.toFixed(0)}), database ${w.databaseCpuMicrosPerDelivery?.toFixed(0) ?? '-'}`,
       );
     }
   }

@@ -1,6 +1,6 @@
 // Node events: what happened to a node, recorded in the caller's transaction so an event exists
-// exactly when its change does. Webhook delivery reads them from the node_events table; whatever
-// inserts into it signals 'node-events' (see commit-signals.ts) so delivery starts at once.
+// exactly when its change does. A trigger queues each for webhook delivery (migration 0016); whatever
+// inserts into node_events signals 'node-events' (see commit-signals.ts) so delivery starts at once.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './database.ts';
 import type { NodeEventEnvelope, NodeEventType } from '../domain/node-events.ts';

@@ -21,26 +21,28 @@ export interface ClaimedDelivery {
   targetUrl: string | null;
 }
 
+// Takes the oldest queued events (a trigger queues every new event: migration 0016) and makes a
+// delivery of each to its node's webhook URL, if it has one.
 const FAN_OUT_SQL = preparedStatement(
   'webhook_fan_out',
   `WITH picked AS (
-     SELECT id FROM node_events WHERE webhook_fanned_out_at IS NULL ORDER BY id LIMIT $1
-   ), marked AS (
-     UPDATE node_events e SET webhook_fanned_out_at = now() FROM picked WHERE e.id = picked.id
-     RETURNING e.id, e.node_id
+     DELETE FROM webhook_fan_out_queue q
+     USING (SELECT event_id FROM webhook_fan_out_queue ORDER BY event_id LIMIT $1) oldest
+     WHERE q.event_id = oldest.event_id
+     RETURNING q.event_id
    ), inserted AS (
      INSERT INTO webhook_deliveries (event_id, node_id, url)
-     SELECT m.id, m.node_id, n.settings->>'webhookUrl' FROM marked m JOIN nodes n ON n.id = m.node_id
+     SELECT e.id, e.node_id, n.settings->>'webhookUrl' FROM picked p JOIN node_events e ON e.id = p.event_id JOIN nodes n ON n.id = e.node_id
      WHERE coalesce(n.settings->>'webhookUrl', '') <> ''
-     ORDER BY m.id
+     ORDER BY e.id
      RETURNING id
    )
-   SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`,
+   SELECT (SELECT count(*) FROM picked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`,
 );
 
 /**
  * Turns up to `limit` new events into deliveries to their node's webhook URL (events of nodes
- * without one are only marked). One replica at a time, so delivery ids follow event order.
+ * without one only leave the queue). One replica at a time, so delivery ids follow event order.
  * Returns how many events it looked at: `limit` means there may be more.
  */
 export async function fanOutNodeEvents(db: Database, limit: number): Promise<number> {

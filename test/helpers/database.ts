@@ -38,13 +38,16 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 
 export const databaseLabel = () => (process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite');
 
-/** A migrated database for tests that work below the HTTP layer. */
-export async function openMigratedTestDb() {
+/**
+ * A migrated database for tests that work below the HTTP layer; up to schema version `upTo` when
+ * given (a test of a migration starts from the schema before it).
+ */
+export async function openMigratedTestDb(upTo?: number) {
   const { openPglite, openPostgres } = await import('../../src/db/database.ts');
-  const { migrate } = await import('../../src/db/migrate.ts');
+  const { listMigrations, migrate } = await import('../../src/db/migrate.ts');
   const target = await createTestDatabase();
   const db = target.url ? await openPostgres(target.url) : await openPglite(undefined);
-  await migrate(db);
+  await migrate(db, listMigrations().filter((m) => upTo === undefined || m.version <= upTo));
   return {
     db,
     async close() {
