@@ -49,6 +49,11 @@ export interface DeliveryMetrics {
   deliveryAttempted(result: NextStep['kind'], seconds: number): void;
 }
 
+interface SignedRequest {
+  body: string;
+  headers: Record<string, string>;
+}
+
 const FAN_OUT_BATCH = 500;
 // Deliveries claimed and not yet recorded, per slot: sending, ready, and having their outcome written.
 const MAX_CLAIMED_PER_SLOT = 3;
@@ -75,7 +80,9 @@ export class WebhookDispatcher {
   // POST at once instead of after a claim, and a delivery gives its slot back as soon as its POST
   // has ended, while its outcome is written. Claimed deliveries not yet recorded stay bounded
   // (MAX_CLAIMED_PER_SLOT x concurrency): a slow database slows claiming, it does not pile up work.
-  private readonly ready: ClaimedDelivery[] = [];
+  // A delivery is signed as it enters `ready` (on the thread pool, beside the POSTs under way), so
+  // a slot is held for the POST alone; its webhook-timestamp is then as old as its wait there.
+  private readonly ready: Array<{ delivery: ClaimedDelivery; request: Promise<SignedRequest> }> = [];
   private sending = 0;
   private claimedNotRecorded = 0;
   private readonly inFlight = new Set<Promise<void>>();
@@ -118,7 +125,7 @@ export class WebhookDispatcher {
    */
   async stop() {
     await Promise.all([this.claimLoop.stop(), this.fanOutLoop.stop()]);
-    const unsent = this.ready.splice(0);
+    const unsent = this.ready.splice(0).map((r) => r.delivery);
     for (const d of unsent) this.succession.delete(d.id);
     if (unsent.length > 0) {
       this.claimedNotRecorded -= unsent.length;
@@ -151,15 +158,33 @@ export class WebhookDispatcher {
     if (wanted <= 0 || (inHand && wanted < Math.max(1, Math.floor(slots / MIN_CLAIM_SHARE)))) return;
     const claimed = await claimDeliveries(this.opts.db, wanted, this.leaseMs, randomUUID());
     this.claimedNotRecorded += claimed.length;
-    this.ready.push(...claimed);
+    this.makeReady(claimed);
     this.startSending();
+  }
+
+  /** Queues claimed deliveries to be sent, and signs each while it waits for a slot. */
+  private makeReady(claimed: ClaimedDelivery[]) {
+    for (const delivery of claimed) {
+      const request = this.signedRequest(delivery);
+      // Awaited when its slot comes; until then a failure must not count as unhandled.
+      request.catch(() => {});
+      this.ready.push({ delivery, request });
+    }
+  }
+
+  /** The body and headers of one attempt, signed by every signing key. */
+  private async signedRequest(d: ClaimedDelivery): Promise<SignedRequest> {
+    const body = serializeEnvelope(d.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = await this.opts.keyring.signatureHeader(d.eventId, timestamp, body);
+    return { body, headers: { 'webhook-id': d.eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature } };
   }
 
   /** Starts the ready deliveries that have a free slot. */
   private startSending() {
     while (this.sending < this.opts.concurrency && this.ready.length > 0 && !this.claimLoop.stopping) {
-      const delivery = this.ready.shift()!;
-      const tracked = this.deliver(delivery).finally(() => {
+      const { delivery, request } = this.ready.shift()!;
+      const tracked = this.deliver(delivery, request).finally(() => {
         this.inFlight.delete(tracked);
         this.succession.delete(delivery.id);
         this.claimedNotRecorded--;
@@ -170,14 +195,14 @@ export class WebhookDispatcher {
     }
   }
 
-  private async deliver(d: ClaimedDelivery) {
+  private async deliver(d: ClaimedDelivery, request: Promise<SignedRequest>) {
     const log = () => this.opts.log.child({ delivery: d.deliveryId, node: d.nodeId, attempt: d.attempts });
     try {
       if (!d.targetUrl) {
         await cancelDelivery(this.opts.db, d, 'the node no longer has a webhook URL');
         return;
       }
-      const attempt = await this.send(d, d.targetUrl);
+      const attempt = await this.send(d.targetUrl, request);
       const step = nextStep(attempt, d.attempts, this.opts.retryScheduleMs);
       const error = attempt.error ?? (attempt.statusCode !== undefined ? `HTTP ${attempt.statusCode}` : 'no answer');
       const settlement: Settlement =
@@ -199,17 +224,11 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Signs and POSTs the delivery in one of the slots; the slot is free again once the POST has ended. */
-  private async send(d: ClaimedDelivery, url: string): Promise<AttemptRecord & SendOutcome> {
+  /** POSTs the signed request in one of the slots; the slot is free again once the POST has ended. */
+  private async send(url: string, request: Promise<SignedRequest>): Promise<AttemptRecord & SendOutcome> {
     this.sending++;
     try {
-      const body = serializeEnvelope(d.payload);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const headers = {
-        'webhook-id': d.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': await this.opts.keyring.signatureHeader(d.eventId, timestamp, body),
-      };
+      const { body, headers } = await request;
       const startedAt = new Date();
       return { url, startedAt, ...(await this.opts.sender.send(url, headers, body)) };
     } finally {
@@ -246,7 +265,7 @@ export class WebhookDispatcher {
     const predecessor = new Map(settled.map((x) => [x.delivery.nodeId, x.delivery.id]));
     for (const d of claimed) this.succession.set(d.id, (this.succession.get(predecessor.get(d.nodeId)!) ?? 0) + 1);
     this.claimedNotRecorded += claimed.length;
-    this.ready.push(...claimed);
+    this.makeReady(claimed);
     this.startSending();
   }
 
