@@ -41,7 +41,26 @@ export async function serviceEnv(dataDir: string, extra: Record<string, string> 
   return env;
 }
 
+const PORT_VARIABLES = ['API_PORT', 'NODE_API_PORT', 'MTLS_PORT', 'METRICS_PORT'] as const;
+
+/**
+ * Starts `npm start` with `env` and waits until it is healthy. A port freePort() handed out can be
+ * taken by another test file's listener before the service binds it: then the service is started
+ * again on new ports, written into `env` itself so that a later restart with it uses them too.
+ */
 export async function startServiceProcess(env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<ServiceProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceProcessOnce(env, timeoutMs);
+    } catch (err) {
+      const taken = PORT_VARIABLES.some((name) => (err as Error).message.includes(`127.0.0.1:${env[name]} is already in use`));
+      if (!taken || attempt >= 5) throw err;
+      for (const name of PORT_VARIABLES) env[name] = String(await freePort());
+    }
+  }
+}
+
+async function startServiceProcessOnce(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ServiceProcess> {
   const child = spawn('npm', ['start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));

@@ -51,14 +51,14 @@ describe(`signing ahead of the slot, on ${databaseLabel()}`, () => {
     const events = [await recordNodeEvent(db, nodes[0]!, 'TEST', { n: 0 }), await recordNodeEvent(db, nodes[1]!, 'TEST', { n: 1 })];
     const keyring = new KeyringFailingOnce(join(dir, 'keys.json'), () => events[1]!.eventId);
     keyring.ensure();
-    const timeoutMs = 500; // the lease: 3 x the timeout + 5 s
+    const timeoutMs = 1000; // the lease: 3 x the timeout + 5 s
     const dispatcher = new WebhookDispatcher({
       db, keyring, retryScheduleMs: [0], timeoutMs, concurrency: 1, pollIntervalMs: 50, log: createLogger('silent'),
       sender: new WebhookSender({ timeoutMs, allowPrivateTargets: true }),
     });
     dispatcher.start();
     try {
-      const received = await receiver.waitFor((all) => all.length >= 2, 15_000);
+      const received = await receiver.waitFor((all) => all.length >= 2, 20_000);
       expect(keyring.failed).toBe(true);
       expect(received.map((w) => w.id)).toEqual(events.map((e) => e.eventId));
       // Its timestamp is the time of its signing, shortly before it was sent.
