@@ -1,8 +1,8 @@
 // DNS rebinding: a host name that resolved to a public address when the URL was saved and resolves
 // to loopback when the delivery connects is refused at connect time; nothing reaches the receiver
 // on loopback. The resolver is the one seam replaced; database, dispatcher and sockets are real.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openMigratedTestDb, databaseLabel } from '../helpers/database.ts';
+import { describe, expect, it } from 'vitest';
+import { databaseLabel } from '../helpers/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { insertUser } from '../../src/db/users.ts';
 import { insertNode } from '../../src/db/nodes.ts';
@@ -12,30 +12,15 @@ import { checkWebhookUrl } from '../../src/webhooks/target-url.ts';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
 import { WebhookSender } from '../../src/webhooks/send-webhook.ts';
 import { WebhookKeyring } from '../../src/webhooks/signing-keys.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { useDispatcherFixture } from './dispatcher-fixture.ts';
 
 describe(`DNS rebinding at delivery time on ${databaseLabel()}`, () => {
-  let target: Awaited<ReturnType<typeof openMigratedTestDb>>;
-  let receiver: Receiver;
-  let dir: string;
-
-  beforeEach(async () => {
-    target = await openMigratedTestDb();
-    receiver = await startReceiver();
-    dir = mkdtempSync(join(tmpdir(), 'rln-rebind-'));
-  });
-  afterEach(async () => {
-    await target.close();
-    await receiver.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = useDispatcherFixture('rln-rebind-');
 
   /** Saves a node with a webhook on rebind.test, records an event, and runs one dispatcher until an attempt is recorded. */
   async function deliverThroughRebindingName(allowPrivateTargets: boolean) {
-    const db = target.db;
+    const { db, receiver, dir } = fixture;
     const url = `http://rebind.test:${receiver.port}/hook`;
     // At save time the name answers a public address, so the URL is accepted.
     const saved = await checkWebhookUrl(url, { allowPrivateTargets: false, httpsOnly: false }, async () => ['93.184.215.14']);
@@ -73,12 +58,12 @@ describe(`DNS rebinding at delivery time on ${databaseLabel()}`, () => {
     expect(entry.attempts).toHaveLength(1);
     expect(entry.attempts[0]).toMatchObject({ status_code: null, remote_address: null });
     expect(entry.attempts[0]!.error).toMatch(/refused: rebind\.test resolves to 127\.0\.0\.1, a loopback address/);
-    expect(receiver.received).toHaveLength(0);
+    expect(fixture.receiver.received).toHaveLength(0);
   });
 
   it('(control) delivers through the same resolver when private targets are allowed', async () => {
     const entry = await deliverThroughRebindingName(true);
     expect(entry.delivery.state).toBe('succeeded');
-    expect(receiver.received).toHaveLength(1);
+    expect(fixture.receiver.received).toHaveLength(1);
   });
 });

@@ -1,17 +1,15 @@
 // The dispatcher signs a delivery while it waits for a slot. A signature that fails meanwhile must
 // neither take the process down (an unhandled rejection would) nor lose the delivery: it is sent
 // once its lease has run out, like any attempt that could not be recorded.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recordNodeEvent } from '../../src/db/node-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
 import { WebhookSender } from '../../src/webhooks/send-webhook.ts';
 import { WebhookKeyring } from '../../src/webhooks/signing-keys.ts';
-import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
+import { databaseLabel } from '../helpers/database.ts';
+import { useDispatcherFixture } from './dispatcher-fixture.ts';
 import { insertNodesWithWebhook } from './webhook-nodes.ts';
 
 /** Fails the first signature of one event, then signs as usual. */
@@ -30,22 +28,10 @@ class KeyringFailingOnce extends WebhookKeyring {
 }
 
 describe(`signing ahead of the slot, on ${databaseLabel()}`, () => {
-  let target: Awaited<ReturnType<typeof openMigratedTestDb>>;
-  let receiver: Receiver;
-  let dir: string;
-  beforeEach(async () => {
-    target = await openMigratedTestDb();
-    receiver = await startReceiver();
-    dir = mkdtempSync(join(tmpdir(), 'rln-sign-ahead-'));
-  });
-  afterEach(async () => {
-    await target.close();
-    await receiver.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = useDispatcherFixture('rln-sign-ahead-');
 
   it('a signature failing while its delivery waits for the slot: the delivery is sent after its lease', async () => {
-    const { db } = target;
+    const { db, receiver, dir } = fixture;
     const nodes = await insertNodesWithWebhook(db, ['a'.repeat(32), 'b'.repeat(32)], receiver.url, 24100);
     // One slot and one event per node: both are claimed together, the second waits in line.
     const events = [await recordNodeEvent(db, nodes[0]!, 'TEST', { n: 0 }), await recordNodeEvent(db, nodes[1]!, 'TEST', { n: 1 })];
