@@ -11,7 +11,7 @@ export type LogFormat = 'auto' | 'json' | 'pretty';
 
 /** `fd` 1 logs to stdout (a service's usual place), 2 to stderr (keeps stdout for --json output). */
 export function createLogger(level: string, fd: 1 | 2 = 1, format: LogFormat = 'json'): Logger {
-  const options = { name: 'rln-cloud', level, redact: ['req.headers.authorization', '*.password', 'password'] };
+  const options = { name: 'rln-cloud', level, redact: ['req.headers.authorization', '*.password', 'password', '*.bitcoind_rpc_password', '*.bitcoindRpcPassword'] };
   const pretty = format === 'pretty' || (format === 'auto' && isatty(fd));
   if (pretty) return pino(options, prettyDestination(fd === 1 ? process.stdout : process.stderr));
   return pino(options, pino.destination({ fd, sync: false }));

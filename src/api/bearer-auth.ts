@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
 import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
 import { RememberedTokens } from '../accounts/remembered-tokens.ts';
+import { tokenFromAuthorization } from '../auth/authorization-header.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { classifyApiRoute, routeRefusal } from './route-scope.ts';
 import { ErrorBody } from './schemas.ts';
@@ -16,10 +17,9 @@ declare module 'fastify' {
   }
 }
 
+/** The request's API token: `Authorization: Bearer <token>` or the bare `Authorization: <token>`. */
 export function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return match?.[1];
+  return tokenFromAuthorization(request.headers.authorization);
 }
 
 /** How the web UI's session cookie authenticates (src/web/sessions.ts). */

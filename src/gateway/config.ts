@@ -38,6 +38,8 @@ export interface NodeAccessConfig {
   unlockBodyFormat: 'current' | 'flat';
   /** Image versions that take the flat body whatever unlockBodyFormat says (older RLN builds). */
   unlockFlatVersions: string[];
+  /** `client`: chain settings in a client's unlock body win over the operator's; `operator`: only the operator's. */
+  unlockChainSettings: 'client' | 'operator';
 }
 
 export const NODE_ACCESS_VARIABLES = {
@@ -85,6 +87,14 @@ export const NODE_ACCESS_VARIABLES = {
   unlockFlatVersions: variable('UNLOCK_FLAT_VERSIONS', commaList(/^.+$/, 'be image versions separated by commas'), {
     default: '',
     doc: 'comma-separated image versions that take the flat body whatever `UNLOCK_BODY_FORMAT` says',
+  }),
+  // `client` by default: the original hosted service passed a client's chain hosts to its node, and
+  // its clients (a wallet that moved its hosts over time) rely on it. Where a node may connect is
+  // bounded by its runtime's network, not by this; `operator` is for a service that runs the chain
+  // backends itself and wants every node on them.
+  unlockChainSettings: variable('UNLOCK_CHAIN_SETTINGS', oneOf(['client', 'operator']), {
+    default: 'client',
+    doc: "whose chain settings an unlock sends a node: `client` (those in the client's unlock body, the `REGTEST_*`/`TESTNET_*` settings filling in the rest) or `operator` (only those settings; a client's are ignored)",
   }),
 };
 

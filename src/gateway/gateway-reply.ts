@@ -1,8 +1,11 @@
-// The gateways' own answers (as opposed to the node's, which pass through untouched): the same
-// error body as the management API, so a client tells them apart from RLN's own errors
-// (`{"error": "<text>", "code": <status>}`) by the shape of `error`.
+// The gateways' own answers (as opposed to the node's, which pass through untouched). An error the
+// gateway makes itself has RLN's own error shape, `{"error": "<a sentence>", "code": <HTTP status>,
+// "name": "<StableName>"}`, so a client written for RLN (or for the original hosted service, which
+// shows errors with `new Error(body.error)`) reads it like any error of its node. The service's
+// machine-readable code, the request id and any details sit under `rln_cloud`, a key RLN never
+// uses, so they can never be mistaken for (or collide with) a field of RLN's.
 import type { ServerResponse } from 'node:http';
-import { AppError, ERROR_STATUS } from '../errors.ts';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
@@ -13,6 +16,21 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
     ...headers,
   });
   res.end(text);
+}
+
+/** RLN's `name` for a service error code: `node_not_running` is `NodeNotRunning`. */
+export function rlnErrorName(code: ErrorCode): string {
+  return code.replace(/(^|_)([a-z])/g, (_m, _sep: string, letter: string) => letter.toUpperCase());
+}
+
+/** The body of a gateway error, in RLN's shape. */
+export function gatewayErrorBody(err: AppError, requestId: string) {
+  return {
+    error: err.message,
+    code: ERROR_STATUS[err.code],
+    name: rlnErrorName(err.code),
+    rln_cloud: { code: err.code, requestId, ...(err.details ? { details: err.details } : {}) },
+  };
 }
 
 /**
@@ -26,10 +44,5 @@ export function sendGatewayError(res: ServerResponse, requestId: string, err: un
     return;
   }
   const e = err instanceof AppError ? err : new AppError('internal_error', 'an internal error occurred; quote the requestId when reporting it');
-  sendJson(
-    res,
-    ERROR_STATUS[e.code],
-    { error: { code: e.code, message: e.message, requestId, ...(e.details ? { details: e.details } : {}) } },
-    { 'x-request-id': requestId, ...headers },
-  );
+  sendJson(res, ERROR_STATUS[e.code], gatewayErrorBody(e, requestId), { 'x-request-id': requestId, ...headers });
 }

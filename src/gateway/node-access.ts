@@ -22,6 +22,7 @@ import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
 import { findCertificateWithNode, type PresentedCertificate } from '../db/certificates.ts';
 import type { Database } from '../db/database.ts';
 import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { tokenFromAuthorization } from '../auth/authorization-header.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
 import { isReadOnlyNodeRequest } from './route-scope.ts';
@@ -117,7 +118,7 @@ export class NodeAccess {
   }
 
   private async readUser(authorization: string | undefined): Promise<AuthenticatedUser> {
-    const token = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+    const token = tokenFromAuthorization(authorization);
     const user = token ? await this.deps.accounts.authenticate(token) : undefined;
     if (!user) {
       throw new AppError('unauthorized', token ? 'the API token is invalid, expired or revoked' : 'send an API token: Authorization: Bearer <token>');

@@ -39,7 +39,7 @@ export class NodeUnlocker {
     if (input.network !== undefined && input.network !== node.network) {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
-    const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config));
+    const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config), config.unlockChainSettings);
     const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/unlock', Buffer.from(JSON.stringify(body)), extraHeaders);
     if (isSuccess(answer.status)) await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return answer;

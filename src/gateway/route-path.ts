@@ -61,18 +61,18 @@ export function parseGatewayPath(target: string, prefix: '' | '/nodes'): Gateway
   if (segments.length === 3 && segments[2] !== '' && canonicalSegment(segments[2]!) === segments[2]) {
     return { ok: true, userId, nodeId, route: segments[2]!, search };
   }
+  // Repeated slashes collapse, as clients write paths: the invoke URL the UI copies ends in "/" and
+  // a wallet appends "/nodeinfo" to it (`<node_id>//nodeinfo` is `<node_id>/nodeinfo`). A trailing
+  // slash stays (`nodeinfo/` is not `nodeinfo`), once.
   const routeSegments = segments.slice(2);
+  const trailingSlash = routeSegments.length > 0 && routeSegments[routeSegments.length - 1] === '';
   const canonical: string[] = [];
-  for (let i = 0; i < routeSegments.length; i++) {
-    const segment = routeSegments[i]!;
-    // An empty segment is allowed only as the trailing slash, e.g. `<node_id>/` (invoke_url itself).
-    if (segment === '' && i === routeSegments.length - 1) {
-      if (i > 0) canonical.push('');
-      continue;
-    }
-    const clean = segment === '' ? undefined : canonicalSegment(segment);
-    if (clean === undefined) return invalid(`the route segment "${segment.slice(0, 64)}" is not allowed (no "." or "..", encoded "/" or "\\", empty segments or control characters)`);
+  for (const segment of routeSegments) {
+    if (segment === '') continue;
+    const clean = canonicalSegment(segment);
+    if (clean === undefined) return invalid(`the route segment "${segment.slice(0, 64)}" is not allowed (no "." or "..", encoded "/" or "\\", or control characters)`);
     canonical.push(clean);
   }
+  if (trailingSlash && canonical.length > 0) canonical.push('');
   return { ok: true, userId, nodeId, route: canonical.join('/'), search };
 }

@@ -19,7 +19,16 @@ describe('parseUnlockInput', () => {
       [{}, /password is required/],
       [{ password: 5 }, /password must be a string/],
       [{ password: '' }, /must not be empty/],
-      [{ password: secret, bitcoind_rpc_host: 'evil' }, /unknown field "bitcoind_rpc_host"/],
+      [{ password: secret, rgb_magic: 'x' }, /unknown field "rgb_magic"/],
+      [{ password: secret, bitcoind_rpc_password: 42 }, /bitcoind_rpc_password must be a string/],
+      [{ password: secret, bitcoind_rpc_port: '18443' }, /bitcoind_rpc_port must be a port number/],
+      [{ password: secret, bitcoind_rpc_port: 70000 }, /bitcoind_rpc_port must be a port number/],
+      [{ password: secret, bitcoind_rpc_host: 'a host' }, /bitcoind_rpc_host must be a non-empty string/],
+      [{ password: secret, indexer_url: '' }, /indexer_url must be a non-empty string/],
+      [{ password: secret, ldk_chain_sync: { mode: 'Esplora', config: {} } }, /ldk_chain_sync.mode must be BlockSync or TransactionSync/],
+      [{ password: secret, ldk_chain_sync: { mode: 'TransactionSync', config: { bitcoind_rpc_host: 'h' } } }, /field "bitcoind_rpc_host" that TransactionSync does not take/],
+      [{ password: secret, ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_password: secret } }, bitcoind_rpc_host: 'h' }, /not both/],
+      [{ password: secret, ldk_chain_sync: 'BlockSync' }, /ldk_chain_sync must be/],
       [{ password: secret, announce_addresses: 'h:1' }, /announce_addresses/],
       [{ password: secret, announce_alias: 7 }, /announce_alias/],
     ];
@@ -86,7 +95,73 @@ describe('buildUnlockBody', () => {
     expect(input).toEqual({ password: 'pw', announce_addresses: [], announce_alias: 'a', network: 'regtest' });
     expect(() => parseUnlockInput({ password: 'pw', network: 'mainnet' })).toThrow('network must be regtest or testnet');
     expect(() => parseUnlockInput({ password: 'pw', node_endpoint: 42 })).toThrow(/node_endpoint must be a string/);
-    // What nobody sent is still refused.
-    expect(() => parseUnlockInput({ password: 'pw', indexer_url: 'x' })).toThrow(/unknown field "indexer_url"/);
+    // What RLN's body does not have is still refused.
+    expect(() => parseUnlockInput({ password: 'pw', indexer: 'x' })).toThrow(/unknown field "indexer"/);
+  });
+});
+
+describe("RLN's unlock bodies as clients send them", () => {
+  // The wallet that ran its users' nodes on the original service sends the flat form, hosts included.
+  const walletBody = {
+    password: 'pw-123456',
+    bitcoind_rpc_username: 'walletuser',
+    bitcoind_rpc_password: 'walletpass',
+    bitcoind_rpc_host: 'bitcoind.wallet.example',
+    bitcoind_rpc_port: 18444,
+    indexer_url: 'electrum.wallet.example:50001',
+    proxy_endpoint: 'rpcs://proxy.wallet.example/json-rpc',
+    announce_addresses: [],
+    announce_alias: null,
+  };
+
+  it('flat form in, converted to the current form the node takes: the client settings win', () => {
+    expect(buildUnlockBody(parseUnlockInput(walletBody), chain, 'current')).toEqual({
+      password: 'pw-123456',
+      ldk_chain_sync: {
+        mode: 'BlockSync',
+        config: { bitcoind_rpc_username: 'walletuser', bitcoind_rpc_password: 'walletpass', bitcoind_rpc_host: 'bitcoind.wallet.example', bitcoind_rpc_port: 18444 },
+      },
+      indexer_url: 'electrum.wallet.example:50001',
+      announce_addresses: [],
+    });
+  });
+
+  it('flat form in, flat form out: every field as sent', () => {
+    expect(buildUnlockBody(parseUnlockInput(walletBody), chain, 'flat')).toEqual({ ...walletBody, announce_alias: undefined, announce_addresses: [] });
+  });
+
+  it('current form in: the mode and its config are what the node gets; the operator fills in the rest', () => {
+    const input = parseUnlockInput({ password: 'p', ldk_chain_sync: { mode: 'TransactionSync', config: { indexer_url: 'ssl://idx.example:50002' } } });
+    expect(input.chain).toEqual({ chainSync: 'indexer', indexerUrl: 'ssl://idx.example:50002' });
+    expect(buildUnlockBody(input, chain, 'current')).toEqual({
+      password: 'p',
+      ldk_chain_sync: { mode: 'TransactionSync', config: { indexer_url: 'ssl://idx.example:50002' } },
+      indexer_url: 'ssl://idx.example:50002',
+      announce_addresses: [],
+    });
+    // Converted to the flat form, the client's indexer and the operator's bitcoind and proxy.
+    expect(buildUnlockBody(input, chain, 'flat')).toMatchObject({ indexer_url: 'ssl://idx.example:50002', bitcoind_rpc_host: '127.0.0.1', proxy_endpoint: chain.proxyEndpoint });
+    const partial = parseUnlockInput({ password: 'p', ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'node.example' } } });
+    expect(buildUnlockBody(partial, chain, 'current')).toMatchObject({
+      ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'node.example', bitcoind_rpc_port: 18443, bitcoind_rpc_username: 'user' } },
+    });
+  });
+
+  it("an operator who pins the chain settings sends only theirs", () => {
+    expect(buildUnlockBody(parseUnlockInput(walletBody), chain, 'current', 'operator')).toEqual(buildUnlockBody({ password: 'pw-123456', announce_addresses: [] }, chain, 'current'));
+    expect(loadConfig({ UNLOCK_CHAIN_SETTINGS: 'operator' }).nodeAccess.unlockChainSettings).toBe('operator');
+    expect(loadConfig({}).nodeAccess.unlockChainSettings).toBe('client');
+    expect(() => loadConfig({ UNLOCK_CHAIN_SETTINGS: 'both' })).toThrow(/UNLOCK_CHAIN_SETTINGS/);
+  });
+
+  it('never echoes the RPC password in a refusal', () => {
+    let err: any;
+    try {
+      parseUnlockInput({ ...walletBody, bitcoind_rpc_password: 'x'.repeat(2000) + 'SECRET', bitcoind_rpc_port: 0 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err.message).toMatch(/bitcoind_rpc_password must be a string of at most 1024/);
+    expect(JSON.stringify({ m: err.message, d: err.details })).not.toContain('SECRET');
   });
 });

@@ -1,12 +1,14 @@
-// The unlock a user sends is `{password, announce_alias?, announce_addresses?}`, and what clients
-// of the original hosted service send besides: `network` (checked against the node's network) and
-// `node_endpoint` (accepted and ignored: the service knows where its node is). The node needs
-// its chain-sync, indexer and proxy settings too, which are the operator's business and come from
-// configuration. This builds the body in the form the node's RLN version takes. The password is
-// carried, never logged, and never part of an error message (not even inside a JSON parse error,
-// whose text quotes the input).
+// The unlock a client sends is RLN's own unlock body, in either of its forms (the flat one of older
+// RLN and the current one with `ldk_chain_sync`; client-chain-settings.ts reads their chain
+// settings), plus what clients of the original hosted service send besides: `network` (checked
+// against the node's network) and `node_endpoint` (accepted and ignored: the service knows where
+// its node is). What the client leaves out of the chain settings comes from the operator's
+// configuration. This builds the body in the form the node's RLN version takes. The password (and
+// the bitcoind RPC password) is carried, never logged, and never part of an error message (not
+// even inside a JSON parse error, whose text quotes the input).
 import type { ChainSettings } from './config.ts';
 import { AppError } from '../errors.ts';
+import { FLAT_CHAIN_FIELDS, mergeChainSettings, readClientChainSettings, type ClientChainSettings } from './client-chain-settings.ts';
 
 export interface UnlockInput {
   password: string;
@@ -14,9 +16,11 @@ export interface UnlockInput {
   announce_addresses?: string[];
   /** The network the client believes the node is on; a mismatch is refused, not sent on. */
   network?: string;
+  /** Chain settings the client sent (either form): its node gets them unless the operator pins its own. */
+  chain?: ClientChainSettings;
 }
 
-const FIELDS = new Set(['password', 'announce_alias', 'announce_addresses', 'network', 'node_endpoint']);
+const FIELDS = new Set<string>(['password', 'announce_alias', 'announce_addresses', 'network', 'node_endpoint', 'ldk_chain_sync', ...FLAT_CHAIN_FIELDS]);
 const MAX_ENDPOINT = 2048;
 // Generous bounds that still keep a body small: RLN itself checks the exact rules.
 const MAX_PASSWORD = 1024;
@@ -24,7 +28,7 @@ const MAX_ALIAS = 256;
 const MAX_ADDRESSES = 16;
 const MAX_ADDRESS = 256;
 
-/** Checks a user's unlock body; every problem is named, no value is ever echoed. */
+/** Checks a client's unlock body; every problem is named, no value is ever echoed. */
 export function parseUnlockInput(raw: string | unknown): UnlockInput {
   let body: unknown = raw;
   if (typeof raw === 'string') {
@@ -35,18 +39,18 @@ export function parseUnlockInput(raw: string | unknown): UnlockInput {
     }
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError('invalid_request', 'body must be an object: {"password": "...", "announce_alias"?, "announce_addresses"?}');
+    throw new AppError('invalid_request', 'body must be an object: RLN\'s unlock body, {"password": "...", ...}');
   }
   const b = body as Record<string, unknown>;
   const problems: string[] = [];
   for (const key of Object.keys(b)) {
-    if (!FIELDS.has(key)) problems.push(`body has an unknown field "${key.slice(0, 64)}" (chain-sync, indexer and proxy settings come from the service)`);
+    if (!FIELDS.has(key)) problems.push(`body has an unknown field "${key.slice(0, 64)}" (RLN's unlock body has no such field)`);
   }
   if (b.password === undefined) problems.push('password is required');
   else if (typeof b.password !== 'string') problems.push('password must be a string');
   else if (b.password.length === 0) problems.push('password must not be empty');
   else if (b.password.length > MAX_PASSWORD) problems.push(`password must be at most ${MAX_PASSWORD} characters`);
-  if (b.announce_alias !== undefined && (typeof b.announce_alias !== 'string' || b.announce_alias.length > MAX_ALIAS)) {
+  if (b.announce_alias !== undefined && b.announce_alias !== null && (typeof b.announce_alias !== 'string' || b.announce_alias.length > MAX_ALIAS)) {
     problems.push(`announce_alias must be a string of at most ${MAX_ALIAS} characters`);
   }
   if (
@@ -63,19 +67,28 @@ export function parseUnlockInput(raw: string | unknown): UnlockInput {
   if (b.node_endpoint !== undefined && (typeof b.node_endpoint !== 'string' || b.node_endpoint.length > MAX_ENDPOINT)) {
     problems.push(`node_endpoint must be a string of at most ${MAX_ENDPOINT} characters`);
   }
+  const chain = readClientChainSettings(b, problems);
   if (problems.length > 0) throw new AppError('invalid_request', problems.join('; '), { problems });
   return {
     password: b.password as string,
     ...(b.network !== undefined ? { network: (b.network as string).toLowerCase() } : {}),
-    ...(b.announce_alias !== undefined ? { announce_alias: b.announce_alias as string } : {}),
+    // RLN's announce_alias is optional (null: none), as the wallet sends it when unset.
+    ...(typeof b.announce_alias === 'string' ? { announce_alias: b.announce_alias } : {}),
     ...(b.announce_addresses !== undefined ? { announce_addresses: b.announce_addresses as string[] } : {}),
+    ...(chain ? { chain } : {}),
   };
 }
 
 export type UnlockBodyFormat = 'current' | 'flat';
 
 /** The body RLN's /unlock takes: the current form (ldk_chain_sync) or the older flat form. */
-export function buildUnlockBody(input: UnlockInput, chain: ChainSettings, format: UnlockBodyFormat): Record<string, unknown> {
+export function buildUnlockBody(
+  input: UnlockInput,
+  operatorChain: ChainSettings,
+  format: UnlockBodyFormat,
+  chainSource: 'client' | 'operator' = 'client',
+): Record<string, unknown> {
+  const chain = mergeChainSettings(operatorChain, input.chain, chainSource);
   const announce = {
     announce_addresses: input.announce_addresses ?? [],
     ...(input.announce_alias !== undefined ? { announce_alias: input.announce_alias } : {}),
