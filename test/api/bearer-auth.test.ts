@@ -47,6 +47,17 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
 
   for (const route of BEARER_ROUTES) itRequiresBearerAuth(() => ({ t, revoked: users.revoked, nodeId }), route);
 
+  it('takes the token bare (`Authorization: <token>`, as clients of the original send it) or with the Bearer scheme in any case', async () => {
+    const token = users.alice.token;
+    for (const authorization of [token, ` ${token} `, `Bearer ${token}`, `bearer ${token}`, `BEARER  ${token}`]) {
+      const r = await t.call(`/api/nodes/${nodeId}`, { headers: { authorization } });
+      expect(r.status, authorization.replace(token, '<token>')).toBe(200);
+      expect(r.json.data.nodeId).toBe(nodeId);
+    }
+    // The bare form is a credential like the other: another user's bare token still sees nothing of alice's.
+    expect((await t.call(`/api/nodes/${nodeId}`, { headers: { authorization: users.bob.token } })).status).toBe(404);
+  });
+
   describe("another user's attempts, and alice's scoped tokens, on alice's node", () => {
     const aliceView = async () => {
       const node = (await t.call(`/api/nodes/${nodeId}`, { token: users.alice.token })).json.data;

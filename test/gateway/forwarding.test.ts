@@ -3,6 +3,7 @@
 // X-Forwarded-* headers are replaced, method, query, body and content type pass intact, and the
 // node's status, headers and body come back unchanged. Also: body limits both ways, a node that
 // refuses (502) or hangs (504), pooled connections, and the unlock body the gateway composes.
+import { gatewayError } from '../helpers/gateway-error.ts';
 import http from 'node:http';
 import net from 'node:net';
 import { Writable } from 'node:stream';
@@ -181,7 +182,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const before = seen.length;
     const declared = await rawRequest(base, path('echo', 'upload'), { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'x'.repeat(MAX_REQUEST + 1) });
     expect(declared.status).toBe(413);
-    expect(declared.json.error.code).toBe('payload_too_large');
+    expect(gatewayError(declared).code).toBe('payload_too_large');
     expect(seen.length).toBe(before); // nothing reached the node
 
     const chunk = 'y'.repeat(64 * 1024);
@@ -199,18 +200,18 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
   it("cuts a node's answer over the response limit", async () => {
     const declared = await rawRequest(base, path('echo', 'big'), { headers: auth() });
     expect(declared.status).toBe(502);
-    expect(declared.json.error.code).toBe('node_error');
+    expect(gatewayError(declared).code).toBe('node_error');
     await expect(rawRequest(base, path('echo', 'big-chunked'), { headers: auth() })).rejects.toThrow();
   });
 
   it('answers 502 for a node that refuses connections and 504 for one that hangs', async () => {
     const down = await rawRequest(base, path('down', 'nodeinfo'), { headers: auth() });
     expect(down.status).toBe(502);
-    expect(down.json.error).toMatchObject({ code: 'node_unreachable', requestId: expect.any(String) });
+    expect(gatewayError(down)).toMatchObject({ code: 'node_unreachable', name: 'NodeUnreachable', requestId: expect.any(String) });
     const started = Date.now();
     const hung = await rawRequest(base, path('hang', 'nodeinfo'), { headers: auth() });
     expect(hung.status).toBe(504);
-    expect(hung.json.error.code).toBe('node_timeout');
+    expect(gatewayError(hung).code).toBe('node_timeout');
     expect(Date.now() - started).toBeGreaterThanOrEqual(700);
   });
 
@@ -234,6 +235,42 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     expect(new Set(seen.slice(before).map((s) => s.remotePort)).size).toBe(1);
   });
 
+  it("passes the chain settings of RLN's flat unlock body (the wallet's) to the node, converted to the form it takes", async () => {
+    const r = await rawRequest(base, path('echo', 'unlock'), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        password: SECRET,
+        bitcoind_rpc_username: 'walletuser',
+        bitcoind_rpc_password: 'walletpass',
+        bitcoind_rpc_host: 'bitcoind.wallet.example',
+        bitcoind_rpc_port: 18444,
+        indexer_url: 'electrum.wallet.example:50001',
+        proxy_endpoint: 'rpcs://proxy.wallet.example/json-rpc',
+        announce_addresses: [],
+        announce_alias: null,
+      }),
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(JSON.parse(last().body)).toEqual({
+      password: SECRET,
+      ldk_chain_sync: {
+        mode: 'BlockSync',
+        config: { bitcoind_rpc_username: 'walletuser', bitcoind_rpc_password: 'walletpass', bitcoind_rpc_host: 'bitcoind.wallet.example', bitcoind_rpc_port: 18444 },
+      },
+      indexer_url: 'electrum.wallet.example:50001',
+      announce_addresses: [],
+    });
+    expect(logText).not.toContain('walletpass');
+  });
+
+  it('collapses repeated slashes in the route: the invoke URL with "/nodeinfo" appended reaches /nodeinfo', async () => {
+    const before = seen.length;
+    const r = await rawRequest(base, `${path('echo', '')}/nodeinfo?x=1`, { headers: auth() });
+    expect(r.status, r.text).toBe(200);
+    expect(seen.slice(before).map((s) => s.url)).toEqual(['/nodeinfo?x=1']);
+  });
+
   it('completes the unlock body from configuration, and never logs or echoes the password', async () => {
     const r = await rawRequest(base, path('echo', 'unlock'), {
       method: 'POST',
@@ -250,9 +287,10 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     });
     expect(values(last(), 'authorization')).toEqual([]);
     // Malformed bodies are refused without quoting them.
-    for (const body of [`{"password": "${SECRET}`, JSON.stringify({ password: SECRET, bitcoind_rpc_host: 'evil' })]) {
+    for (const body of [`{"password": "${SECRET}`, JSON.stringify({ password: SECRET, bitcoind_rpc_port: 'evil' }), JSON.stringify({ password: SECRET, chain: 'x' })]) {
       const bad = await rawRequest(base, path('echo', 'unlock'), { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body });
       expect(bad.status).toBe(400);
+      expect(gatewayError(bad).name).toBe(body.includes('evil') || body.includes('chain') ? 'InvalidRequest' : 'InvalidJson');
       expect(bad.text).not.toContain(SECRET);
     }
     const huge = await rawRequest(base, path('echo', 'unlock'), { method: 'POST', headers: auth(), body: JSON.stringify({ password: 'x'.repeat(70_000) }) });

@@ -4,6 +4,7 @@
 // through the management API. Then the attacks: tokens, the cross-tenant matrix on every route
 // of both gateways, traversal, certificates from elsewhere, expired, bound to another node,
 // revoked (also on a kept-alive connection), a stopped node and a node that hangs.
+import { gatewayError } from '../helpers/gateway-error.ts';
 import { execFile } from 'node:child_process';
 import https from 'node:https';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -148,7 +149,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       const garbled = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: `{"password": "${PASSWORD}` });
       expect(garbled.status).toBe(400);
       expect(garbled.text).not.toContain(PASSWORD);
-      const extra = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: { password: PASSWORD, indexer_url: 'x' } });
+      const extra = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: { password: PASSWORD, indexer: 'x' } });
       expect(extra.status).toBe(400);
       expect(extra.text).not.toContain(PASSWORD);
 
@@ -193,7 +194,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: `Bearer rlnc_${'A'.repeat(43)}` }, { authorization: 'Basic YTpi' }]) {
         const r = await bearer(undefined, path(), { headers });
         expect(r.status).toBe(401);
-        expect(r.json.error.code).toBe('unauthorized');
+        expect(gatewayError(r).code).toBe('unauthorized');
         expect(r.headers['www-authenticate']).toBe('Bearer');
       }
       expect((await bearer(revoked, path())).status).toBe(401);
@@ -225,7 +226,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
         for (const target of [`/${bob.id}/${bobNode}`, `/${alice.id}/${bobNode}`, `/${bob.id}/${aliceNode}`, `/${alice.id}/${missing}`]) {
           const r = await bearer(alice, `${target}/${route}`, { method, body });
           expect(r.status, `${method} ${target}/${route}`).toBe(404);
-          expect(r.json.error.code).toBe('node_not_found');
+          expect(gatewayError(r).code).toBe('node_not_found');
         }
       }
       expect(await node(bobNode, bob)).toMatchObject({ status: 'RUNNING', locked: true, initialized: false });
@@ -236,7 +237,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
         for (const target of [`/nodes/${bob.id}/${bobNode}`, `/nodes/${alice.id}/${aliceOther}`, `/nodes/${alice.id}/${bobNode}`, `/nodes/${bob.id}/${aliceNode}`]) {
           const r = await mtls(aliceCert, `${target}/${route}`, { method, body });
           expect(r.status, `${method} ${target}/${route}`).toBe(403);
-          expect(r.json.error.code).toBe('certificate_not_for_node');
+          expect(gatewayError(r).code).toBe('certificate_not_for_node');
         }
       }
       expect(await node(bobNode, bob)).toMatchObject({ status: 'RUNNING', locked: true, initialized: false });
@@ -247,7 +248,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       for (const route of [`../../${bob.id}/${bobNode}/nodeinfo`, `%2e%2e/%2e%2e/${bob.id}/${bobNode}/nodeinfo`, `..%2f..%2f${bob.id}%2f${bobNode}%2fnodeinfo`, `.%2E/x`, `a/..`, `a%5c..%5cb`]) {
         const r = await bearer(alice, `/${alice.id}/${aliceNode}/${route}`);
         expect(r.status, route).toBe(400);
-        expect(r.json.error.code).toBe('invalid_path');
+        expect(gatewayError(r).code).toBe('invalid_path');
         const m = await mtls(aliceCert, `/nodes/${alice.id}/${aliceNode}/${route}`);
         expect(m.status, route).toBe(400);
       }
@@ -274,7 +275,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       await new Promise((r) => setTimeout(r, 3100));
       const onOpenConnection = await mtls(shortLived, path(), { agent });
       expect(onOpenConnection.status).toBe(403);
-      expect(onOpenConnection.json.error.code).toBe('certificate_expired');
+      expect(gatewayError(onOpenConnection).code).toBe('certificate_expired');
       agent.destroy();
       // A new connection fails in the handshake (the alert may arrive as a reset under TLS 1.3).
       await expect(mtls(shortLived, path())).rejects.toThrow();
@@ -292,7 +293,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       const next = await mtls(creds, path(), { agent });
       expect(next.reusedSocket).toBe(true);
       expect(next.status).toBe(403);
-      expect(next.json.error.code).toBe('certificate_revoked');
+      expect(gatewayError(next).code).toBe('certificate_revoked');
       expect(next.headers.connection).toBe('close');
       agent.destroy();
       expect((await mtls(creds, path())).status).toBe(403);
@@ -351,7 +352,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       const revokedNow = await cli(env, ['cert', 'revoke', listed.certificates[0].serial.toUpperCase()]);
       expect(revokedNow).toMatchObject({ serial: listed.certificates[0].serial, status: 'revoked' });
       const r = await mtls(creds, `/nodes/${alice.id}/${aliceOther}/nodeinfo`);
-      expect(r.json.error.code).toBe('certificate_revoked');
+      expect(gatewayError(r).code).toBe('certificate_revoked');
       expect((await cli(env, ['cert', 'revoke', 'ab'.repeat(16)])).error.code).toBe('certificate_not_found');
     });
   });
@@ -363,7 +364,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       try {
         const r = await bearer(bob, `/${bob.id}/${bobNode}/nodeinfo`);
         expect(r.status).toBe(504);
-        expect(r.json.error.code).toBe('node_timeout');
+        expect(gatewayError(r).code).toBe('node_timeout');
       } finally {
         process.kill(pid, 'SIGCONT');
       }
@@ -371,7 +372,7 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
       await t.waitForStatus(bob, bobNode, 'PAUSED');
       const r = await bearer(bob, `/${bob.id}/${bobNode}/nodeinfo`);
       expect(r.status).toBe(409);
-      expect(r.json.error).toMatchObject({ code: 'node_not_running', details: { status: 'PAUSED' } });
+      expect(gatewayError(r)).toMatchObject({ code: 'node_not_running', name: 'NodeNotRunning', details: { status: 'PAUSED' } });
       const m = await t.call(`/api/nodes/${bobNode}/unlock`, { method: 'POST', token: bob.token, body: { password: PASSWORD } });
       expect(m.status).toBe(409);
       expect((await bearer(bob, `/${bob.id}/${bobNode}`)).json.status).toBe('PAUSED');

@@ -2,6 +2,7 @@
 // misbehaves: answers framed ambiguously, bytes after an answer, kept-alive connections it closes
 // while idle, and more concurrent requests than the pool may open connections. No database: a
 // bare node:http server calls the connector as the gateways do once a request is allowed.
+import { gatewayError } from '../helpers/gateway-error.ts';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -71,7 +72,7 @@ describe('forwarding to a node that misbehaves', () => {
     const before = connections;
     const r = await rawRequest(base, '/smuggle');
     expect(r.status).toBe(502);
-    expect(r.json.error.code).toBe('node_error');
+    expect(gatewayError(r).code).toBe('node_error');
     expect((await rawRequest(base, '/next')).text).toBe('ok');
     expect(connections - before).toBe(2); // the next request needed a new connection
   });
@@ -99,7 +100,7 @@ describe('forwarding to a node that misbehaves', () => {
     expect((await rawRequest(base, '/again')).text).toBe('answered');
     const post = await rawRequest(base, '/post', { method: 'POST', body: 'x' });
     expect(post.status).toBe(502);
-    expect(post.json.error.code).toBe('node_unreachable');
+    expect(gatewayError(post).code).toBe('node_unreachable');
   });
 
   it('answers 502 when the node closes the connection in the middle of its answer', async () => {

@@ -3,6 +3,7 @@
 // unlock, lock, init, pay or back it up, and the node stays as it was; a token limited to nodes
 // is refused its owner's other nodes (403) while another user's node stays 404 like a missing one;
 // an api-only token is refused the gateway and a gateway-only token the management API.
+import { gatewayError } from '../helpers/gateway-error.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
@@ -30,7 +31,7 @@ describe(`token scopes on the bearer gateway on ${databaseLabel()}`, () => {
     (await t.server.services.accounts.createToken(user.email, 'scoped', undefined, scope)).token;
   const refusedForScope = (r: RawResult, what: string) => {
     expect(r.status, `${what}: ${r.text}`).toBe(403);
-    expect(r.json.error.code, what).toBe('forbidden_scope');
+    expect(gatewayError(r).code, what).toBe('forbidden_scope');
   };
 
   beforeAll(async () => {
@@ -113,17 +114,17 @@ describe(`token scopes on the bearer gateway on ${databaseLabel()}`, () => {
     });
 
     it("answers another user's node exactly like a missing one (404)", async () => {
-      const comparable = (r: RawResult, id: string) => ({ status: r.status, error: { ...r.json.error, requestId: '', message: r.json.error.message.replaceAll(id, 'X') } });
+      const comparable = (r: RawResult, id: string) => ({ status: r.status, error: { ...gatewayError(r), requestId: '', message: gatewayError(r).message.replaceAll(id, 'X') } });
       for (const owner of [bob.id, alice.id]) {
         const foreign = await gateway(token, `/${owner}/${bobsNode}/nodeinfo`);
         const missing = await gateway(token, `/${owner}/${MISSING}/nodeinfo`);
         expect(foreign.status).toBe(404);
-        expect(foreign.json.error.code).toBe('node_not_found');
+        expect(gatewayError(foreign).code).toBe('node_not_found');
         expect(comparable(foreign, bobsNode)).toEqual(comparable(missing, MISSING));
       }
       // Bob's own token limited to his node, on alice's node: 404 too.
       const bobs = await scoped({ nodeIds: [bobsNode] }, bob);
-      expect((await gateway(bobs, `/${alice.id}/${nodeA}/nodeinfo`)).json.error.code).toBe('node_not_found');
+      expect(gatewayError(await gateway(bobs, `/${alice.id}/${nodeA}/nodeinfo`)).code).toBe('node_not_found');
     });
   });
 

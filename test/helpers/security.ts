@@ -31,6 +31,15 @@ export function itRequiresBearerAuth(ctx: () => { t: TestServer; revoked: TestUs
   it(`${route.name}: revoked token -> 401`, async () => {
     const r = await call({ token: ctx().revoked.token });
     expect(r.status).toBe(401);
+    // Also as a bare token, the original service's form.
+    expect((await call({ headers: { authorization: ctx().revoked.token } })).status).toBe(401);
+  });
+  it(`${route.name}: another scheme, an empty value or the scheme alone -> 401`, async () => {
+    for (const authorization of [`Basic ${Buffer.from('a:b').toString('base64')}`, 'Bearer', 'Bearer ', `Token rlnc_${'A'.repeat(43)}`]) {
+      const r = await call({ headers: { authorization } });
+      expect(r.status, authorization).toBe(401);
+      expect(r.json.error.code).toBe('unauthorized');
+    }
   });
 }
 
