@@ -129,6 +129,10 @@ export class WebhookKeyring {
         if (missing.ed25519) {
           throw new Error(`${this.path} has no Ed25519 key and cannot be written: add one (openssl genpkey -algorithm ed25519), or leave standard-webhooks-v1a out of WEBHOOK_SIGNATURE_SCHEMES`);
         }
+        // Webhooks with no signature at all would be worse than not starting.
+        if (!wantEd25519) {
+          throw new Error(`${this.path} has no RSA key and cannot be written, and WEBHOOK_SIGNATURE_SCHEMES names no other scheme: add one (openssl genpkey -algorithm rsa -pkeyopt rsa_keygen_bits:2048)`);
+        }
         warnings.push(
           `${this.path} has no RSA key and cannot be written, so webhooks carry no X-ThunderStack-Signature: append one ` +
             '(openssl genpkey -algorithm rsa -pkeyopt rsa_keygen_bits:2048) or add rsaKeys to the keyring (README "Webhooks"), ' +
