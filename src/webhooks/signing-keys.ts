@@ -8,7 +8,7 @@
 //   signing until the overlap ends; then the new key signs. The old key stays published for as
 //   long again, so a signature made just before the switch still verifies with a listed key.
 import { createPublicKey, sign, type KeyObject } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import {
   isReadOnlyError,
@@ -101,10 +101,14 @@ export class WebhookKeyring {
   ensure(): string[] {
     const wantRsa = this.schemes.has(RSA);
     const wantEd25519 = this.schemes.has(V1A);
-    try {
-      writeKeyring(this.path, { version: 1, keys: [newEd25519Key()], rsaKeys: wantRsa ? [newRsaKey(null)] : [] }, true);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Checked first only to spare an RSA key generation (tenths of a second) at every start; the
+    // exclusive create is what decides between replicas starting together.
+    if (!existsSync(this.path)) {
+      try {
+        writeKeyring(this.path, { version: 1, keys: [newEd25519Key()], rsaKeys: wantRsa ? [newRsaKey(null)] : [] }, true);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
     }
     const lacks = () => {
       const ring = readKeyring(this.path);
