@@ -194,8 +194,9 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
       const body = serializeEnvelope(payloads[i]!);
       const timestamp = Math.floor(Date.now() / 1000);
       const id = `evt_${i}`;
-      const signature = await keyring.signatureHeader(id, timestamp, body);
-      return { headers: { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature }, body };
+      // Both schemes, as a delivery signs (Standard Webhooks and X-ThunderStack-Signature).
+      const signatures = await keyring.signedHeaders(id, timestamp, body);
+      return { headers: { 'webhook-id': id, 'webhook-timestamp': String(timestamp), ...signatures }, body };
     };
     const unsigned = async (i: number): Promise<PreparedPost> => ({ headers: { 'webhook-id': `evt_${i}` }, body: serializeEnvelope(payloads[i]!) });
     const unsignedPostsPerSecond = await postsPerSecond(events, receiver.url, unsigned);

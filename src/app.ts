@@ -95,7 +95,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
     const services = buildServices(db, config, ca, unlockSeal, log);
     await services.releases.seed(config.initialImageVersion);
-    services.webhookKeys.ensure();
+    for (const warning of services.webhookKeys.ensure()) log.warn({ part: 'webhooks' }, warning);
     await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 

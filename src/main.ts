@@ -32,8 +32,10 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   release resume <version> [--failure-budget <n>]
                                           resume a rollout the failure budget paused
   webhook-key rotate [--overlap <duration>]
-                                          new webhook signing key; the old one keeps signing beside
-                                          it for the overlap (default WEBHOOK_KEY_OVERLAP, 24h)
+                                          new webhook signing keys: the old Ed25519 key keeps signing
+                                          beside the new one for the overlap (default
+                                          WEBHOOK_KEY_OVERLAP, 24h); the new RSA key is published
+                                          now and signs X-ThunderStack-Signature after the overlap
   unlock-seal-key rotate                  new key for the sealed auto-unlock passwords: every one is
                                           re-sealed with it, then the old key is dropped
   unlock-seal-key reseal                  re-seal every sealed password with the key file's first key

@@ -21,6 +21,7 @@ export {
   verifyWebhook,
   importWebhookPublicKey,
   fetchWebhookPublicKey,
+  fetchWebhookPublicKeys,
   WebhookVerificationError,
   type VerifiedWebhook,
   type VerifyWebhookOptions,

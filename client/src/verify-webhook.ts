@@ -1,6 +1,7 @@
 // Checking a webhook the service sent: Standard Webhooks headers with asymmetric Ed25519
-// signatures ("v1a"), verified with the key of GET /api/webhook-public-key. WebCrypto only, so it
-// runs wherever a receiver does (Node, Deno, Bun, edge functions).
+// signatures ("v1a"), verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys
+// (GET /api/webhook-public-key answers the RSA key of the original service's header). WebCrypto
+// only, so it runs wherever a receiver does (Node, Deno, Bun, edge functions).
 import { RlnCloudError, type RlnCloudClient, type WebhookEvent } from './client.ts';
 
 export type WebhookPublicKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
@@ -35,17 +36,32 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-/** Imports a PEM public key (`data` of GET /api/webhook-public-key); do it once, not per request. */
+/** Imports an Ed25519 PEM public key (a standard-webhooks-v1a `publicKey` of GET /api/webhook-public-keys); do it once, not per request. */
 export async function importWebhookPublicKey(pem: string): Promise<WebhookPublicKey> {
   const base64 = pem.replace(/-----(BEGIN|END) PUBLIC KEY-----/g, '').replace(/\s+/g, '');
   return crypto.subtle.importKey('spki', bytesOfBase64(base64), { name: 'Ed25519' }, false, ['verify']);
 }
 
-/** The service's current webhook key, imported. After a key rotation, fetch it again. */
+/** The service's current Standard Webhooks key, imported. After a key rotation, fetch it again. */
 export async function fetchWebhookPublicKey(client: RlnCloudClient): Promise<WebhookPublicKey> {
-  const { data, error, response } = await client.GET('/api/webhook-public-key');
+  const keys = await standardWebhooksKeys(client);
+  return importWebhookPublicKey((keys.find((k) => k.current) ?? keys[0]!).publicKey);
+}
+
+/**
+ * Every Standard Webhooks key the service signs with now (during a rotation's overlap, the old one
+ * too), imported: pass them all to verifyWebhook. When none verifies a webhook, fetch them again.
+ */
+export async function fetchWebhookPublicKeys(client: RlnCloudClient): Promise<WebhookPublicKey[]> {
+  return Promise.all((await standardWebhooksKeys(client)).map((k) => importWebhookPublicKey(k.publicKey)));
+}
+
+async function standardWebhooksKeys(client: RlnCloudClient) {
+  const { data, error, response } = await client.GET('/api/webhook-public-keys');
   if (data === undefined) throw new RlnCloudError(response.status, error);
-  return importWebhookPublicKey(data.data);
+  const keys = data.data.filter((k) => k.scheme === 'standard-webhooks-v1a');
+  if (keys.length === 0) throw new Error('the service does not sign webhooks with Standard Webhooks: its operator turned the scheme off');
+  return keys;
 }
 
 /**

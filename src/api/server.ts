@@ -27,6 +27,7 @@ import { getDownloadRoute } from './downloads/get-download.ts';
 import { updateSettingsRoute } from './nodes/update-settings.ts';
 import { WebhookDelivery, WebhookEvent } from './webhooks/schemas.ts';
 import { webhookPublicKeyRoute } from './webhooks/public-key.ts';
+import { webhookPublicKeysRoute } from './webhooks/public-keys.ts';
 import { listDeliveriesRoute } from './webhooks/list-deliveries.ts';
 import { redeliverRoute } from './webhooks/redeliver.ts';
 import { sendTestEventRoute } from './webhooks/send-test-event.ts';
@@ -179,6 +180,7 @@ export async function buildApiServer(
     listAuditEventsRoute(scope, deps);
     updateSettingsRoute(scope, deps);
     webhookPublicKeyRoute(scope, deps);
+    webhookPublicKeysRoute(scope, deps);
     listDeliveriesRoute(scope, deps);
     redeliverRoute(scope, deps);
     sendTestEventRoute(scope, deps);

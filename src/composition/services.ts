@@ -25,7 +25,8 @@ const accountsOf = (db: Database) => new AccountService(db);
 const releasesOf = (db: Database, config: Config) =>
   new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
 
-const webhookKeysOf = (config: Config) => new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs);
+const webhookKeysOf = (config: Config) =>
+  new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs, config.webhooks.signatureSchemes);
 
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { boolean, duration, format, integer, text } from '../config/env-formats.ts';
 import { readEnv, variable, type Env } from '../config/env-variable.ts';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-policy.ts';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from './signature-schemes.ts';
 
 export interface WebhookConfig {
   /**
@@ -25,6 +26,11 @@ export interface WebhookConfig {
   signingKeyFile: string;
   /** How long a rotated-out key keeps signing beside the new one, so receivers can switch over. */
   keyOverlapMs: number;
+  /**
+   * The signatures every webhook carries. Both by default: the original service's receivers verify
+   * X-ThunderStack-Signature, ours verify Standard Webhooks; each costs one signature per attempt.
+   */
+  signatureSchemes: SignatureScheme[];
 }
 
 
@@ -32,6 +38,12 @@ const retrySchedule = format(
   Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, maxItems: 50 }),
   'be 1-50 comma-separated durations like 0,5s,5m,2h',
   parseRetrySchedule,
+);
+
+const signatureSchemes = format(
+  Type.Array(Type.Union(SIGNATURE_SCHEMES.map((s) => Type.Literal(s))), { minItems: 1, uniqueItems: true }),
+  `be one or both of ${SIGNATURE_SCHEMES.join(', ')}, comma-separated`,
+  (text) => text.split(',').map((s) => s.trim()) as SignatureScheme[],
 );
 
 export const WEBHOOK_VARIABLES = {
@@ -58,11 +70,15 @@ export const WEBHOOK_VARIABLES = {
   }),
   signingKeyFile: variable('WEBHOOK_SIGNING_KEY_FILE', text(), {
     unset: '`<DATA_DIR>/webhook-signing-keys.json`',
-    doc: 'the Ed25519 signing keyring (mode 0600), created at first start; may be a PEM private key you provide (share one file between replicas)',
+    doc: 'the signing keyring (Ed25519, and RSA for `X-ThunderStack-Signature`; mode 0600), created at first start; may be PEM private keys you provide (share one file between replicas)',
   }),
   keyOverlapMs: variable('WEBHOOK_KEY_OVERLAP', duration(0), {
     default: '24h',
-    doc: 'how long a rotated-out key keeps signing beside the new one',
+    doc: 'how long a rotated-out key keeps signing beside the new one (Standard Webhooks); how long a new RSA key is published before it signs (X-ThunderStack-Signature)',
+  }),
+  signatureSchemes: variable('WEBHOOK_SIGNATURE_SCHEMES', signatureSchemes, {
+    default: SIGNATURE_SCHEMES.join(','),
+    doc: "the signatures webhooks carry: `thunderstack-rsa-sha256` (`X-ThunderStack-Signature`, the original service's, for its receivers) and `standard-webhooks-v1a` (`webhook-signature`); leave one out to stop sending it",
   }),
 };
 

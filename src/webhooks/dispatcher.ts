@@ -172,12 +172,12 @@ export class WebhookDispatcher {
     }
   }
 
-  /** The body and headers of one attempt, signed by every signing key. */
+  /** The body and headers of one attempt, signed once per scheme (by every signing key of each). */
   private async signedRequest(d: ClaimedDelivery): Promise<SignedRequest> {
     const body = serializeEnvelope(d.payload);
     const timestamp = Math.floor(Date.now() / 1000);
-    const signature = await this.opts.keyring.signatureHeader(d.eventId, timestamp, body);
-    return { body, headers: { 'webhook-id': d.eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature } };
+    const signatures = await this.opts.keyring.signedHeaders(d.eventId, timestamp, body);
+    return { body, headers: { 'webhook-id': d.eventId, 'webhook-timestamp': String(timestamp), ...signatures } };
   }
 
   /** Starts the ready deliveries that have a free slot. */

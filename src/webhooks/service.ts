@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import { checkWebhookUrl, systemResolveAll, type ResolveAll, type WebhookTargetPolicy } from './target-url.ts';
-import type { WebhookKeyring } from './signing-keys.ts';
+import type { PublishedKey, WebhookKeyring } from './signing-keys.ts';
 
 export interface WebhookServiceDeps {
   db: Database;
@@ -19,8 +19,17 @@ export interface WebhookServiceDeps {
 export class WebhookService {
   constructor(private readonly deps: WebhookServiceDeps) {}
 
+  /**
+   * GET /api/webhook-public-key: the key of X-ThunderStack-Signature, as the original service
+   * answered, so its receivers work unchanged; the Ed25519 key when that scheme does not sign.
+   */
   publicKeyPem(): string {
-    return this.deps.keyring.currentPublicKeyPem();
+    return this.deps.keyring.thunderStackPublicKeyPem() ?? this.deps.keyring.currentPublicKeyPem();
+  }
+
+  /** GET /api/webhook-public-keys: every key in use, of every scheme that signs. */
+  publishedKeys(): PublishedKey[] {
+    return this.deps.keyring.publishedKeys();
   }
 
   /**

@@ -48,6 +48,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('DELETE', '/api/nodes/:id/certs/:serial', (id) => `/api/nodes/${id}/certs/${'ab'.repeat(16)}`),
   // Webhooks.
   route('GET', '/api/webhook-public-key', () => '/api/webhook-public-key'),
+  route('GET', '/api/webhook-public-keys', () => '/api/webhook-public-keys'),
   route('GET', '/api/nodes/:id/webhooks/deliveries', (id) => `/api/nodes/${id}/webhooks/deliveries`),
   route('POST', '/api/nodes/:id/webhooks/test', (id) => `/api/nodes/${id}/webhooks/test`),
   route('POST', '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver', (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${ZEROS}/redeliver`),

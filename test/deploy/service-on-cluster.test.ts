@@ -116,6 +116,10 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     const key = await svc.api('/api/webhook-public-key', { token: alice.token });
     expect(key.status, key.text).toBe(200);
     expect(pem(key.json.data)).toBe(pem(svc.secrets.webhookPublicKeyPem));
+    const keys = await svc.api('/api/webhook-public-keys', { token: alice.token });
+    expect(keys.status, keys.text).toBe(200);
+    const current = (keys.json.data as Array<{ scheme: string; publicKey: string; current: boolean }>).find((k) => k.scheme === 'standard-webhooks-v1a' && k.current);
+    expect(pem(current!.publicKey)).toBe(pem(svc.secrets.standardWebhooksPublicKeyPem));
   }, 120_000);
 
   it('runs a node as a pod of the cluster and reaches it through both gateways', async () => {

@@ -191,16 +191,19 @@ export async function createDeployDatabase(): Promise<DeployDatabase> {
 export interface GeneratedSecrets {
   dir: string;
   caCertificatePem: string;
-  /** The public key of the keyring's current key: what /api/webhook-public-key must answer. */
+  /** The public key of the keyring's RSA key (X-ThunderStack-Signature): what /api/webhook-public-key must answer. */
   webhookPublicKeyPem: string;
+  /** The public key of the keyring's current Ed25519 key (Standard Webhooks). */
+  standardWebhooksPublicKeyPem: string;
 }
 
 const keyIdOf = (publicKeyDer: Buffer) => `whk_${createHash('sha256').update(publicKeyDer).digest('hex').slice(0, 16)}`;
 
 /**
  * The four Secrets' files, made the way README.md tells an operator to: the CA with openssl
- * (ECDSA P-256), a webhook keyring in the service's JSON format (the current key first, a
- * rotated-out one still signing), the database URL and the S3 credentials.
+ * (ECDSA P-256), a webhook keyring in the service's JSON format (the current Ed25519 key first, a
+ * rotated-out one still signing, and an RSA key for X-ThunderStack-Signature), the database URL
+ * and the S3 credentials.
  */
 export async function writeSecretFiles(dir: string, databaseUrl: string): Promise<GeneratedSecrets> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -220,11 +223,16 @@ export async function writeSecretFiles(dir: string, databaseUrl: string): Promis
   };
   const current = key();
   const previous = key();
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const rsaPublicDer = rsa.publicKey.export({ type: 'spki', format: 'der' });
   const keyring = {
     version: 1,
     keys: [
       { id: current.id, privateKeyPem: current.privateKeyPem, createdAt: new Date().toISOString(), retiresAt: null },
       { id: previous.id, privateKeyPem: previous.privateKeyPem, createdAt: new Date(Date.now() - 86_400_000).toISOString(), retiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+    ],
+    rsaKeys: [
+      { id: keyIdOf(rsaPublicDer), privateKeyPem: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), createdAt: new Date().toISOString(), signsFrom: null, retiresAt: null },
     ],
   };
   writeFileSync(join(dir, 'webhook-keyring.json'), `${JSON.stringify(keyring, null, 2)}\n`, { mode: 0o600 });
@@ -232,7 +240,7 @@ export async function writeSecretFiles(dir: string, databaseUrl: string): Promis
   writeFileSync(join(dir, 'database-url'), `${databaseUrl}\n`, { mode: 0o600 });
   writeFileSync(join(dir, 's3-access-key-id'), S3_CREDENTIALS.accessKeyId, { mode: 0o600 });
   writeFileSync(join(dir, 's3-secret-access-key'), S3_CREDENTIALS.secretAccessKey, { mode: 0o600 });
-  return { dir, caCertificatePem: readFileSync(join(dir, 'ca.pem'), 'utf8'), webhookPublicKeyPem: current.publicKeyPem };
+  return { dir, caCertificatePem: readFileSync(join(dir, 'ca.pem'), 'utf8'), webhookPublicKeyPem: rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString(), standardWebhooksPublicKeyPem: current.publicKeyPem };
 }
 
 /**

@@ -1,12 +1,25 @@
 // Webhook delivery through the real service: a real receiver on loopback (private targets allowed
 // in this configuration), every signature checked by an independent Python verifier, retries after
-// an outage with stable ids, Retry-After, 410, redelivery, test events and key rotation.
+// an outage with stable ids, Retry-After, 410, redelivery, test events and key rotation; and the
+// original service's X-ThunderStack-Signature checked as a receiver written from its docs does.
+import { constants, verify } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { startReceiver, verifyWithPython, type Receiver, type ReceivedWebhook } from './receiver.ts';
+
+/**
+ * The original service's documented check, written from its docs' description: a base64 RSA-SHA256
+ * (PKCS#1 v1.5) signature in X-ThunderStack-Signature over the raw body, or over JSON.stringify of
+ * the parsed body when a framework kept only that.
+ */
+function originalDocsVerify(pem: string, w: ReceivedWebhook) {
+  const signature = Buffer.from(w.thunderStackSignature ?? '', 'base64');
+  const check = (data: string) => verify('RSA-SHA256', Buffer.from(data), { key: pem, padding: constants.RSA_PKCS1_PADDING }, signature);
+  return { raw: check(w.body), reserialised: check(JSON.stringify(JSON.parse(w.body))) };
+}
 
 // Short steps so a test sees several attempts; long enough in total (about 12 s) to outlast an outage.
 const SCHEDULE = '0,100ms,200ms,300ms,500ms,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s';
@@ -29,7 +42,15 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
     await receiver?.close();
   });
 
-  const publicKey = async () => {
+  const publishedKeys = async (scheme: string) => {
+    const r = await t.call('/api/webhook-public-keys', { token: alice.token });
+    expect(r.status).toBe(200);
+    return (r.json.data as any[]).filter((k) => k.scheme === scheme);
+  };
+  /** The current Standard Webhooks (Ed25519) key. */
+  const publicKey = async () => (await publishedKeys('standard-webhooks-v1a')).find((k) => k.current)!.publicKey as string;
+  /** What the original's receivers fetch: `data` of GET /api/webhook-public-key. */
+  const thunderStackKey = async () => {
     const r = await t.call('/api/webhook-public-key', { token: alice.token });
     expect(r.status).toBe(200);
     return r.json.data as string;
@@ -76,6 +97,42 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
       { ...running, timestamp: String(Number(running.timestamp) + 1) },
     ];
     expect(verifyWithPython([await publicKey()], forged)).toEqual([[false], [false], [false]]);
+  });
+
+  it("signs every delivery as the original service did: its docs' receiver accepts them, over the raw body or the parsed one", async () => {
+    const all = await receiver.waitFor((all) => all.some((w) => w.json.details?.status === 'RUNNING'));
+    const pem = await thunderStackKey();
+    expect(pem).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
+    for (const w of all) {
+      expect(w.thunderStackSignature).toMatch(/^[A-Za-z0-9+/]{342}==$/); // one 2048-bit signature
+      expect(JSON.stringify(JSON.parse(w.body))).toBe(w.body);
+      expect(originalDocsVerify(pem, w)).toEqual({ raw: true, reserialised: true });
+    }
+    // It can say no: another body, or the Ed25519 key, does not verify.
+    const running = all.find((w) => w.json.details?.status === 'RUNNING')!;
+    expect(originalDocsVerify(pem, { ...running, body: running.body.replace('RUNNING', 'PAUSED') })).toEqual({ raw: false, reserialised: false });
+    const ed25519 = await publicKey();
+    const withEd25519 = (() => {
+      try {
+        return originalDocsVerify(ed25519, running).raw;
+      } catch {
+        return false;
+      }
+    })();
+    expect(withEd25519).toBe(false);
+
+    // The list names the same key, current, beside the Standard Webhooks key.
+    const r = await t.call('/api/webhook-public-keys', { token: alice.token });
+    expect(r.status).toBe(200);
+    const keys = r.json.data as any[];
+    expect(keys.map((k) => [k.scheme, k.header, k.current])).toEqual([
+      ['thunderstack-rsa-sha256', 'X-ThunderStack-Signature', true],
+      ['standard-webhooks-v1a', 'webhook-signature', true],
+    ]);
+    expect(keys[0]).toMatchObject({ publicKey: pem, keyId: expect.stringMatching(/^whk_[0-9a-f]{16}$/), createdAt: expect.any(String), signsUntil: null, retiresAt: null });
+    expect(keys[1].publicKey).toBe(await publicKey());
+    expect((await t.call('/api/webhook-public-keys')).status).toBe(401);
+    expect((await t.call('/api/webhook-public-keys', { token: 'rln_not-a-token' })).status).toBe(401);
   });
 
   it('sends a test event and lists deliveries with their attempts', async () => {
@@ -189,6 +246,56 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
     expect(verifyWithPython([newest, newKey, oldKey], [x!])).toEqual([[true, false, true]]);
   });
 
+  it("a receiver following the README's advice verifies every webhook across a rotation, in either scheme", async () => {
+    const rsaKeys = async () => (await publishedKeys('thunderstack-rsa-sha256')).map((k) => k.publicKey as string);
+    const v1aKeys = async () => (await publishedKeys('standard-webhooks-v1a')).map((k) => k.publicKey as string);
+    const v1aVerifies = (pem: string, w: ReceivedWebhook) =>
+      w.signature.split(' ').some((part) => {
+        const [version, sig] = part.split(',');
+        return version === 'v1a' && verify(null, Buffer.from(`${w.id}.${w.timestamp}.${w.body}`), pem, Buffer.from(sig!, 'base64'));
+      });
+    // The README's three receivers: accept any listed key of the scheme, or keep the one key of
+    // GET /api/webhook-public-key; either way, when nothing verifies, fetch again once and retry.
+    let listed = { rsa: await rsaKeys(), v1a: await v1aKeys() };
+    let single = await thunderStackKey();
+    const verdicts: Array<{ id: string; list: boolean; single: boolean; v1a: boolean; signer: string | undefined }> = [];
+    receiver.answer = async (w) => {
+      const rsaOk = (pems: string[]) => pems.some((pem) => originalDocsVerify(pem, w).raw);
+      let list = rsaOk(listed.rsa);
+      if (!list) list = rsaOk((listed = { ...listed, rsa: await rsaKeys() }).rsa);
+      let one = rsaOk([single]);
+      if (!one) one = rsaOk([(single = await thunderStackKey())]);
+      let v1a = listed.v1a.some((pem) => v1aVerifies(pem, w));
+      if (!v1a) v1a = (listed = { ...listed, v1a: await v1aKeys() }).v1a.some((pem) => v1aVerifies(pem, w));
+      verdicts.push({ id: w.id, list, single: one, v1a, signer: listed.rsa.find((pem) => originalDocsVerify(pem, w).raw) });
+      return { status: list && one && v1a ? 204 : 401 };
+    };
+    try {
+      const oldRsa = await thunderStackKey();
+      const ids = [await testEvent(), await testEvent()];
+      const rotated = t.server.services.webhookKeys.rotate(1500);
+      const newRsa = rotated.thunderStack!.publicKey;
+      // Published at once, not yet signing.
+      const during = await publishedKeys('thunderstack-rsa-sha256');
+      expect(during.filter((k) => k.current).map((k) => k.publicKey)).toEqual([oldRsa]);
+      expect(during.find((k) => k.publicKey === newRsa)).toMatchObject({ current: false, signsFrom: rotated.thunderStack!.signsFrom });
+      for (const end = Date.now() + 3500; Date.now() < end; await new Promise((r) => setTimeout(r, 150))) ids.push(await testEvent());
+      await receiver.waitFor((all) => ids.every((id) => all.some((w) => w.id === id)));
+      const seen = verdicts.filter((v) => ids.includes(v.id));
+      expect(seen.filter((v) => !(v.list && v.single && v.v1a))).toEqual([]);
+      // It did cross the switch: the old key signed the first events, the new one the last.
+      expect(seen[0]!.signer).toBe(oldRsa);
+      expect(seen.at(-1)!.signer).toBe(newRsa);
+      expect(await thunderStackKey()).toBe(newRsa);
+      const after = await publishedKeys('thunderstack-rsa-sha256');
+      expect(after.filter((k) => k.current).map((k) => k.publicKey)).toEqual([newRsa]);
+      // Listed for as long again as the overlap after it stopped signing (3 s after the rotation), then retired.
+      expect(after.map((k) => k.publicKey)).not.toContain(oldRsa);
+    } finally {
+      receiver.answer = () => ({ status: 204 });
+    }
+  });
+
   it('stops after a 410: the URL is removed and nothing more is sent', async () => {
     const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'gone', network: 'regtest', settings: { webhookUrl: `${receiver.url}?gone` } } });
     const goneNode = r.json.data.nodeId;
@@ -228,14 +335,14 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
 
   it('documents the routes, the event envelope and the signed request in the OpenAPI document', async () => {
     const doc = (await t.call('/api/openapi.json')).json;
-    for (const path of ['/api/webhook-public-key', '/api/nodes/{id}/settings', '/api/nodes/{id}/webhooks/deliveries', '/api/nodes/{id}/webhooks/test', '/api/nodes/{id}/webhooks/deliveries/{deliveryId}/redeliver']) {
+    for (const path of ['/api/webhook-public-key', '/api/webhook-public-keys', '/api/nodes/{id}/settings', '/api/nodes/{id}/webhooks/deliveries', '/api/nodes/{id}/webhooks/test', '/api/nodes/{id}/webhooks/deliveries/{deliveryId}/redeliver']) {
       expect(Object.keys(doc.paths)).toContain(path);
     }
     expect(doc.components.schemas.WebhookEvent.properties.eventType.anyOf.map((s: any) => s.const ?? s.enum?.[0])).toEqual(
       expect.arrayContaining(['NODE_STATUS_UPDATED', 'NODE_LOCKED', 'NODE_UNLOCKED', 'NODE_UPGRADE_AVAILABLE', 'NODE_UPGRADE_COMPLETED', 'NODE_UPGRADE_FAILED', 'LOG_EXPORT_READY']),
     );
     const hook = doc.webhooks.nodeEvent.post;
-    expect(hook.parameters.map((p: any) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    expect(hook.parameters.map((p: any) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-ThunderStack-Signature']);
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
   });
 });

@@ -8,6 +8,8 @@ export interface ReceivedWebhook {
   id: string;
   timestamp: string;
   signature: string;
+  /** X-ThunderStack-Signature, the original service's header; undefined when not sent. */
+  thunderStackSignature: string | undefined;
   body: string;
   json: any;
   path: string;
@@ -21,8 +23,8 @@ export interface Receiver {
   url: string;
   port: number;
   received: ReceivedWebhook[];
-  /** Decides the answer to each request (default 204). */
-  answer: (w: ReceivedWebhook) => Answer;
+  /** Decides the answer to each request (default 204); may take its time (a receiver fetching keys). */
+  answer: (w: ReceivedWebhook) => Answer | Promise<Answer>;
   waitFor(predicate: (all: ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
 }
@@ -67,15 +69,17 @@ export async function startReceiver(port = 0, host = '127.0.0.1'): Promise<Recei
         id: String(req.headers['webhook-id']),
         timestamp: String(req.headers['webhook-timestamp']),
         signature: String(req.headers['webhook-signature']),
+        thunderStackSignature: req.headers['x-thunderstack-signature'] as string | undefined,
         body,
         json: parseJson(body),
         path: req.url ?? '',
         answeredOk: false,
       };
-      const { status, headers } = receiver.answer(w);
-      w.answeredOk = status >= 200 && status < 300;
-      receiver.received.push(w);
-      res.writeHead(status, headers).end();
+      void Promise.resolve(receiver.answer(w)).then(({ status, headers }) => {
+        w.answeredOk = status >= 200 && status < 300;
+        receiver.received.push(w);
+        res.writeHead(status, headers).end();
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));

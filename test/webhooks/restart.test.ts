@@ -49,7 +49,9 @@ describe(`webhook deliveries survive a crash on ${databaseLabel()}`, () => {
     const expected = before.map((d) => d.eventId).reverse(); // oldest first
     expect(expected).toEqual(expect.arrayContaining(testIds));
     expect(before.every((d) => d.state !== 'succeeded')).toBe(true);
-    const keyBefore = (await callService(svc, token, '/api/webhook-public-key')).json.data;
+    // Every key, of both schemes: the same after the restart.
+    const keys = async () => (await callService(svc!, token, '/api/webhook-public-keys')).json.data as Array<{ scheme: string; publicKey: string; current: boolean }>;
+    const keysBefore = await keys();
 
     await svc.stop('SIGKILL'); // the whole process group at once: npm, the server, its daemons
     receiver.answer = () => ({ status: 204 });
@@ -59,8 +61,9 @@ describe(`webhook deliveries survive a crash on ${databaseLabel()}`, () => {
     const delivered = receiver.received.filter((w) => w.answeredOk);
     // In event order, each exactly once (nothing was accepted before the crash).
     expect(delivered.map((w) => w.id)).toEqual(expected);
-    const keyAfter = (await callService(svc, token, '/api/webhook-public-key')).json.data;
-    expect(keyAfter).toBe(keyBefore);
+    const keysAfter = await keys();
+    expect(keysAfter).toEqual(keysBefore);
+    const keyAfter = keysAfter.find((k) => k.scheme === 'standard-webhooks-v1a' && k.current)!.publicKey;
     expect(verifyWithPython([keyAfter], delivered)).toEqual(delivered.map(() => [true]));
     const after = (await callService(svc, token, `/api/nodes/${nodeId}/webhooks/deliveries`)).json.data as any[];
     expect(after.filter((d) => expected.includes(d.eventId)).every((d) => d.state === 'succeeded')).toBe(true);

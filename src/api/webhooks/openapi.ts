@@ -5,10 +5,10 @@ import { WEBHOOK_EVENTS_DESCRIPTION } from './schemas.ts';
 
 type PathItem = OpenAPIV3_1.PathItemObject;
 
-const header = (name: string, description: string, example: string): OpenAPIV3_1.ParameterObject => ({
+const header = (name: string, description: string, example: string, required = true): OpenAPIV3_1.ParameterObject => ({
   name,
   in: 'header' as const,
-  required: true,
+  required,
   description,
   schema: { type: 'string' as const },
   example,
@@ -27,8 +27,17 @@ export const WEBHOOKS_OPENAPI: Record<string, PathItem> = {
         header('webhook-timestamp', 'Unix seconds of this attempt.', '1767225600'),
         header(
           'webhook-signature',
-          '`v1a,<base64 Ed25519 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`; two, space-separated, during a key rotation.',
+          '`v1a,<base64 Ed25519 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`; two, space-separated, during a key rotation. ' +
+            'Sent unless the operator turned standard-webhooks-v1a off.',
           'v1a,K5lJ0ZC1i8yD2...==',
+          false,
+        ),
+        header(
+          'X-ThunderStack-Signature',
+          "The original hosted service's signature: base64 RSA-SHA256 (PKCS#1 v1.5) over the raw body alone, by the key of GET /api/webhook-public-key. " +
+            'It signs no timestamp, so a replayed request verifies too. Sent unless the operator turned thunderstack-rsa-sha256 off.',
+          'kR3vQ0b1...==',
+          false,
         ),
       ],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEvent' } } } },

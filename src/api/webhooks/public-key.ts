@@ -1,4 +1,4 @@
-// GET /api/webhook-public-key: the key receivers verify webhook signatures with.
+// GET /api/webhook-public-key: the key receivers of the original service's signature verify with.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas.ts';
@@ -11,12 +11,14 @@ export function webhookPublicKeyRoute(app: FastifyInstance, { webhooks }: ApiDep
     {
       schema: {
         operationId: 'getWebhookPublicKey',
-        summary: 'The public key of webhook signatures',
+        summary: 'The public key of the X-ThunderStack-Signature header',
         description:
-          'An Ed25519 public key in PEM (SPKI). After a key rotation this is the new key at once; the previous key keeps signing beside it ' +
-          'during the overlap, so a receiver can refresh its copy at any time within it. ' + WEBHOOK_EVENTS_DESCRIPTION,
+          'The RSA public key in PEM (SPKI) that signs `X-ThunderStack-Signature` now, as the original hosted service answered it (the Ed25519 key ' +
+          'of `webhook-signature` when the operator turned that scheme off). A key rotation publishes the next key at once in ' +
+          'GET /api/webhook-public-keys and switches to it when the overlap ends: from then on this answers the new key, so a receiver whose ' +
+          'signature check fails should fetch this once more and retry. ' + WEBHOOK_EVENTS_DESCRIPTION,
         tags: ['webhooks'],
-        response: { 200: Type.Object({ data: Type.String({ description: 'PEM, "-----BEGIN PUBLIC KEY-----..."' }) }), 401: errorResponses[401] },
+        response: { 200: Type.Object({ data: Type.String({ description: 'PEM (SPKI), "-----BEGIN PUBLIC KEY-----..."' }) }), 401: errorResponses[401] },
       },
     },
     async () => ({ data: webhooks.publicKeyPem() }),
