@@ -17,11 +17,11 @@ describe(`uploaded backups, on ${databaseLabel()}`, () => {
   let alice: TestUser;
   let bob: TestUser;
 
-  const upload = (user: TestUser, bytes: number | Uint8Array, query = '?network=regtest') =>
+  const upload = (user: TestUser, bytes: number, query = '?network=regtest') =>
     fetch(`${t.base}/api/backups/uploads${query}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/octet-stream' },
-      body: typeof bytes === 'number' ? new Uint8Array(bytes).fill(7) : bytes,
+      body: new Uint8Array(bytes).fill(7),
     });
   const list = (user: TestUser, query = '') => t.call(`/api/backups/uploads${query}`, { token: user.token });
   const remove = (user: TestUser, id: string) => t.call(`/api/backups/uploads/${id}`, { method: 'DELETE', token: user.token });
