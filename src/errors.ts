@@ -36,6 +36,13 @@ export const ERROR_STATUS = {
   log_export_in_progress: 409,
   backup_in_progress: 409,
   backup_not_ready: 409,
+  // One live copy of a wallet (backups/restore-fence.ts): the backup's node still exists, the
+  // backup is older than that node's newest, the node was superseded by a restore of its wallet.
+  source_node_live: 409,
+  backup_older_than_source: 409,
+  node_superseded: 409,
+  // Past BACKUP_UPLOAD_QUOTA_BYTES or BACKUP_UPLOAD_QUOTA_COUNT of stored uploads.
+  backup_quota_exceeded: 409,
   node_not_initialized: 409,
   idempotency_conflict: 409,
   user_exists: 409,

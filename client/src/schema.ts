@@ -38,7 +38,7 @@ export interface paths {
         put?: never;
         /**
          * Create a node
-         * @description The node starts in STARTING; a create build brings it to RUNNING (locked, not initialised). With an `Idempotency-Key` header (1-255 printable characters), a retry with the same key and body within 24 hours gets the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_conflict`. `settings.webhookUrl` follows the rules of POST /api/nodes/{id}/settings. With `restore`, the node is created from a backup: 404 backup_not_found, 409 backup_not_ready (not SUCCEEDED), 400 for a backup of the other network.
+         * @description The node starts in STARTING; a create build brings it to RUNNING (locked, not initialised). With an `Idempotency-Key` header (1-255 printable characters), a retry with the same key and body within 24 hours gets the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_conflict`. `settings.webhookUrl` follows the rules of POST /api/nodes/{id}/settings. With `restore`, the node is created from a backup: 404 backup_not_found, 409 backup_not_ready (not SUCCEEDED), 400 for a backup of the other network, 409 source_node_live while the wallet's node still exists (destroy it, or restore.supersedeSource: true), 409 backup_older_than_source for a backup older than the wallet's newest (restore.confirmOlderBackup: true), 409 node_superseded / build_in_progress when the node to supersede cannot be stopped now.
          */
         post: operations["createNode"];
         /**
@@ -279,6 +279,50 @@ export interface paths {
          * @description Removes the record and its encrypted file; download URLs stop working. 409 backup_in_progress while it runs.
          */
         delete: operations["deleteBackup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your uploaded backups
+         * @description Files uploaded with POST /api/backups/uploads, newest first, one page at a time: pass nextCursor as cursor for the next (null after the last). They count against BACKUP_UPLOAD_QUOTA_BYTES and BACKUP_UPLOAD_QUOTA_COUNT until deleted (DELETE /api/backups/uploads/{backupId}) or removed by retention (BACKUP_RETENTION_DAYS).
+         */
+        get: operations["listUploads"];
+        put?: never;
+        /**
+         * Upload a backup file to restore from
+         * @description The body is a backup file as a node wrote it (e.g. one downloaded from GET /api/nodes/{id}/backups/{backupId}), sent as application/octet-stream. Answers 201 with its record (origin "upload", nodeId null); restore it with POST /api/nodes {..., restore: {backupId, password}}. The service cannot read the file (only the node can, with the password): a corrupt file or a wrong password fails the restore, not the upload. A file that is one of your node backups (same SHA-256) is recognised: it takes that backup's network and is tied to its node (sourceNodeId), whose fence a restore follows (one live copy of a wallet); any other file needs ?network=regtest|testnet (400 without). 413 payload_too_large past BACKUP_UPLOAD_MAX_BYTES; 409 backup_quota_exceeded past BACKUP_UPLOAD_QUOTA_BYTES or BACKUP_UPLOAD_QUOTA_COUNT of stored uploads (list them with GET /api/backups/uploads, delete with DELETE /api/backups/uploads/{backupId}); 415 for another content type.
+         */
+        post: operations["uploadBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/uploads/{backupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an uploaded backup
+         * @description Removes the record and its file, freeing its room in your upload quota. Another user's upload, or a backup of a node (DELETE /api/nodes/{id}/backups/{backupId} deletes those), answers 404 backup_not_found. A node being restored from it fails its restore if the file is gone before the restore began.
+         */
+        delete: operations["deleteUpload"];
         options?: never;
         head?: never;
         patch?: never;
@@ -548,26 +592,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/backups/uploads": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Upload a backup file to restore from
-         * @description The body is a backup file as a node wrote it (e.g. one downloaded from GET /api/nodes/{id}/backups/{backupId}), sent as application/octet-stream. Answers 201 with its record (origin "upload", nodeId null); restore it with POST /api/nodes {..., restore: {backupId, password}}. The service cannot read the file (only the node can, with the password): a corrupt file or a wrong password fails the restore, not the upload. 413 payload_too_large past BACKUP_UPLOAD_MAX_BYTES; 415 for another content type.
-         */
-        post: operations["uploadBackup"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/nodes/{id}/unlock": {
         parameters: {
             query?: never;
@@ -636,7 +660,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
                 message: string;
                 requestId: string;
                 details?: {
@@ -747,6 +771,10 @@ export interface components {
             /** @description The node backed up; null for an uploaded file. */
             nodeId: string | null;
             origin: "node" | "upload";
+            /** @description The network of the node backed up, or the one an upload is for (recognised, or declared on upload); a restore must be into this network. */
+            network: "regtest" | "testnet" | null;
+            /** @description The node whose wallet the file holds: the node backed up, or for an upload the node of your backup with the same SHA-256 (null when not recognised). A restore follows that node's fence (one live copy of a wallet). */
+            sourceNodeId: string | null;
             status: "IN_PROGRESS" | "SUCCEEDED" | "FAILED";
             /** @description Size of the encrypted file (SUCCEEDED only). */
             sizeBytes: number | null;
@@ -994,6 +1022,10 @@ export interface operations {
                         backupId: string;
                         /** @description The password the backup was made with. */
                         password: string;
+                        /** @description When the backup's node (or a node its wallet was restored into since) still exists: stop it and fence it for good (it is never started, upgraded or unlocked again; only destroy is left), so that one copy of the wallet runs. Without it such a restore is refused with 409 source_node_live. */
+                        supersedeSource?: boolean;
+                        /** @description Restore even though the wallet has a newer successful backup (older channel states: broadcasting one loses the channel's funds). Without it such a restore is refused with 409 backup_older_than_source. */
+                        confirmOlderBackup?: boolean;
                     };
                 };
             };
@@ -2187,6 +2219,10 @@ export interface operations {
                         /** @description The node backed up; null for an uploaded file. */
                         nodeId: string | null;
                         origin: "node" | "upload";
+                        /** @description The network of the node backed up, or the one an upload is for (recognised, or declared on upload); a restore must be into this network. */
+                        network: "regtest" | "testnet" | null;
+                        /** @description The node whose wallet the file holds: the node backed up, or for an upload the node of your backup with the same SHA-256 (null when not recognised). A restore follows that node's fence (one live copy of a wallet). */
+                        sourceNodeId: string | null;
                         status: "IN_PROGRESS" | "SUCCEEDED" | "FAILED";
                         /** @description Size of the encrypted file (SUCCEEDED only). */
                         sizeBytes: number | null;
@@ -2273,6 +2309,214 @@ export interface operations {
                 /** @description Node id: 32 lowercase hex characters. */
                 id: string;
                 /** @description Backup id: 32 lowercase hex characters. */
+                backupId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUploads: {
+        parameters: {
+            query?: {
+                /** @description Uploads per page, 1-200; default 200. */
+                limit?: string;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        uploads: components["schemas"]["Backup"][];
+                        /** @description Pass as `cursor` for the next page; null after the last. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadBackup: {
+        parameters: {
+            query?: {
+                /** @description The network the backup is for. Required unless the file is one of your node backups (recognised by its SHA-256), whose network it then takes; a declared network that contradicts it is a 400. */
+                network?: "regtest" | "testnet";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A backup of a node (or a file uploaded to restore from). The password is never stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backup"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Backup id of the upload: 32 lowercase hex characters. */
                 backupId: string;
             };
             cookie?: never;
@@ -3388,71 +3632,6 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    uploadBackup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A backup of a node (or a file uploaded to restore from). The password is never stored. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Backup"];
-                };
-            };
-            /** @description The one error body of the management API. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The one error body of the management API. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The one error body of the management API. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The one error body of the management API. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -30,7 +30,7 @@ describe('classifyApiRoute', () => {
   });
 
   it('classifies a request that matched no route as a read or a write about no node', () => {
-    expect(classifyApiRoute('POST', undefined)).toEqual({ write: true, node: undefined, managesTokens: false });
+    expect(classifyApiRoute('POST', undefined)).toEqual({ write: true, node: undefined, managesTokens: false, accountWide: false });
   });
 });
 
@@ -54,6 +54,17 @@ describe('routeRefusal', () => {
     // Decided once the node is known (bearer-auth.ts).
     expect(routeRefusal(limited, classifyApiRoute('POST', '/api/nodes/:id/stop'))).toBeUndefined();
     expect(routeRefusal(limited, classifyApiRoute('DELETE', '/api/nodes'))).toBeUndefined();
+  });
+
+  it("refuses a token limited to nodes the account's uploaded backups, reads too", () => {
+    const limited = scope({ nodeIds: [NODE] });
+    for (const [method, url] of [['GET', '/api/backups/uploads'], ['DELETE', '/api/backups/uploads/:backupId'], ['POST', '/api/backups/uploads']]) {
+      expect(classifyApiRoute(method!, url).accountWide, url).toBe(true);
+      expect(routeRefusal(limited, classifyApiRoute(method!, url)), `${method} ${url}`).toMatch(/limited to some nodes/);
+      expect(routeRefusal(UNSCOPED, classifyApiRoute(method!, url))).toBeUndefined();
+    }
+    expect(routeRefusal(scope({ readOnly: true }), classifyApiRoute('GET', '/api/backups/uploads'))).toBeUndefined();
+    expect(classifyApiRoute('GET', '/api/nodes/:id/backups').accountWide).toBe(false);
   });
 
   it('refuses any scoped token the creation and revocation of tokens', () => {

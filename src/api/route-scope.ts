@@ -4,7 +4,9 @@
 // - a route writes unless its method is GET or HEAD (every route of this API keeps to that);
 // - a route is about one node when its pattern starts with /api/nodes/:id (the node is the `id`
 //   parameter), and DELETE /api/nodes is about the node in its body's `destroyNodeId`;
-// - POST /api/tokens and DELETE /api/tokens/:id manage tokens.
+// - POST /api/tokens and DELETE /api/tokens/:id manage tokens;
+// - /api/backups/uploads... are the account's uploaded backups, which belong to no node: a token
+//   limited to some nodes may neither read nor change them.
 // bearer-auth.ts enforces them in its hooks; test/api/bearer-auth.test.ts checks every route.
 import { isScoped, type TokenScope } from '../accounts/token-scope.ts';
 
@@ -15,6 +17,8 @@ export interface ApiRouteScope {
   node: 'param' | 'body' | undefined;
   /** Creates or revokes API tokens: refused to every scoped token. */
   managesTokens: boolean;
+  /** About the account beyond any node (uploaded backups): refused, reads too, to a token limited to some nodes. */
+  accountWide: boolean;
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
@@ -23,7 +27,12 @@ export function classifyApiRoute(method: string, url: string | undefined): ApiRo
   const write = !READ_METHODS.has(method);
   const path = url ?? '';
   const node = path === '/api/nodes/:id' || path.startsWith('/api/nodes/:id/') ? 'param' : method === 'DELETE' && path === '/api/nodes' ? 'body' : undefined;
-  return { write, node, managesTokens: write && (path === '/api/tokens' || path.startsWith('/api/tokens/')) };
+  return {
+    write,
+    node,
+    managesTokens: write && (path === '/api/tokens' || path.startsWith('/api/tokens/')),
+    accountWide: path === '/api/backups/uploads' || path.startsWith('/api/backups/uploads/'),
+  };
 }
 
 /**
@@ -34,6 +43,9 @@ export function routeRefusal(scope: TokenScope, route: ApiRouteScope): string | 
   if (scope.readOnly && route.write) return 'this API token is read-only: it may only read (GET)';
   // A scoped token must not mint a token without its limits, nor revoke the tokens of others.
   if (route.managesTokens && isScoped(scope)) return 'a scoped API token cannot create or revoke tokens; use an unscoped token or the web UI';
+  if (scope.nodeIds !== null && route.accountWide) {
+    return "this API token is limited to some nodes: it may not read or change the account's uploaded backups, which belong to no node";
+  }
   // Creating a node, uploading a backup: writes that reach beyond the token's nodes.
   if (scope.nodeIds !== null && route.write && route.node === undefined) {
     return 'this API token is limited to some nodes: it may not make changes outside them (such as creating a node)';

@@ -42,6 +42,8 @@ import { listBackupsRoute } from './backups/list-backups.ts';
 import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
 import { uploadBackupRoute } from './backups/upload-backup.ts';
+import { listUploadsRoute } from './backups/list-uploads.ts';
+import { deleteUploadRoute } from './backups/delete-upload.ts';
 import { auditRoutes } from './audit-route.ts';
 import { limitApiRate, type ApiRateLimits } from './rate-limit-hook.ts';
 import { listAuditEventsRoute } from './audit/list-audit-events.ts';
@@ -177,6 +179,8 @@ export async function buildApiServer(
     getBackupRoute(scope, deps);
     deleteBackupRoute(scope, deps);
     uploadBackupRoute(scope, deps);
+    listUploadsRoute(scope, deps);
+    deleteUploadRoute(scope, deps);
     listAuditEventsRoute(scope, deps);
     updateSettingsRoute(scope, deps);
     webhookPublicKeyRoute(scope, deps);

@@ -13,6 +13,10 @@ export interface BackupsConfig {
   maxUploadBytes: number;
   /** How long the node may take to write its backup file (RLN's POST /backup). */
   nodeTimeoutMs: number;
+  /** Bytes of uploaded backups one user may keep stored at once. */
+  uploadQuotaBytes: number;
+  /** Uploaded backups one user may keep stored at once. */
+  uploadQuotaCount: number;
 }
 
 export const BACKUP_VARIABLES = {
@@ -36,6 +40,17 @@ export const BACKUP_VARIABLES = {
     default: '1073741824',
     note: '(1 GiB)',
     doc: 'largest backup file a user may upload to restore a node from',
+  }),
+  // Uploads belong to no node, so nothing else bounds what one user keeps: a few full-size files.
+  uploadQuotaBytes: variable('BACKUP_UPLOAD_QUOTA_BYTES', integer(1024, 2 ** 50), {
+    default: '4294967296',
+    note: '(4 GiB)',
+    doc: 'bytes of uploaded backups one user may keep at once; an upload past it answers 409 `backup_quota_exceeded` (delete some first)',
+  }),
+  // Enough to try a restore a few times; retention (BACKUP_RETENTION_DAYS) removes old uploads too.
+  uploadQuotaCount: variable('BACKUP_UPLOAD_QUOTA_COUNT', integer(1, 10_000), {
+    default: '10',
+    doc: 'uploaded backups one user may keep at once; one more answers 409 `backup_quota_exceeded`',
   }),
   // Writing a backup reads the node's whole storage: allow minutes, not the gateway's seconds.
   nodeTimeoutMs: variable('BACKUP_NODE_TIMEOUT_MS', integer(1000, 24 * 3600 * 1000), {

@@ -6,6 +6,10 @@ export interface ApiBackup {
   /** The node backed up; null for an uploaded file. */
   nodeId: string | null;
   origin: 'node' | 'upload';
+  /** The network of the node backed up, or the one an upload is for. */
+  network: 'regtest' | 'testnet' | null;
+  /** An upload recognised as a backup of one of the user's nodes: that node (restores follow its fence). */
+  sourceNodeId: string | null;
   status: BackupRow['status'];
   sizeBytes: number | null;
   sha256: string | null;
@@ -22,6 +26,8 @@ export function presentBackup(b: BackupRow): ApiBackup {
     backupId: b.id,
     nodeId: b.node_id,
     origin: b.origin,
+    network: b.network,
+    sourceNodeId: b.origin === 'node' ? b.node_id : b.source_node_id,
     status: b.status,
     sizeBytes: b.size_bytes === null ? null : Number(b.size_bytes),
     sha256: b.sha256,

@@ -8,7 +8,7 @@ import { findBackup } from '../db/backups.ts';
 import { findNodeRestore, finishNodeRestore, listSealedRestorePasswords, replaceSealedRestorePassword } from '../db/node-restores.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
-import type { NodeRow } from '../db/nodes.ts';
+import { releaseSupersededBy, type NodeRow } from '../db/nodes.ts';
 import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BlobMissingError } from '../blobs/blob-store.ts';
@@ -58,8 +58,14 @@ export class NodeRestorer implements BuildRestorer {
     const pending = await findNodeRestore(this.deps.db, node.id);
     if (!pending || pending.status === 'SUCCEEDED') return { restored: pending !== undefined };
     if (pending.status === 'FAILED') return { failed: pending.error ?? 'the restore failed' };
+    // Only for a restore the daemon did not carry out: the node it superseded holds the only copy
+    // of the wallet again, so its fence is lifted (it stays stopped until its owner starts it).
     const fail = async (reason: string) => {
-      await finishNodeRestore(this.deps.db, node.id, { status: 'FAILED', error: reason });
+      await this.deps.db.transaction(async (tx) => {
+        await finishNodeRestore(tx, node.id, { status: 'FAILED', error: reason });
+        const released = await releaseSupersededBy(tx, node.id);
+        if (released.length > 0) this.deps.log.info({ nodeId: node.id, released: released.map((r) => r.id) }, 'the restore failed: its source node may run again');
+      });
       return { failed: reason };
     };
     const backup = await findBackup(this.deps.db, pending.backup_id);

@@ -9,9 +9,13 @@ import {
   findUserBackup,
   insertNodeBackup,
   listNodeBackups,
+  listUserUploads,
+  findUserNodeBackupBySha256,
+  userUploadUsage,
   type BackupRow,
 } from '../db/backups.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
+import type { Network } from '../domain/nodes.ts';
 import { newId } from '../auth/tokens.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import type { BackupsConfig } from './config.ts';
@@ -104,30 +108,80 @@ export class BackupService {
 
   /**
    * Stores a backup file the user sends (to restore a node from it): streamed to the blob store,
-   * recorded only once whole, refused past BACKUP_UPLOAD_MAX_BYTES. The file is checked by the
-   * node that restores it (RLN's /restore): the service cannot read it without the password.
+   * recorded only once whole, refused past BACKUP_UPLOAD_MAX_BYTES and past the user's upload quota
+   * (BACKUP_UPLOAD_QUOTA_BYTES, BACKUP_UPLOAD_QUOTA_COUNT). The service cannot read the file (the
+   * node checks it on /restore, with the password), but it recognises one of the user's own node
+   * backups by its SHA-256: the upload is then tied to that node (nodes/restore-fence.ts) and of its
+   * network. Any other file must say which network it is for (`network`).
    */
-  async uploadBackup(userId: string, source: AsyncIterable<Uint8Array>): Promise<ApiBackup> {
+  async uploadBackup(userId: string, source: AsyncIterable<Uint8Array>, declared: { network?: Network; sizeBytes?: number } = {}): Promise<ApiBackup> {
+    const { maxUploadBytes, uploadQuotaBytes, uploadQuotaCount } = this.deps.config.backups;
+    const before = await userUploadUsage(this.deps.db, userId);
+    requireQuota(before, declared.sizeBytes ?? 1, uploadQuotaBytes, uploadQuotaCount);
     const id = newId();
     const key = backupBlobKey(id, null);
-    const maxBytes = this.deps.config.backups.maxUploadBytes;
+    // Past what is left of the quota, the upload stops as soon as it gets there.
+    const left = uploadQuotaBytes - before.bytes;
+    const maxBytes = Math.min(maxUploadBytes, left);
     let stored;
     try {
       stored = await storeBackupFile(source, { blobs: this.deps.blobs, key, dataDir: this.deps.dataDir, stagingName: `upload-${id}`, maxBytes });
     } catch (err) {
-      if (err instanceof TooLargeError) throw tooLarge(maxBytes);
+      if (err instanceof TooLargeError) throw maxBytes < maxUploadBytes ? quotaExceeded(before, uploadQuotaBytes, uploadQuotaCount) : tooLarge(maxUploadBytes);
       throw err;
     }
-    if (stored.sizeBytes === 0) {
-      await this.deps.blobs.deletePrefix(key);
-      throw new AppError('invalid_request', 'the upload is empty: send the backup file as the request body');
-    }
+    const discard = () => this.deps.blobs.deletePrefix(key).catch(() => {});
     try {
-      return presentBackup(await insertUploadedBackup(this.deps.db, { id, userId, blobKey: key, ...stored }));
+      if (stored.sizeBytes === 0) throw new AppError('invalid_request', 'the upload is empty: send the backup file as the request body');
+      const row = await this.deps.db.transaction(async (tx) => {
+        // Counted again under the user's row lock: two uploads at once cannot both take the last room.
+        requireQuota(await userUploadUsage(tx, userId, true), stored.sizeBytes, uploadQuotaBytes, uploadQuotaCount);
+        const original = await findUserNodeBackupBySha256(tx, userId, stored.sha256);
+        if (original && declared.network && original.network && declared.network !== original.network) {
+          const problem = `this file is backup ${original.id} of a ${original.network} node, not ${declared.network}`;
+          throw new AppError('invalid_request', problem, { problems: [problem] });
+        }
+        const network = original?.network ?? declared.network ?? null;
+        if (!network) {
+          const problem = 'say which network this backup is for: ?network=regtest or ?network=testnet (the service cannot read the file, and a restore into the other network fails)';
+          throw new AppError('invalid_request', problem, { problems: [problem] });
+        }
+        return insertUploadedBackup(tx, {
+          id,
+          userId,
+          blobKey: key,
+          ...stored,
+          network,
+          sourceNodeId: original?.node_id ?? null,
+          sourceMadeAt: original?.created_at ?? null,
+          imageVersion: original?.image_version ?? null,
+        });
+      });
+      return presentBackup(row);
     } catch (err) {
-      await this.deps.blobs.deletePrefix(key).catch(() => {});
+      await discard();
       throw err;
     }
+  }
+
+  /** A page of the user's uploads, newest first, and the cursor of the next page (null after the last). */
+  async listUploads(userId: string, limit: number, cursor: string | undefined): Promise<{ uploads: ApiBackup[]; nextCursor: string | null }> {
+    let after: BackupRow | undefined;
+    if (cursor !== undefined) {
+      after = await findUserBackup(this.deps.db, userId, decodeCursor('upload', cursor, /^[0-9a-f]{32}$/));
+      if (!after || after.origin !== 'upload') throw staleCursor();
+    }
+    const rows = await listUserUploads(this.deps.db, userId, limit + 1, after);
+    const page = pageOf(rows, limit, (last) => encodeCursor('upload', last.id));
+    return { uploads: page.items.map(presentBackup), nextCursor: page.nextCursor };
+  }
+
+  /** Removes one of the user's uploads and its file; another user's, or a node's backup, is 404. */
+  async deleteUpload(userId: string, backupId: string): Promise<void> {
+    const backup = await findUserBackup(this.deps.db, userId, backupId);
+    if (!backup || backup.origin !== 'upload') throw new AppError('backup_not_found', `upload ${backupId} was not found`);
+    await this.deps.blobs.deletePrefix(backup.blob_key ?? backupBlobKey(backup.id, null));
+    await deleteBackup(this.deps.db, backup.id);
   }
 
   /** Waits for the backups in hand until `deadline`, then interrupts the rest (each is recorded FAILED). */
@@ -169,3 +223,16 @@ function requireBackupable(node: NodeRow) {
 
 export const tooLarge = (maxBytes: number) =>
   new AppError('payload_too_large', `the backup file is larger than BACKUP_UPLOAD_MAX_BYTES (${maxBytes} bytes)`, { maxBytes });
+
+/** Whether one more upload of `sizeBytes` fits the user's quota; 409 backup_quota_exceeded if not. */
+function requireQuota(usage: { count: number; bytes: number }, sizeBytes: number, quotaBytes: number, quotaCount: number) {
+  if (usage.count + 1 > quotaCount || usage.bytes + sizeBytes > quotaBytes) throw quotaExceeded(usage, quotaBytes, quotaCount);
+}
+
+const quotaExceeded = (usage: { count: number; bytes: number }, quotaBytes: number, quotaCount: number) =>
+  new AppError(
+    'backup_quota_exceeded',
+    `your uploaded backups would exceed the quota (${quotaCount} files, ${quotaBytes} bytes; you keep ${usage.count} files of ${usage.bytes} bytes): ` +
+      'delete uploads you no longer need (DELETE /api/backups/uploads/{backupId}) and try again',
+    { quotaBytes, quotaCount, usedBytes: usage.bytes, usedCount: usage.count },
+  );

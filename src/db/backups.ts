@@ -21,6 +21,9 @@ export interface BackupRow {
   error_code: string | null;
   error_message: string | null;
   unlock_error: string | null;
+  /** An upload recognised as one of the user's node backups: that node, and when it wrote the file. */
+  source_node_id: string | null;
+  source_made_at: Date | null;
   created_at: Date;
   finished_at: Date | null;
 }
@@ -38,15 +41,55 @@ export async function insertNodeBackup(
   )[0]!;
 }
 
-/** An uploaded file, recorded once it is whole in the blob store. */
-export async function insertUploadedBackup(db: Queryable, b: { id: string; userId: string; blobKey: string; sizeBytes: number; sha256: string }) {
+/**
+ * An uploaded file, recorded once it is whole in the blob store, with the network it is for and, when
+ * the service recognised it as one of the user's node backups, that node and when it wrote the file.
+ */
+export async function insertUploadedBackup(
+  db: Queryable,
+  b: { id: string; userId: string; blobKey: string; sizeBytes: number; sha256: string; network: string | null; sourceNodeId: string | null; sourceMadeAt: Date | null; imageVersion: string | null },
+) {
   return (
     await db.query<BackupRow>(
-      `INSERT INTO backups (id, user_id, origin, status, blob_key, size_bytes, sha256, finished_at)
-       VALUES ($1, $2, 'upload', 'SUCCEEDED', $3, $4, $5, now()) RETURNING *`,
-      [b.id, b.userId, b.blobKey, b.sizeBytes, b.sha256],
+      `INSERT INTO backups (id, user_id, origin, status, blob_key, size_bytes, sha256, network, source_node_id, source_made_at, image_version, finished_at)
+       VALUES ($1, $2, 'upload', 'SUCCEEDED', $3, $4, $5, $6, $7, $8, $9, now()) RETURNING *`,
+      [b.id, b.userId, b.blobKey, b.sizeBytes, b.sha256, b.network, b.sourceNodeId, b.sourceMadeAt, b.imageVersion],
     )
   )[0]!;
+}
+
+/** One of the user's successful node backups whose file has this SHA-256: what an upload of that file is. */
+export async function findUserNodeBackupBySha256(db: Queryable, userId: string, sha256: string) {
+  return (
+    await db.query<BackupRow>(
+      `SELECT * FROM backups WHERE user_id = $1 AND sha256 = $2 AND origin = 'node' AND status = 'SUCCEEDED' ORDER BY created_at LIMIT 1`,
+      [userId, sha256],
+    )
+  )[0];
+}
+
+/**
+ * What the user's uploads hold now. With `lock`, the user's row is locked first, so two uploads
+ * of one user are counted against the quota one after the other.
+ */
+export async function userUploadUsage(db: Queryable, userId: string, lock = false) {
+  if (lock) await db.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [userId]);
+  const [row] = await db.query<{ count: string | number; bytes: string | number }>(
+    `SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM backups WHERE user_id = $1 AND origin = 'upload'`,
+    [userId],
+  );
+  return { count: Number(row?.count ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/** One page of the user's uploads, newest first; `before` is the last one of the previous page. */
+export async function listUserUploads(db: Queryable, userId: string, limit: number, before?: BackupRow) {
+  return before
+    ? db.query<BackupRow>(
+        `SELECT * FROM backups WHERE user_id = $1 AND origin = 'upload' AND (created_at, id) < ($2, $3)
+         ORDER BY created_at DESC, id DESC LIMIT $4`,
+        [userId, before.created_at, before.id, limit],
+      )
+    : db.query<BackupRow>(`SELECT * FROM backups WHERE user_id = $1 AND origin = 'upload' ORDER BY created_at DESC, id DESC LIMIT $2`, [userId, limit]);
 }
 
 export async function findBackup(db: Queryable, id: string) {
@@ -135,4 +178,15 @@ export async function listExpiredBackups(db: Queryable, createdBefore: Date, kee
 
 export async function deleteBackup(db: Queryable, id: string) {
   await db.query('DELETE FROM backups WHERE id = $1', [id]);
+}
+
+/** The newest successful backup any of `nodeIds` made (one wallet's nodes: a node and those that superseded it). */
+export async function newestSucceededNodeBackup(db: Queryable, nodeIds: readonly string[]) {
+  return (
+    await db.query<Pick<BackupRow, 'id' | 'node_id' | 'created_at'>>(
+      `SELECT id, node_id, created_at FROM backups WHERE node_id = ANY($1::text[]) AND origin = 'node' AND status = 'SUCCEEDED'
+       ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [nodeIds],
+    )
+  )[0];
 }

@@ -20,6 +20,8 @@ export interface NodeRow {
   peer_host: string | null;
   /** The wallet password sealed for automatic unlock (secrets/unlock-seal.ts); null: off. Never shown. */
   auto_unlock_sealed: string | null;
+  /** The node a restore of this node's wallet went into: this one is stopped for good (nodes/lifecycle.ts). */
+  superseded_by: string | null;
   created_at: Date;
   updated_at: Date;
   destroyed_at: Date | null;
@@ -116,7 +118,7 @@ export async function listLiveNodes(db: Queryable) {
 
 /** The columns a node change may set; `destroyed` stamps destroyed_at. */
 export type NodePatch = Partial<
-  Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port' | 'auto_unlock_sealed'>
+  Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port' | 'auto_unlock_sealed' | 'superseded_by'>
 > & {
   destroyed?: boolean;
 };
@@ -176,4 +178,12 @@ export async function listNodesToReconcile(db: Queryable) {
 export async function countNodesByStatus(db: Queryable) {
   const rows = await db.query<{ status: NodeStatus; n: number }>('SELECT status, count(*)::int AS n FROM nodes GROUP BY status');
   return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
+}
+
+/**
+ * A restore into `nodeId` failed before the daemon restored anything: the node it superseded holds
+ * the only copy of the wallet again and may run. Answers the nodes released.
+ */
+export async function releaseSupersededBy(db: Queryable, nodeId: string) {
+  return db.query<{ id: string }>('UPDATE nodes SET superseded_by = NULL, updated_at = now() WHERE superseded_by = $1 RETURNING id', [nodeId]);
 }

@@ -25,6 +25,12 @@ export interface NodeUnlockerDeps {
 export const isSuccess = (status: number) => status >= 200 && status < 300;
 
 export function requireRunning(node: NodeRow) {
+  // Stopping already (its stop build may not have run yet): nothing more reaches its daemon.
+  if (node.superseded_by) {
+    throw new AppError('node_superseded', `node ${node.id} was superseded by node ${node.superseded_by}, into which its wallet was restored; it does not run any more`, {
+      supersededBy: node.superseded_by,
+    });
+  }
   if (node.status !== 'RUNNING') {
     throw new AppError('node_not_running', `node ${node.id} is ${node.status}, not RUNNING`, { status: node.status });
   }

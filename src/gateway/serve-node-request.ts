@@ -1,6 +1,7 @@
 // What both gateways do once they know the caller may use the node: the node's status document,
-// the unlock the gateway completes itself, /init (recorded on success), and everything else
-// forwarded as it came. The node must be RUNNING for anything but the status document.
+// the unlock the gateway completes itself, /backup and /restore with their path confined to the
+// node's own storage (backup-path.ts), /init (recorded on success), and everything else forwarded
+// as it came. The node must be RUNNING for anything but the status document.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NodeRow } from '../db/nodes.ts';
 import { AppError } from '../errors.ts';
@@ -13,6 +14,7 @@ import { headersToClient } from './forward-headers.ts';
 import type { NodeConnector } from './node-connector.ts';
 import { isSuccess, recordSafely, requireRunning, type NodeUnlocker } from './node-unlocker.ts';
 import { parseUnlockInput } from './unlock-body.ts';
+import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 
 export interface NodeRequestDeps {
@@ -20,6 +22,8 @@ export interface NodeRequestDeps {
   unlocker: NodeUnlocker;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
+  /** The absolute path of a file named `fileName` in the node's storage, as its daemon sees it (runtime storageFiles.daemonPath). */
+  storagePathOf: (node: NodeRow, fileName: string) => string;
   /** Unlock attempts through the gateways go into the node owner's audit trail. */
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -33,8 +37,9 @@ export interface NodeRequest {
   client: ClientFacts;
 }
 
-// An unlock body is a password and a few announce fields.
+// An unlock body is a password and a few announce fields; a backup's a path and a password.
 const UNLOCK_BODY_LIMIT = 64 * 1024;
+const BACKUP_BODY_LIMIT = 64 * 1024;
 
 /**
  * Synchronous for a forwarded request (the connector answers every failure itself); a promise
@@ -50,6 +55,7 @@ export function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessage, re
   }
   requireRunning(r.node);
   if (method === 'POST' && r.route === 'unlock') return unlock(deps, req, res, r);
+  if (method === 'POST' && PATH_ROUTES.has(r.route)) return confinedBackupCall(deps, req, res, r);
   deps.connector.forward(req, res, deps.endpointOf(r.node), `/${r.route}${r.search}`, r.client, r.requestId, method === 'POST' ? recorder(deps, r) : undefined);
 }
 
@@ -94,8 +100,22 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
   });
 }
 
-function readSmallBody(req: IncomingMessage, limit: number): Promise<string> {
-  const tooLarge = () => new AppError('payload_too_large', `the unlock body is larger than ${limit} bytes`);
+/**
+ * RLN's /backup or /restore with `backup_path` rewritten to the node's own storage (backup-path.ts);
+ * a path the rule refuses never reaches the node (400). The node's answer passes through unchanged.
+ */
+async function confinedBackupCall(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
+  const body = confineBackupBody(await readSmallBody(req, BACKUP_BODY_LIMIT, r.route), (fileName) => deps.storagePathOf(r.node, fileName));
+  const answer = await deps.connector.call(deps.endpointOf(r.node), 'POST', `/${r.route}${r.search}`, body, {
+    'x-forwarded-for': r.client.address,
+    'x-forwarded-proto': r.client.proto,
+  });
+  res.writeHead(answer.status, headersToClient(answer.rawHeaders));
+  res.end(answer.body);
+}
+
+function readSmallBody(req: IncomingMessage, limit: number, what = 'unlock'): Promise<string> {
+  const tooLarge = () => new AppError('payload_too_large', `the ${what} body is larger than ${limit} bytes`);
   if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

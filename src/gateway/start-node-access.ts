@@ -31,7 +31,7 @@ export interface NodeAccessDeps {
   certificates: CertificateService;
   /** The CA client certificates are issued by and verified against (pki/ca-store.ts). */
   ca: CertificateAuthority;
-  runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon'>;
+  runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon' | 'storageFiles'>;
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
   /** Counts the gateways' requests (metrics/); absent: nobody counts. */
@@ -76,6 +76,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     unlocker,
     nodes: deps.nodes,
     endpointOf,
+    storagePathOf: (node, fileName) => deps.runtime.storageFiles.daemonPath(node.id, fileName),
     audit: deps.audit,
     // One count per token or certificate across both gateways.
     rateLimiter: new RateLimiter({ name: 'gateway', limit: config.gatewayRateLimitPerMinute ?? 0, windowSeconds: 60 }),

@@ -129,7 +129,8 @@ export class AutoUnlockService {
   async unlockAfterStart(nodeId: string): Promise<AutoUnlockResult> {
     const node = await findNode(this.deps.db, nodeId);
     const sealed = node?.auto_unlock_sealed;
-    if (!node || !sealed || node.status !== 'RUNNING' || !node.locked) return 'nothing to do';
+    // A superseded node is being stopped for good (nodes/lifecycle.ts): never unlocked again.
+    if (!node || !sealed || node.status !== 'RUNNING' || !node.locked || node.superseded_by) return 'nothing to do';
     let password: string;
     try {
       password = this.deps.seal.open(sealed, autoUnlockAssociatedData(nodeId));

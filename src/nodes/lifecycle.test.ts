@@ -28,6 +28,7 @@ const nodeIn = (status: NodeStatus, more: Partial<LifecycleNode> = {}): Lifecycl
   image_version: 'v1',
   settings: { webhookUrl: HOOK },
   auto_unlock_sealed: null,
+  superseded_by: null,
   ...more,
 });
 
@@ -53,6 +54,7 @@ const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expec
   { request: { type: 'destroyBuildSucceeded' }, expect: 'change change change change change change change' },
   { request: { type: 'upgradeRolledBack', imageVersion: 'v0' }, expect: 'change change change change change change change' },
   { request: { type: 'buildFailed' }, expect: 'change change change change change change change' },
+  { request: { type: 'supersede', by: 'n2' }, expect: 'change change change change change node_destroyed node_destroyed' },
   { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change' },
   { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
   { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change' },
@@ -76,7 +78,7 @@ describe('the lifecycle table', () => {
 
   describe('while a build is in progress', () => {
     const build: BuildInProgress = { build_number: 3, action: 'stop' };
-    const building: RequestType[] = ['start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade'];
+    const building: RequestType[] = ['start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede'];
     const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;
 
     it('refuses exactly the requests that begin a build, in every live status', () => {
@@ -229,6 +231,29 @@ describe('the lifecycle table', () => {
   it('keeps a daemon running only for a RUNNING node that should run', () => {
     expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'running' })).toBe(true);
     expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'stopped' })).toBe(false);
+    expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'running', superseded_by: 'n2' })).toBe(false);
     for (const status of EVERY_STATUS.filter((s) => s !== 'RUNNING')) expect(daemonShouldRun({ status, desired_state: 'running' })).toBe(false);
+  });
+
+  describe('a node superseded by a restore of its wallet', () => {
+    it('is stopped and fenced: superseded_by set, a stop build', () => {
+      expect(decide({ type: 'supersede', by: 'n2' }, nodeIn('RUNNING', { locked: false }))).toEqual({
+        outcome: 'change',
+        change: { desired_state: 'stopped', superseded_by: 'n2' },
+        build: 'stop',
+      });
+    });
+
+    it('is never started, upgraded (by its user or a rollout) or given automatic unlock again; destroy is left', () => {
+      for (const status of ['RUNNING', 'PAUSED', 'FAILED'] as const) {
+        const node = nodeIn(status, { superseded_by: 'n2' });
+        for (const request of [{ type: 'start' }, { type: 'upgrade', toVersion: 'v2' }, { type: 'rolloutUpgrade', toVersion: 'v2' }, { type: 'enableAutoUnlock', sealed: 'S' }] as NodeRequest[]) {
+          const d = decide(request, node);
+          expect(d.outcome === 'refused' && d.refusal.code, `${request.type} in ${status}`).toBe('node_superseded');
+          if (d.outcome === 'refused') expect(d.refusal.details).toEqual({ supersededBy: 'n2' });
+        }
+        expect(verdict({ type: 'destroy' }, node)).toBe('change');
+      }
+    });
   });
 });

@@ -38,6 +38,8 @@ export type NodeRequest =
   | { type: 'upgradeRolledBack'; imageVersion: string }
   | { type: 'buildFailed' }
   | { type: 'daemonRestarted' }
+  /** A restore of the node's wallet went into node `by`. */
+  | { type: 'supersede'; by: string }
   | { type: 'rolloutUpgrade'; toVersion: string }
   /** A webhook receiver at `url` answered 410 Gone. */
   | { type: 'webhookGone'; url: string }
@@ -48,12 +50,12 @@ export type RequestType = NodeRequest['type'];
 type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
 /** What decide() looks at: the node's row as the caller locked it. */
-export type LifecycleNode = Pick<NodeRow, 'id' | 'status' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'auto_unlock_sealed'>;
+export type LifecycleNode = Pick<NodeRow, 'id' | 'status' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'auto_unlock_sealed' | 'superseded_by'>;
 export type BuildInProgress = Pick<BuildRow, 'build_number' | 'action'>;
 
 export type RefusalCode = Extract<
   ErrorCode,
-  'node_destroyed' | 'build_in_progress' | 'already_running' | 'already_stopped' | 'nothing_to_upgrade' | 'node_not_running'
+  'node_destroyed' | 'build_in_progress' | 'already_running' | 'already_stopped' | 'nothing_to_upgrade' | 'node_not_running' | 'node_superseded'
 >;
 
 export interface Refusal {
@@ -92,7 +94,7 @@ export interface Check<R = NodeRequest> {
 export interface Rule<R = NodeRequest> {
   /** How the README names the request. */
   name: string;
-  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock';
+  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock' | 'restore';
   checks: Check<R>[];
   /** What an accepted request changes... */
   change: NodeChange;
@@ -127,8 +129,25 @@ const buildRunning: Check = {
   },
 };
 
+// A restore of this node's wallet went into another node (backups: one live copy of a wallet). Its
+// copy has moved the channels on since, so this node's state is stale: started again, it would
+// broadcast revoked states and the channels' peers would take the funds. It stays stopped for good;
+// only destroy is left.
+const supersededNode: Check = {
+  when: 'superseded by a restore of its wallet',
+  holds: ({ node }) => node.superseded_by !== null,
+  refusal: {
+    code: 'node_superseded',
+    message: ({ node }) =>
+      `node ${node.id} was superseded by node ${node.superseded_by}, into which its wallet was restored: two live copies of one ` +
+      'Lightning wallet lose funds (an old channel state gets broadcast and penalised), so it never runs again; destroy it',
+    details: ({ node }) => ({ supersededBy: node.superseded_by }),
+  },
+};
+
 const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
+  supersededNode,
   buildRunning,
   {
     when: 'already on the target version',
@@ -152,6 +171,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      supersededNode,
       buildRunning,
       {
         statuses: ['RUNNING'],
@@ -210,6 +230,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      supersededNode,
       // The password is checked against the running daemon before it is stored.
       {
         statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
@@ -267,6 +288,22 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
   // A build that gave up, or an upgrade whose rollback failed too.
   buildFailed: { name: 'build failed', by: 'build', checks: [], change: { status: 'FAILED' } },
   daemonRestarted: { name: 'daemon restarted', by: 'reconcile loop', checks: [], change: { locked: true } },
+  /**
+   * A restore of this node's backup went into node `by` (backups/service.ts): the node is stopped
+   * (a stop build, unless it is stopped already) and fenced for good.
+   */
+  supersede: {
+    name: 'superseded by a restore',
+    by: 'restore',
+    checks: [
+      destroyedNode,
+      // The restore waits for the node's build rather than race it.
+      buildRunning,
+    ],
+    change: { desired_state: 'stopped' },
+    changeFrom: { describe: 'superseded_by: the restored node', of: ({ request }) => ({ superseded_by: request.by }) },
+    build: 'stop',
+  },
   // The rollout skips a node refused for any other reason, and defers a PAUSED one to its next start.
   rolloutUpgrade: { name: 'rollout upgrade', by: 'rollout', checks: upgradeChecks, change: { status: 'IN_PROGRESS', locked: true }, build: 'upgrade' },
   webhookGone: {
@@ -321,5 +358,5 @@ export const refusedWhileBuilding = (type: RequestType) => ruleOf(type).checks.i
 export const refusalError = (r: Refusal) => new AppError(r.code, r.message, r.details);
 
 /** Whether the node's daemon should be running now (what the reconcile loop keeps true). */
-export const daemonShouldRun = (node: Pick<NodeRow, 'status' | 'desired_state'>) =>
-  node.desired_state === 'running' && node.status === 'RUNNING';
+export const daemonShouldRun = (node: Pick<NodeRow, 'status' | 'desired_state'> & Partial<Pick<NodeRow, 'superseded_by'>>) =>
+  node.desired_state === 'running' && node.status === 'RUNNING' && !node.superseded_by;

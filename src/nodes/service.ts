@@ -21,6 +21,7 @@ import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { findUserBackup } from '../db/backups.ts';
 import { insertNodeRestore } from '../db/node-restores.ts';
+import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { NodePorts } from '../runtime/types.ts';
@@ -42,7 +43,7 @@ export interface CreateNodeInput {
   /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.checkWebhookUrl). */
   settings?: { webhookUrl?: string | null };
   /** Create the node from one of the user's backups: its wallet is restored by the create build. */
-  restore?: { backupId: string; password: string };
+  restore?: { backupId: string; password: string } & RestoreChoices;
 }
 
 /**
@@ -166,6 +167,11 @@ export class NodeService {
       const ports = await this.deps.assignPorts(() => usedPorts(tx));
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
+      // One live copy of a wallet: refused, or the node holding it now is to be superseded.
+      const fence = backup && input.restore ? await checkRestoreFence(tx, backup, input.restore) : {};
+      const supersedeBuild = fence.supersede ? await findBuildInProgress(tx, fence.supersede.id) : undefined;
+      const supersede = fence.supersede && decide({ type: 'supersede', by: '' }, fence.supersede, supersedeBuild);
+      if (supersede?.outcome === 'refused') throw refusalError(supersede.refusal);
       const node = await insertNode(tx, {
         id: newId(),
         user_id: userId,
@@ -180,6 +186,10 @@ export class NodeService {
       if (backup && input.restore) {
         const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
+      }
+      if (fence.supersede) {
+        const source = fence.supersede;
+        await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);
       }
       await enqueueBuild(tx, node, 'create', release.version);
       const body = presentCreatedNode(node);

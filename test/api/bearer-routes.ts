@@ -41,7 +41,9 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`),
   route('GET', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
   route('DELETE', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
-  route('POST', '/api/backups/uploads', () => '/api/backups/uploads'),
+  route('POST', '/api/backups/uploads', () => '/api/backups/uploads', { accountWide: true }),
+  route('GET', '/api/backups/uploads', () => '/api/backups/uploads', { accountWide: true }),
+  route('DELETE', '/api/backups/uploads/:backupId', () => `/api/backups/uploads/${ZEROS}`, { accountWide: true }),
   // Client certificates.
   route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`),
   route('GET', '/api/nodes/:id/certs', (id) => `/api/nodes/${id}/certs`),

@@ -59,7 +59,7 @@ describe(`backups, S3 blob store, on ${databaseLabel()}`, () => {
   });
 
   it('stores an upload in the bucket', async () => {
-    const res = await fetch(`${t.base}/api/backups/uploads`, {
+    const res = await fetch(`${t.base}/api/backups/uploads?network=regtest`, {
       method: 'POST',
       headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/octet-stream' },
       body: new Uint8Array(Buffer.from('an encrypted backup, as far as the service can tell')),

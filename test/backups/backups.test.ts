@@ -215,7 +215,8 @@ describe(`backups, local blob store, on ${databaseLabel()}`, () => {
       fetch(`${t.base}/api/backups/uploads`, { method: 'POST', headers: { authorization: `Bearer ${alice.token}`, ...headers }, body, duplex: 'half' } as RequestInit);
     const ok = await upload(bytes);
     expect(ok.status).toBe(201);
-    expect(await ok.json()).toMatchObject({ origin: 'upload', nodeId: null, status: 'SUCCEEDED', sizeBytes: bytes.length, sha256: sha256(Buffer.from(bytes)) });
+    // One of alice's own backups: recognised by its hash, so of its network and tied to its node.
+    expect(await ok.json()).toMatchObject({ origin: 'upload', nodeId: null, network: 'regtest', sourceNodeId: nodeId, status: 'SUCCEEDED', sizeBytes: bytes.length, sha256: sha256(Buffer.from(bytes)) });
 
     const tooLarge = await upload(new Uint8Array(MAX_UPLOAD + 1));
     expect(tooLarge.status).toBe(413);

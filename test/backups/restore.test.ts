@@ -54,10 +54,23 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('restores a backup into a new node: RUNNING, locked, initialised, the same wallet once unlocked', async () => {
+  let firstCopy: string;
+  let secondCopy: string;
+
+  it('refuses to restore the backup of a node that still exists: 409 source_node_live, naming the options', async () => {
     const r = await createFrom(alice, { backupId: backup.backupId, password: PASSWORD });
+    expect(r.status, r.text).toBe(409);
+    expect(r.json.error).toMatchObject({ code: 'source_node_live', details: { sourceNodeId: sourceId } });
+    expect(r.json.error.message).toContain('supersedeSource');
+    expect(r.json.error.message).toContain('Destroy');
+    expect((await t.call('/api/nodes', { token: alice.token })).json.nodes).toHaveLength(1);
+  });
+
+  it('restores a backup into a new node, superseding its source: RUNNING, locked, initialised, the same wallet once unlocked', async () => {
+    const r = await createFrom(alice, { backupId: backup.backupId, password: PASSWORD, supersedeSource: true });
     expect(r.status, r.text).toBe(200);
     const nodeId = r.json.data.nodeId;
+    firstCopy = nodeId;
     const node = await settled(alice, nodeId);
     expect(node).toMatchObject({ status: 'RUNNING', locked: true, initialized: true });
     expect(node.builds.at(-1)).toMatchObject({ action: 'create', buildStatus: 'SUCCESS' });
@@ -71,6 +84,25 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
     expect(everything).not.toContain(PASSWORD);
   });
 
+  it('the superseded source is stopped and never runs again: start, upgrade, automatic unlock and its gateway answer 409 node_superseded', async () => {
+    await expect.poll(async () => (await nodeRecord(t, alice, sourceId)).status, { timeout: 30_000 }).toBe('PAUSED');
+    const [row] = await t.server.db.query<{ superseded_by: string; desired_state: string }>('SELECT superseded_by, desired_state FROM nodes WHERE id = $1', [sourceId]);
+    expect(row).toEqual({ superseded_by: firstCopy, desired_state: 'stopped' });
+    for (const [method, path, body] of [
+      ['POST', 'start', undefined],
+      ['POST', 'upgrade', undefined],
+      ['PUT', 'auto-unlock', { password: PASSWORD }],
+    ] as const) {
+      const refused = await t.call(`/api/nodes/${sourceId}/${path}`, { method, token: alice.token, body });
+      expect(refused.status, `${path}: ${refused.text}`).toBe(409);
+      expect(refused.json.error, path).toMatchObject({ code: 'node_superseded', details: { supersededBy: firstCopy } });
+    }
+    const viaGateway = await gateway(alice, sourceId, 'nodeinfo');
+    expect(viaGateway.status).toBe(409);
+    // Destroying it is what is left.
+    expect((await nodeRecord(t, alice, sourceId)).status).toBe('PAUSED');
+  });
+
   it('restores from an uploaded file', async () => {
     const bytes = new Uint8Array(await download(backup.downloadUrl));
     const res = await fetch(`${t.base}/api/backups/uploads`, {
@@ -79,28 +111,38 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
       body: bytes,
     });
     expect(res.status).toBe(201);
-    const uploaded = (await res.json()) as { backupId: string };
-    const r = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+    const uploaded = (await res.json()) as { backupId: string; sourceNodeId: string; network: string };
+    // Recognised as the source's backup: tied to it, so the same fence applies, now to the wallet's live copy.
+    expect(uploaded).toMatchObject({ sourceNodeId: sourceId, network: 'regtest' });
+    const refused = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: 'source_node_live', details: { sourceNodeId: firstCopy } });
+    const r = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD, supersedeSource: true });
     const node = await settled(alice, r.json.data.nodeId);
+    secondCopy = node.nodeId;
     expect(node).toMatchObject({ status: 'RUNNING', initialized: true });
     await unlock(t, alice, node.nodeId);
     expect((await gateway(alice, node.nodeId, 'nodeinfo')).json.pubkey).toBe(pubkey);
   });
 
-  it('a wrong password: the create build fails with the reason and the node is FAILED, its password erased', async () => {
-    const r = await createFrom(alice, { backupId: backup.backupId, password: 'not-the-password' });
+  it('a wrong password: the create build fails with the reason and the node is FAILED, its password erased, its source released', async () => {
+    const r = await createFrom(alice, { backupId: backup.backupId, password: 'not-the-password', supersedeSource: true, confirmOlderBackup: true });
+    expect(r.status, r.text).toBe(200);
     const node = await settled(alice, r.json.data.nodeId);
     expect(node.status).toBe('FAILED');
     expect(node.initialized).toBe(false);
     expect(node.builds.at(-1)).toMatchObject({ action: 'create', buildStatus: 'FAILURE', error: expect.stringMatching(/restore failed: .*password/i) });
     const [restore] = await t.server.db.query<{ status: string; sealed_password: string | null }>('SELECT * FROM node_restores WHERE node_id = $1', [node.nodeId]);
     expect(restore).toMatchObject({ status: 'FAILED', sealed_password: null });
+    // Nothing was restored: the node it superseded holds the only copy again and may run.
+    const [second] = await t.server.db.query<{ superseded_by: string | null }>('SELECT superseded_by FROM nodes WHERE id = $1', [secondCopy]);
+    expect(second!.superseded_by).toBeNull();
   });
 
   it('a corrupt or truncated file: FAILED with the reason', async () => {
     const bytes = await download(backup.downloadUrl);
     for (const broken of [bytes.subarray(0, bytes.length - 10), Buffer.concat([bytes.subarray(0, 200), Buffer.from([bytes[200]! ^ 1]), bytes.subarray(201)])]) {
-      const res = await fetch(`${t.base}/api/backups/uploads`, {
+      const res = await fetch(`${t.base}/api/backups/uploads?network=regtest`, {
         method: 'POST',
         headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/octet-stream' },
         body: new Uint8Array(broken),
@@ -135,5 +177,31 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
     // Nothing was created by any of these.
     const names = (await t.call('/api/nodes', { token: bob.token })).json.nodes;
     expect(names).toEqual([]);
+  });
+
+  it("a backup older than the wallet's newest successful one says so, and is restored only with confirmOlderBackup", async () => {
+    // The live copy (secondCopy, stopped by the failed restore that superseded it, then released) runs
+    // again and is backed up: the source's backup is now the older one.
+    const started = await t.call(`/api/nodes/${secondCopy}/start`, { method: 'POST', token: alice.token });
+    expect(started.status, started.text).toBeLessThan(300);
+    await expect.poll(async () => (await nodeRecord(t, alice, secondCopy)).status, { timeout: 30_000 }).toBe('RUNNING');
+    const newer = await backUp(t, alice, secondCopy);
+    expect(newer.status).toBe('SUCCEEDED');
+    const older = await createFrom(alice, { backupId: backup.backupId, password: PASSWORD, supersedeSource: true });
+    expect(older.status, older.text).toBe(409);
+    expect(older.json.error).toMatchObject({ code: 'backup_older_than_source', details: { newestBackupId: newer.backupId } });
+    expect(older.json.error.message).toContain('confirmOlderBackup');
+    const confirmed = await createFrom(alice, { backupId: backup.backupId, password: PASSWORD, supersedeSource: true, confirmOlderBackup: true });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    const third = await settled(alice, confirmed.json.data.nodeId);
+    expect(third.status).toBe('RUNNING');
+
+    // Once the wallet's live copy is destroyed, its newest backup restores without any choice.
+    const destroyed = await t.call('/api/nodes', { method: 'DELETE', token: alice.token, body: { destroyNodeId: third.nodeId } });
+    expect(destroyed.status, destroyed.text).toBeLessThan(300);
+    await expect.poll(async () => (await nodeRecord(t, alice, third.nodeId)).status, { timeout: 30_000 }).toBe('DESTROYED');
+    const again = await createFrom(alice, { backupId: newer.backupId, password: PASSWORD });
+    expect(again.status, again.text).toBe(200);
+    expect((await settled(alice, again.json.data.nodeId)).status).toBe('RUNNING');
   });
 });

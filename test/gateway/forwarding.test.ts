@@ -100,7 +100,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const nodes = new NodeService({ db: db.db, config, assignPorts: nodePortsFor(config), checkWebhookUrl: async (url) => url });
     const endpointOf = (node: { rest_port: number | null }) => ({ host: '127.0.0.1', port: node.rest_port! });
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, connector, nodes, endpointOf, log });
-    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), connector, unlocker, nodes, endpointOf, clientTimeoutMs: 1500, log });
+    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), connector, unlocker, nodes, endpointOf, storagePathOf: (_node, name) => `/nonexistent/${name}`, clientTimeoutMs: 1500, log });
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;

@@ -68,6 +68,8 @@ export interface ScopedRouteUnderTest extends RouteUnderTest {
   nodeScoped: boolean;
   /** Answers a stream that never ends (Server-Sent Events): only its status and headers are read. */
   streams?: boolean;
+  /** About the account beyond any node (uploaded backups): a token limited to some nodes is refused it, reads too. */
+  accountWide?: boolean;
 }
 
 /** Opens a streaming route, reads the answer's status (and body, when it is an error), and hangs up. */
@@ -121,7 +123,7 @@ export function itEnforcesTokenScopes(ctx: () => { t: TestServer; tokens: Scoped
   if (route.nodeScoped) {
     it(`${route.name}: a token for another of the owner's nodes -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.otherNode)));
     if (!route.write) it(`${route.name}: a token for this node may call it`, async () => allowedByScope(await call((k) => k.thisNode)));
-  } else if (route.write) {
+  } else if (route.write || route.accountWide) {
     it(`${route.name}: a token limited to some nodes -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.thisNode)));
   } else {
     it(`${route.name}: a token limited to some nodes may call it`, async () => allowedByScope(await call((k) => k.thisNode)));

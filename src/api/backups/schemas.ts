@@ -7,6 +7,13 @@ export const Backup = Type.Object(
     backupId: Type.String({ pattern: ID_PATTERN }),
     nodeId: Type.Union([Type.String({ pattern: ID_PATTERN }), Type.Null()], { description: 'The node backed up; null for an uploaded file.' }),
     origin: Type.Union([Type.Literal('node'), Type.Literal('upload')]),
+    network: Type.Union([Type.Literal('regtest'), Type.Literal('testnet'), Type.Null()], {
+      description: "The network of the node backed up, or the one an upload is for (recognised, or declared on upload); a restore must be into this network.",
+    }),
+    sourceNodeId: Type.Union([Type.String({ pattern: ID_PATTERN }), Type.Null()], {
+      description:
+        "The node whose wallet the file holds: the node backed up, or for an upload the node of your backup with the same SHA-256 (null when not recognised). A restore follows that node's fence (one live copy of a wallet).",
+    }),
     status: Type.Union([Type.Literal('IN_PROGRESS'), Type.Literal('SUCCEEDED'), Type.Literal('FAILED')]),
     sizeBytes: Type.Union([Type.Integer(), Type.Null()], { description: 'Size of the encrypted file (SUCCEEDED only).' }),
     sha256: Type.Union([Type.String(), Type.Null()], { description: 'SHA-256 of the encrypted file, hex (SUCCEEDED only).' }),

@@ -2,12 +2,26 @@
 // stored to restore a node from (POST /api/nodes with restore.backupId).
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { tooLarge } from '../../backups/service.ts';
 import { Backup } from './schemas.ts';
+
+const UploadQuery = Type.Object(
+  {
+    network: Type.Optional(
+      Type.Union([Type.Literal('regtest'), Type.Literal('testnet')], {
+        description:
+          'The network the backup is for. Required unless the file is one of your node backups (recognised by its SHA-256), ' +
+          'whose network it then takes; a declared network that contradicts it is a 400.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type UploadQuery = Static<typeof UploadQuery>;
 
 export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits }: ApiDeps) {
   void app.register(async (scope) => {
@@ -15,7 +29,7 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
     // Nothing else is parsed here: any other type is 415.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
-    scope.post<{ Body: IncomingMessage }>(
+    scope.post<{ Body: IncomingMessage; Querystring: UploadQuery }>(
       '/api/backups/uploads',
       {
         schema: {
@@ -25,9 +39,14 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
             'The body is a backup file as a node wrote it (e.g. one downloaded from GET /api/nodes/{id}/backups/{backupId}), ' +
             'sent as application/octet-stream. Answers 201 with its record (origin "upload", nodeId null); restore it with ' +
             'POST /api/nodes {..., restore: {backupId, password}}. The service cannot read the file (only the node can, with ' +
-            'the password): a corrupt file or a wrong password fails the restore, not the upload. 413 payload_too_large past ' +
-            'BACKUP_UPLOAD_MAX_BYTES; 415 for another content type.',
+            'the password): a corrupt file or a wrong password fails the restore, not the upload. A file that is one of your node ' +
+            "backups (same SHA-256) is recognised: it takes that backup's network and is tied to its node (sourceNodeId), whose " +
+            'fence a restore follows (one live copy of a wallet); any other file needs ?network=regtest|testnet (400 without). ' +
+            '413 payload_too_large past BACKUP_UPLOAD_MAX_BYTES; 409 backup_quota_exceeded past BACKUP_UPLOAD_QUOTA_BYTES or ' +
+            'BACKUP_UPLOAD_QUOTA_COUNT of stored uploads (list them with GET /api/backups/uploads, delete with DELETE ' +
+            '/api/backups/uploads/{backupId}); 415 for another content type.',
           tags: ['backups'],
+          querystring: UploadQuery,
           response: { 201: Type.Ref(Backup), ...errorResponses },
         },
       },
@@ -35,7 +54,8 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
         const declared = Number(request.headers['content-length']);
         // Refused before a byte is stored when the client says how large it is.
         if (Number.isFinite(declared) && declared > backupLimits.maxUploadBytes) throw tooLarge(backupLimits.maxUploadBytes);
-        return reply.status(201).send(await backups.uploadBackup(userOf(request).id, request.body));
+        const sizeBytes = Number.isFinite(declared) && declared > 0 ? declared : undefined;
+        return reply.status(201).send(await backups.uploadBackup(userOf(request).id, request.body, { network: request.query.network, sizeBytes }));
       },
     );
   });

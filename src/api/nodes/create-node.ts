@@ -17,6 +17,21 @@ const CreateNodeBody = Type.Object(
         {
           backupId: Type.String({ pattern: ID_PATTERN, description: 'One of your finished backups (of a node, or uploaded).' }),
           password: Type.String({ minLength: 1, maxLength: 1024, description: 'The password the backup was made with.' }),
+          supersedeSource: Type.Optional(
+            Type.Boolean({
+              description:
+                "When the backup's node (or a node its wallet was restored into since) still exists: stop it and fence it for good " +
+                '(it is never started, upgraded or unlocked again; only destroy is left), so that one copy of the wallet runs. ' +
+                'Without it such a restore is refused with 409 source_node_live.',
+            }),
+          ),
+          confirmOlderBackup: Type.Optional(
+            Type.Boolean({
+              description:
+                "Restore even though the wallet has a newer successful backup (older channel states: broadcasting one loses the channel's funds). " +
+                'Without it such a restore is refused with 409 backup_older_than_source.',
+            }),
+          ),
         },
         {
           additionalProperties: false,
@@ -56,7 +71,10 @@ export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
           'With an `Idempotency-Key` header (1-255 printable characters), a retry with the same key and body within 24 hours ' +
           'gets the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_conflict`. ' +
           '`settings.webhookUrl` follows the rules of POST /api/nodes/{id}/settings. With `restore`, the node is created ' +
-          'from a backup: 404 backup_not_found, 409 backup_not_ready (not SUCCEEDED), 400 for a backup of the other network.',
+          'from a backup: 404 backup_not_found, 409 backup_not_ready (not SUCCEEDED), 400 for a backup of the other network, ' +
+          "409 source_node_live while the wallet's node still exists (destroy it, or restore.supersedeSource: true), " +
+          '409 backup_older_than_source for a backup older than the wallet\'s newest (restore.confirmOlderBackup: true), ' +
+          '409 node_superseded / build_in_progress when the node to supersede cannot be stopped now.',
         tags: ['nodes'],
         body: CreateNodeBody,
         response: { 200: CreateNodeResponse, ...errorResponses },
@@ -65,7 +83,7 @@ export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     async (request, reply) => {
       const { name, network, settings, restore } = request.body;
       // A retry is recognised without the password: no hash of it is ever stored.
-      const idempotency = idempotencyKeyOf(request, { ...request.body, restore: restore && { backupId: restore.backupId } });
+      const idempotency = idempotencyKeyOf(request, { ...request.body, restore: restore && { backupId: restore.backupId, supersedeSource: restore.supersedeSource, confirmOlderBackup: restore.confirmOlderBackup } });
       // The service checks the webhook URL (scheme, credentials, target addresses) before it stores anything.
       const { body, replayed } = await nodes.createNode(userOf(request).id, { name, network, settings, restore }, idempotency);
       if (replayed) reply.header('idempotent-replayed', 'true');

@@ -1,0 +1,134 @@
+// RLN's /backup and /restore through both gateways: `backup_path` is confined to the node's own
+// storage (gateway/backup-path.ts). A plain file name lands in the node's storage under the name the
+// gateway chooses; a path (traversal, absolute, into another node's storage or DATA_DIR, into the
+// node's own storage but not as a plain name) is refused with a 400 before the node sees it.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+import { databaseLabel } from '../helpers/database.ts';
+import { createNodes, createTenants } from '../helpers/tenants.ts';
+import { USER_BACKUP_PREFIX } from '../../src/gateway/backup-path.ts';
+import { rawRequest, tlsRequest, type ClientCredentials } from './gateway-client.ts';
+
+const PASSWORD = 'node-password-123';
+
+describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
+  let t: TestServer;
+  let alice: TestUser;
+  let aliceNode: string;
+  let freshNode: string;
+  let bobNode: string;
+  let cert: ClientCredentials;
+  let freshCert: ClientCredentials;
+
+  const storage = (nodeId: string) => join(t.config.dataDir, 'nodes', nodeId, 'storage');
+  const bearer = (nodeId: string, route: string, body: unknown) =>
+    rawRequest(t.config.nodeApiUrl, `/${alice.id}/${nodeId}/${route}`, {
+      method: 'POST',
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
+    });
+  const mtls = (creds: ClientCredentials, nodeId: string, route: string, body: unknown) =>
+    tlsRequest(t.config.userNodeUrl, `/nodes/${alice.id}/${nodeId}/${route}`, { ...creds, ca: creds.certificateChain }, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
+  const issue = async (nodeId: string) => {
+    const r = await t.call(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: alice.token });
+    expect(r.status, r.text).toBe(200);
+    return r.json as ClientCredentials;
+  };
+
+  beforeAll(async () => {
+    t = await startTestServer();
+    const tenants = await createTenants(t);
+    alice = tenants.alice;
+    [aliceNode, freshNode] = await createNodes(t, alice, [{ name: 'wallet' }, { name: 'fresh' }]);
+    [bobNode] = await createNodes(t, tenants.bob, [{ name: 'bobs' }]);
+    const init = await t.call(`/api/nodes/${aliceNode}/init`, { method: 'POST', token: alice.token, body: { password: PASSWORD } });
+    expect(init.status, init.text).toBe(200);
+    cert = await issue(aliceNode);
+    freshCert = await issue(freshNode);
+  });
+  afterAll(() => t?.stop());
+
+  it('a plain file name: the node writes it in its own storage, under the name the gateway chose (bearer and mTLS)', async () => {
+    const viaBearer = await bearer(aliceNode, 'backup', { backup_path: 'mine-1', password: PASSWORD });
+    expect(viaBearer.status, viaBearer.text).toBe(200);
+    const viaMtls = await mtls(cert, aliceNode, 'backup', { backup_path: 'mine-2.zip', password: PASSWORD });
+    expect(viaMtls.status, viaMtls.text).toBe(200);
+    const files = readdirSync(storage(aliceNode));
+    expect(files).toContain(`${USER_BACKUP_PREFIX}mine-1`);
+    expect(files).toContain(`${USER_BACKUP_PREFIX}mine-2.zip`);
+  });
+
+  it("a restore reads from the node's own storage only: the node is told its own path", async () => {
+    // The fresh node has no such file: the node's answer names where it looked.
+    const r = await bearer(freshNode, 'restore', { backup_path: 'mine-1', password: PASSWORD });
+    expect(r.status).toBe(400);
+    expect(r.text).toContain(join(storage(freshNode), `${USER_BACKUP_PREFIX}mine-1`));
+  });
+
+  const hostile = () => [
+    '../../x',
+    '../storage/x',
+    '..',
+    '.',
+    '',
+    '/tmp/rln-cloud-escape',
+    join(t.config.dataDir, 'escape'),
+    join(storage(bobNode), 'planted'),
+    join(storage(freshNode), 'planted'),
+    // The node's own storage, spelled as a path: refused too, the gateway chooses the path.
+    join(storage(aliceNode), 'own-path'),
+    'sub/dir',
+    'a\\b',
+    '.hidden',
+    'x.partial',
+    'a'.repeat(101),
+    'name\u0000',
+    `${USER_BACKUP_PREFIX}x/../../escape`,
+  ];
+
+  it('refuses a path on /backup with a 400 through the bearer gateway, writing nothing', async () => {
+    for (const path of hostile()) {
+      const r = await bearer(aliceNode, 'backup', { backup_path: path, password: PASSWORD });
+      expect(r.status, `${JSON.stringify(path)}: ${r.text}`).toBe(400);
+      expect(r.json?.error, path).toBeDefined();
+    }
+    expect(existsSync('/tmp/rln-cloud-escape')).toBe(false);
+    expect(existsSync(join(t.config.dataDir, 'escape'))).toBe(false);
+    expect(existsSync(join(storage(bobNode), 'planted'))).toBe(false);
+    expect(existsSync(join(storage(aliceNode), 'own-path'))).toBe(false);
+  });
+
+  it('refuses a path on /backup and /restore with a 400 through the mTLS gateway', async () => {
+    for (const path of hostile()) {
+      const backup = await mtls(cert, aliceNode, 'backup', { backup_path: path, password: PASSWORD });
+      expect(backup.status, `${JSON.stringify(path)}: ${backup.text}`).toBe(400);
+      expect(backup.json?.error, path).toBeDefined();
+      const restore = await mtls(freshCert, freshNode, 'restore', { backup_path: path, password: PASSWORD });
+      expect(restore.status, `${JSON.stringify(path)}: ${restore.text}`).toBe(400);
+      expect(restore.json?.error, path).toBeDefined();
+    }
+  });
+
+  it("refuses to restore from another node's backup file, named by its path", async () => {
+    const r = await bearer(freshNode, 'restore', { backup_path: join(storage(aliceNode), `${USER_BACKUP_PREFIX}mine-1`), password: PASSWORD });
+    expect(r.status).toBe(400);
+    expect(r.json?.error).toBeDefined();
+    // Still without a wallet: nothing was restored.
+    const node = await t.call(`/api/nodes/${freshNode}`, { token: alice.token });
+    expect(node.json.data.initialized).toBe(false);
+  });
+
+  it('refuses a body that is not an object, or without backup_path', async () => {
+    for (const body of ['not json', '[]', '"x"', '{}', '{"backup_path": 7, "password": "x"}']) {
+      const r = await bearer(aliceNode, 'backup', body);
+      expect(r.status, body).toBe(400);
+      expect(r.json?.error, body).toBeDefined();
+    }
+  });
+});
