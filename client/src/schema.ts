@@ -603,7 +603,7 @@ export interface paths {
         put?: never;
         /**
          * Unlock a node
-         * @description Unlocks a RUNNING, locked node with its password; the service adds the chain-sync, indexer and proxy settings of the network. 403 `wrong_password`; 409 `node_not_running`, `node_state_conflict` (already unlocked, not initialized); 502 `node_unreachable`, `node_error`; 504 `node_timeout`.
+         * @description Unlocks a RUNNING, locked node with RLN's unlock body; the service fills in the chain-sync, indexer and proxy settings the body leaves out from those of the network. 403 `wrong_password`; 409 `node_not_running`, `node_state_conflict` (already unlocked, not initialized); 502 `node_unreachable`, `node_error`; 504 `node_timeout`.
          */
         post: operations["unlockNode"];
         delete?: never;
@@ -3651,13 +3651,46 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description RLN's unlock body, flat or current form. Chain settings the client sends are what its node gets (unless the operator set UNLOCK_CHAIN_SETTINGS=operator); what it leaves out comes from the operator's settings for the network. */
         requestBody: {
             content: {
                 "application/json": {
                     /** @description The node's wallet password (never stored or logged). */
                     password: string;
-                    announce_alias?: string;
+                    announce_alias?: string | null;
                     announce_addresses?: string[];
+                    /** @description bitcoind RPC user the node syncs from. */
+                    bitcoind_rpc_username?: string;
+                    /** @description Its RPC password (sent only to the node, never stored or logged). */
+                    bitcoind_rpc_password?: string;
+                    /** @description bitcoind RPC host. */
+                    bitcoind_rpc_host?: string;
+                    bitcoind_rpc_port?: number;
+                    /** @description The electrum indexer (e.g. `tcp://host:50001` or `host:50001`). */
+                    indexer_url?: string;
+                    /** @description The RGB proxy (flat form). */
+                    proxy_endpoint?: string;
+                    /** @description RLN's current form of the chain settings. */
+                    ldk_chain_sync?: {
+                        /** @enum {string} */
+                        mode: "BlockSync";
+                        config: {
+                            /** @description bitcoind RPC user the node syncs from. */
+                            bitcoind_rpc_username?: string;
+                            /** @description Its RPC password (sent only to the node, never stored or logged). */
+                            bitcoind_rpc_password?: string;
+                            /** @description bitcoind RPC host. */
+                            bitcoind_rpc_host?: string;
+                            bitcoind_rpc_port?: number;
+                        };
+                    } | {
+                        /** @enum {string} */
+                        mode: "TransactionSync";
+                        config: {
+                            /** @description The indexer to sync from. */
+                            indexer_url?: string;
+                        };
+                    };
                     /** @description Clients of the original service send the node's network: checked against it (400 when it differs). */
                     network?: string;
                     /** @description Sent by clients of the original service; accepted and ignored (the service knows where its node is). */
