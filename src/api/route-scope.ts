@@ -4,7 +4,8 @@
 // - a route writes unless its method is GET or HEAD (every route of this API keeps to that);
 // - a route is about one node when its pattern starts with /api/nodes/:id (the node is the `id`
 //   parameter), and DELETE /api/nodes is about the node in its body's `destroyNodeId`;
-// - POST /api/tokens and DELETE /api/tokens/:id manage tokens.
+// - POST /api/tokens and DELETE /api/tokens/:id manage tokens; POST /api/nodes/:id/generate-cert and
+//   DELETE /api/nodes/:id/certs/:serial manage client certificates: both are credentials.
 // bearer-auth.ts enforces them in its hooks; test/api/bearer-auth.test.ts checks every route.
 import { isScoped, type TokenScope } from '../accounts/token-scope.ts';
 
@@ -13,9 +14,16 @@ export interface ApiRouteScope {
   write: boolean;
   /** Where the route names the one node it is about, if it is about one. */
   node: 'param' | 'body' | undefined;
-  /** Creates or revokes API tokens: refused to every scoped token. */
-  managesTokens: boolean;
+  /**
+   * Issues or revokes a credential (an API token, a client certificate): refused to every scoped
+   * token, which must never produce a credential with more rights than its own. A certificate
+   * opens the mutual-TLS gateway, with every right on its node, and outlives the revocation of the
+   * token that asked for it, so even a token limited to that very node could widen itself.
+   */
+  managesCredentials: boolean;
 }
+
+const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'DELETE /api/tokens/:id', 'POST /api/nodes/:id/generate-cert', 'DELETE /api/nodes/:id/certs/:serial']);
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
@@ -23,7 +31,7 @@ export function classifyApiRoute(method: string, url: string | undefined): ApiRo
   const write = !READ_METHODS.has(method);
   const path = url ?? '';
   const node = path === '/api/nodes/:id' || path.startsWith('/api/nodes/:id/') ? 'param' : method === 'DELETE' && path === '/api/nodes' ? 'body' : undefined;
-  return { write, node, managesTokens: write && (path === '/api/tokens' || path.startsWith('/api/tokens/')) };
+  return { write, node, managesCredentials: CREDENTIAL_ROUTES.has(`${method} ${path}`) };
 }
 
 /**
@@ -32,8 +40,10 @@ export function classifyApiRoute(method: string, url: string | undefined): ApiRo
  */
 export function routeRefusal(scope: TokenScope, route: ApiRouteScope): string | undefined {
   if (scope.readOnly && route.write) return 'this API token is read-only: it may only read (GET)';
-  // A scoped token must not mint a token without its limits, nor revoke the tokens of others.
-  if (route.managesTokens && isScoped(scope)) return 'a scoped API token cannot create or revoke tokens; use an unscoped token or the web UI';
+  // A scoped token must not mint a credential without its limits, nor revoke the credentials of others.
+  if (route.managesCredentials && isScoped(scope)) {
+    return 'a scoped API token cannot create or revoke tokens or client certificates; use an unscoped token or the web UI';
+  }
   // Creating a node, uploading a backup: writes that reach beyond the token's nodes.
   if (scope.nodeIds !== null && route.write && route.node === undefined) {
     return 'this API token is limited to some nodes: it may not make changes outside them (such as creating a node)';

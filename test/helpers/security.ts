@@ -59,6 +59,12 @@ export interface ScopedRouteUnderTest extends RouteUnderTest {
   nodeScoped: boolean;
   /** Answers a stream that never ends (Server-Sent Events): only its status and headers are read. */
   streams?: boolean;
+  /**
+   * Issues or revokes a credential (a token, a client certificate): refused to every scoped token,
+   * even one limited to this very node or to the management API, as a scoped token must never
+   * produce a credential with more rights than its own.
+   */
+  credential?: boolean;
 }
 
 /** Opens a streaming route, reads the answer's status (and body, when it is an error), and hangs up. */
@@ -83,6 +89,8 @@ export interface ScopedTokens {
   otherNode: string;
   /** access "gateway": not for the management API at all. */
   gatewayOnly: string;
+  /** access "api": every right on the management API, none on the node gateways. */
+  apiOnly: string;
 }
 
 const refusedForScope = (r: CallResult) => {
@@ -118,4 +126,8 @@ export function itEnforcesTokenScopes(ctx: () => { t: TestServer; tokens: Scoped
     it(`${route.name}: a token limited to some nodes may call it`, async () => allowedByScope(await call((k) => k.thisNode)));
   }
   it(`${route.name}: a gateway-only token -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.gatewayOnly)));
+  if (route.credential) {
+    it(`${route.name}: a credential route -> 403 forbidden_scope to a token limited to this node`, async () => refusedForScope(await call((k) => k.thisNode)));
+    it(`${route.name}: a credential route -> 403 forbidden_scope to an api-only token`, async () => refusedForScope(await call((k) => k.apiOnly)));
+  }
 }
