@@ -293,7 +293,7 @@ export interface paths {
         };
         /**
          * Your audit trail
-         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too).
+         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too). A token limited to some nodes (`nodeIds`) reads only the events about those nodes.
          */
         get: operations["listAuditEvents"];
         put?: never;

@@ -51,18 +51,21 @@ export class AuditLog {
   /** Records an action on a node in its owner's trail (for callers that know only the node). */
   async recordOnNode(nodeId: string, entry: Omit<AuditEntry, 'userId' | 'target'>): Promise<void> {
     const userId = await findNodeOwner(this.deps.db, nodeId).catch(() => null);
-    await this.record({ ...entry, userId, target: nodeId });
+    await this.record({ ...entry, userId, target: nodeId, nodeId });
   }
 
-  /** One page of a trail, newest first: the user's own (`userId`), or everyone's for the operator. */
-  async list(filter: { userId?: string; limit: number; cursor?: string }): Promise<{ events: ApiAuditEvent[]; nextCursor: string | null }> {
+  /**
+   * One page of a trail, newest first: the user's own (`userId`), or everyone's for the operator;
+   * with `nodeIds` (a token limited to those nodes), only the events about them.
+   */
+  async list(filter: { userId?: string; nodeIds?: readonly string[] | null; limit: number; cursor?: string }): Promise<{ events: ApiAuditEvent[]; nextCursor: string | null }> {
     let beforeId: number | undefined;
     if (filter.cursor !== undefined) {
       beforeId = Number(decodeCursor('audit', filter.cursor, /^[1-9][0-9]{0,18}$/));
       const before = await findAuditEvent(this.deps.db, beforeId);
       if (!before || (filter.userId !== undefined && before.user_id !== filter.userId)) throw staleCursor();
     }
-    const rows = await listAuditEvents(this.deps.db, { userId: filter.userId, beforeId, limit: filter.limit + 1 });
+    const rows = await listAuditEvents(this.deps.db, { userId: filter.userId, nodeIds: filter.nodeIds, beforeId, limit: filter.limit + 1 });
     const page = pageOf(rows, filter.limit, (last) => encodeCursor('audit', String(last.id)));
     return { events: page.items.map(presentAuditEvent), nextCursor: page.nextCursor };
   }
