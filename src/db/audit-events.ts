@@ -1,5 +1,6 @@
 // The audit trail (migration 0013): appended to, read newest first.
 import type { Queryable } from './database.ts';
+import { jsonParam } from './storable-text.ts';
 
 export interface AuditEventRow {
   id: string | number;
@@ -29,7 +30,7 @@ export interface NewAuditEvent {
 export async function insertAuditEvent(db: Queryable, e: NewAuditEvent) {
   await db.query(
     `INSERT INTO audit_events (user_id, actor, source_ip, action, target, outcome, details, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, JSON.stringify(e.details ?? {}), e.nodeId ?? null],
+    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, jsonParam(e.details ?? {}), e.nodeId ?? null],
   );
 }
 
