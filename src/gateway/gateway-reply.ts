@@ -3,6 +3,7 @@
 // (`{"error": "<text>", "code": <status>}`) by the shape of `error`.
 import type { ServerResponse } from 'node:http';
 import { AppError, ERROR_STATUS } from '../errors.ts';
+import { closeAfterUnreadBody } from '../http-unread-body.ts';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
@@ -25,6 +26,9 @@ export function sendGatewayError(res: ServerResponse, requestId: string, err: un
     res.destroy();
     return;
   }
+  // Refused before the body was read to its end (413, 401, a node that failed mid-upload): the
+  // connection closes after this answer, gently (http-unread-body.ts).
+  if (res.req && closeAfterUnreadBody(res.req, res)) headers = { ...headers, connection: 'close' };
   const e = err instanceof AppError ? err : new AppError('internal_error', 'an internal error occurred; quote the requestId when reporting it');
   sendJson(
     res,
