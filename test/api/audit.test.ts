@@ -107,6 +107,8 @@ describe(`the audit trail, on ${databaseLabel()}`, () => {
     const otherCert = await post(`/api/nodes/${otherNode}/generate-cert`);
     expect((await post(`/api/nodes/${otherNode}/certs/${otherCert.json.serial}`, undefined, 'DELETE')).status).toBe(200);
     expect((await post(`/api/nodes/${otherNode}/unlock`, { password: 'not-the-password' })).status).not.toBe(200);
+    // The trail is written once the answer is sent: wait for the last one.
+    await expect.poll(async () => (await trail(alice, '?limit=1')).events[0]?.target, { timeout: 3000 }).toBe(otherNode);
     const [inScope, outOfScope] = await Promise.all(
       [[nodeId], [otherNode]].map(async (nodeIds) => (await t.server.services.accounts.createToken(alice.email, 'limited', undefined, { nodeIds })).token),
     );

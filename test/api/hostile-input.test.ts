@@ -59,8 +59,10 @@ describe(`hostile text in what the API stores, on ${databaseLabel()}`, () => {
   it('a NUL byte is stored as U+FFFD where a field allows it, and the trail says what was sent', async () => {
     const r = await t.call('/api/tokens', { method: 'POST', token: alice.token, body: { name: 'bad\u0000name' } });
     expect(r.status).toBe(400);
-    const [event] = (await t.server.services.audit.list({ userId: alice.id, limit: 1 })).events;
-    expect(event).toMatchObject({ action: 'token.created', target: 'bad\uFFFDname', outcome: 'failed' });
+    // The trail is written once the answer is sent: give it a moment.
+    await expect
+      .poll(async () => (await t.server.services.audit.list({ userId: alice.id, limit: 1 })).events[0], { timeout: 3000 })
+      .toMatchObject({ action: 'token.created', target: 'bad\uFFFDname', outcome: 'failed' });
   });
 
   it('no audit event failed to be recorded', async () => {
