@@ -93,7 +93,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
-    const services = buildServices(db, config, ca, unlockSeal, log);
+    const services = buildServices(db, config, ca, unlockSeal, log, metrics);
     await services.releases.seed(config.initialImageVersion);
     for (const warning of services.webhookKeys.ensure()) log.warn({ part: 'webhooks' }, warning);
     await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);

@@ -123,7 +123,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description A token may be limited (README "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). A call outside its scope answers 403 `forbidden_scope`. A scoped token cannot create or revoke tokens.
+         * @description A token may be limited (README "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). A call outside its scope answers 403 `forbidden_scope`. A scoped token cannot create or revoke tokens, nor issue or revoke client certificates.
          */
         post: operations["createToken"];
         delete?: never;
@@ -337,7 +337,7 @@ export interface paths {
         };
         /**
          * Your audit trail
-         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too).
+         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too). A token limited to some nodes (`nodeIds`) reads only the events about those nodes.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -503,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a client certificate for the mutual-TLS gateway
-         * @description A new key pair and a certificate from the service CA, bound to the caller and the node. The private key is returned once and never stored. 409 `node_destroyed` for a destroyed node.
+         * @description A new key pair and a certificate from the service CA, bound to the caller and the node. The private key is returned once and never stored. 409 `node_destroyed` for a destroyed node. A scoped token cannot issue or revoke certificates (403 `forbidden_scope`): a certificate has every right on its node and outlives the token.
          */
         post: operations["generateCertificate"];
         delete?: never;
@@ -544,7 +544,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a client certificate
-         * @description The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time.
+         * @description The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time. A scoped token cannot revoke certificates (403 `forbidden_scope`).
          */
         delete: operations["revokeCertificate"];
         options?: never;

@@ -4,6 +4,7 @@
 // a failed attempt: a wrong unlock password is as much worth knowing as a right one).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditAction, AuditLog } from '../audit/audit-log.ts';
+import { classifyApiRoute } from './route-scope.ts';
 
 export interface RouteAudit {
   action: AuditAction;
@@ -36,10 +37,21 @@ export function auditRoutes(scope: FastifyInstance, audit: AuditLog) {
       sourceIp: request.ip,
       action: spec.action,
       target: spec.target?.(request) ?? null,
+      nodeId: nodeOfRequest(request) ?? null,
       outcome: reply.statusCode < 400 ? 'succeeded' : 'failed',
       details: reply.statusCode < 400 ? {} : { status: reply.statusCode, code: refusals.get(request) ?? null },
     });
   });
+}
+
+/** The node a request is about, found as the token scopes find it (route-scope.ts). */
+function nodeOfRequest(request: FastifyRequest): string | undefined {
+  const { node } = classifyApiRoute(request.method, request.routeOptions.url);
+  const id =
+    node === 'param' ? (request.params as { id?: unknown } | undefined)?.id
+    : node === 'body' ? (request.body as { destroyNodeId?: unknown } | undefined)?.destroyNodeId
+    : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** The node a route is about: its `:id`. */

@@ -24,13 +24,17 @@ describe('classifyApiRoute', () => {
   });
 
   it('knows the routes that create and revoke tokens', () => {
-    expect(classifyApiRoute('POST', '/api/tokens').managesTokens).toBe(true);
-    expect(classifyApiRoute('DELETE', '/api/tokens/:id').managesTokens).toBe(true);
-    expect(classifyApiRoute('GET', '/api/tokens').managesTokens).toBe(false);
+    expect(classifyApiRoute('POST', '/api/tokens').managesCredentials).toBe(true);
+    expect(classifyApiRoute('DELETE', '/api/tokens/:id').managesCredentials).toBe(true);
+    expect(classifyApiRoute('GET', '/api/tokens').managesCredentials).toBe(false);
+    // Client certificates are credentials too: one opens the mutual-TLS gateway.
+    expect(classifyApiRoute('POST', '/api/nodes/:id/generate-cert').managesCredentials).toBe(true);
+    expect(classifyApiRoute('DELETE', '/api/nodes/:id/certs/:serial').managesCredentials).toBe(true);
+    expect(classifyApiRoute('GET', '/api/nodes/:id/certs').managesCredentials).toBe(false);
   });
 
   it('classifies a request that matched no route as a read or a write about no node', () => {
-    expect(classifyApiRoute('POST', undefined)).toEqual({ write: true, node: undefined, managesTokens: false, accountWide: false });
+    expect(classifyApiRoute('POST', undefined)).toEqual({ write: true, node: undefined, managesCredentials: false, accountWide: false });
   });
 });
 

@@ -4,7 +4,8 @@
 // - a route writes unless its method is GET or HEAD (every route of this API keeps to that);
 // - a route is about one node when its pattern starts with /api/nodes/:id (the node is the `id`
 //   parameter), and DELETE /api/nodes is about the node in its body's `destroyNodeId`;
-// - POST /api/tokens and DELETE /api/tokens/:id manage tokens;
+// - POST /api/tokens and DELETE /api/tokens/:id manage tokens; POST /api/nodes/:id/generate-cert and
+//   DELETE /api/nodes/:id/certs/:serial manage client certificates: both are credentials;
 // - /api/backups/uploads... are the account's uploaded backups, which belong to no node: a token
 //   limited to some nodes may neither read nor change them.
 // bearer-auth.ts enforces them in its hooks; test/api/bearer-auth.test.ts checks every route.
@@ -15,11 +16,18 @@ export interface ApiRouteScope {
   write: boolean;
   /** Where the route names the one node it is about, if it is about one. */
   node: 'param' | 'body' | undefined;
-  /** Creates or revokes API tokens: refused to every scoped token. */
-  managesTokens: boolean;
+  /**
+   * Issues or revokes a credential (an API token, a client certificate): refused to every scoped
+   * token, which must never produce a credential with more rights than its own. A certificate
+   * opens the mutual-TLS gateway, with every right on its node, and outlives the revocation of the
+   * token that asked for it, so even a token limited to that very node could widen itself.
+   */
+  managesCredentials: boolean;
   /** About the account beyond any node (uploaded backups): refused, reads too, to a token limited to some nodes. */
   accountWide: boolean;
 }
+
+const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'DELETE /api/tokens/:id', 'POST /api/nodes/:id/generate-cert', 'DELETE /api/nodes/:id/certs/:serial']);
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
@@ -30,7 +38,7 @@ export function classifyApiRoute(method: string, url: string | undefined): ApiRo
   return {
     write,
     node,
-    managesTokens: write && (path === '/api/tokens' || path.startsWith('/api/tokens/')),
+    managesCredentials: CREDENTIAL_ROUTES.has(`${method} ${path}`),
     accountWide: path === '/api/backups/uploads' || path.startsWith('/api/backups/uploads/'),
   };
 }
@@ -41,8 +49,10 @@ export function classifyApiRoute(method: string, url: string | undefined): ApiRo
  */
 export function routeRefusal(scope: TokenScope, route: ApiRouteScope): string | undefined {
   if (scope.readOnly && route.write) return 'this API token is read-only: it may only read (GET)';
-  // A scoped token must not mint a token without its limits, nor revoke the tokens of others.
-  if (route.managesTokens && isScoped(scope)) return 'a scoped API token cannot create or revoke tokens; use an unscoped token or the web UI';
+  // A scoped token must not mint a credential without its limits, nor revoke the credentials of others.
+  if (route.managesCredentials && isScoped(scope)) {
+    return 'a scoped API token cannot create or revoke tokens or client certificates; use an unscoped token or the web UI';
+  }
   if (scope.nodeIds !== null && route.accountWide) {
     return "this API token is limited to some nodes: it may not read or change the account's uploaded backups, which belong to no node";
   }

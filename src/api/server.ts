@@ -51,6 +51,7 @@ import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
 import { NodeEvent } from './events/schemas.ts';
 import { listNodeEventsRoute } from './events/list-node-events.ts';
 import { streamEventsRoute } from './events/stream-events.ts';
+import { closeAfterUnreadBody } from '../http-unread-body.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -122,6 +123,9 @@ export async function buildApiServer(
     // No answer of this listener is ever to be sniffed into another type or shown in a frame.
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
+    // Answered before the body was read to its end (413, an upload refused, a 401 before it):
+    // the connection cannot carry another request; it is closed after the answer, gently.
+    if (closeAfterUnreadBody(request.raw, reply.raw)) reply.header('connection', 'close');
   });
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 

@@ -37,32 +37,78 @@ export interface ApiAuditEvent {
   details: Record<string, unknown>;
 }
 
-export class AuditLog {
-  constructor(private readonly deps: { db: Database; log: Logger }) {}
+/** What the audit log reports (metrics/service-metrics.ts implements it). */
+export interface AuditMetrics {
+  /** An event could not be recorded: alert on any. */
+  auditRecordFailed(): void;
+}
 
+/**
+ * The longest text of an event kept whole (a target, an actor, a string in details): past it, the
+ * start is kept and a marker says how long it was, so a hostile request cannot grow the trail by
+ * its body's size. What PostgreSQL cannot store at all is replaced at the database edge
+ * (db/storable-text.ts).
+ */
+export const AUDIT_TEXT_MAX = 512;
+
+export function boundedAuditText(text: string): string {
+  if (text.length <= AUDIT_TEXT_MAX) return text;
+  return `${text.slice(0, AUDIT_TEXT_MAX)}…[truncated: ${text.length} characters]`;
+}
+
+function boundedDetails(value: unknown): unknown {
+  if (typeof value === 'string') return boundedAuditText(value);
+  if (Array.isArray(value)) return value.map(boundedDetails);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [boundedAuditText(k), boundedDetails(v)]));
+}
+
+const bounded = (text: string | null) => (text === null ? null : boundedAuditText(text));
+
+export class AuditLog {
+  constructor(private readonly deps: { db: Database; log: Logger; metrics?: AuditMetrics }) {}
+
+  /**
+   * Records an event whatever its text holds (bounded here, made storable at the database edge).
+   * It comes after the action it describes, which has happened and been answered: a failure to
+   * record is logged at error level with the event and counted (rlncloud_audit_record_failures_total),
+   * never turned into a failure of the action, which a client would retry.
+   */
   async record(entry: AuditEntry): Promise<void> {
+    const event: AuditEntry = {
+      ...entry,
+      actor: boundedAuditText(entry.actor),
+      sourceIp: bounded(entry.sourceIp),
+      target: bounded(entry.target),
+      nodeId: entry.nodeId === undefined ? undefined : bounded(entry.nodeId),
+      details: boundedDetails(entry.details ?? {}) as Record<string, unknown>,
+    };
     try {
-      await insertAuditEvent(this.deps.db, entry);
+      await insertAuditEvent(this.deps.db, event);
     } catch (err) {
-      this.deps.log.error({ err, audit: { ...entry, details: undefined } }, 'could not record an audit event');
+      this.deps.metrics?.auditRecordFailed();
+      this.deps.log.error({ err, audit: event }, 'could not record an audit event');
     }
   }
 
   /** Records an action on a node in its owner's trail (for callers that know only the node). */
   async recordOnNode(nodeId: string, entry: Omit<AuditEntry, 'userId' | 'target'>): Promise<void> {
     const userId = await findNodeOwner(this.deps.db, nodeId).catch(() => null);
-    await this.record({ ...entry, userId, target: nodeId });
+    await this.record({ ...entry, userId, target: nodeId, nodeId });
   }
 
-  /** One page of a trail, newest first: the user's own (`userId`), or everyone's for the operator. */
-  async list(filter: { userId?: string; limit: number; cursor?: string }): Promise<{ events: ApiAuditEvent[]; nextCursor: string | null }> {
+  /**
+   * One page of a trail, newest first: the user's own (`userId`), or everyone's for the operator;
+   * with `nodeIds` (a token limited to those nodes), only the events about them.
+   */
+  async list(filter: { userId?: string; nodeIds?: readonly string[] | null; limit: number; cursor?: string }): Promise<{ events: ApiAuditEvent[]; nextCursor: string | null }> {
     let beforeId: number | undefined;
     if (filter.cursor !== undefined) {
       beforeId = Number(decodeCursor('audit', filter.cursor, /^[1-9][0-9]{0,18}$/));
       const before = await findAuditEvent(this.deps.db, beforeId);
       if (!before || (filter.userId !== undefined && before.user_id !== filter.userId)) throw staleCursor();
     }
-    const rows = await listAuditEvents(this.deps.db, { userId: filter.userId, beforeId, limit: filter.limit + 1 });
+    const rows = await listAuditEvents(this.deps.db, { userId: filter.userId, nodeIds: filter.nodeIds, beforeId, limit: filter.limit + 1 });
     const page = pageOf(rows, filter.limit, (last) => encodeCursor('audit', String(last.id)));
     return { events: page.items.map(presentAuditEvent), nextCursor: page.nextCursor };
   }

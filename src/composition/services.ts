@@ -15,7 +15,7 @@ import { CertificateService } from '../pki/client-certificates.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { Logger } from '../logger.ts';
-import { AuditLog } from '../audit/audit-log.ts';
+import { AuditLog, type AuditMetrics } from '../audit/audit-log.ts';
 import { restoreSealContext } from '../backups/restore-into-node.ts';
 import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
@@ -31,7 +31,7 @@ const webhookKeysOf = (config: Config) =>
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
 
-const auditOf = (db: Database, log: Logger) => new AuditLog({ db, log: log.child({ part: 'audit' }) });
+const auditOf = (db: Database, log: Logger, metrics?: AuditMetrics) => new AuditLog({ db, log: log.child({ part: 'audit' }), metrics });
 
 const unlockSealKeysOf = (db: Database, seal: UnlockSeal) => new UnlockSealKeys({ db, seal, stores: SEALED_VALUE_STORES });
 
@@ -40,7 +40,7 @@ const unlockSealKeysOf = (db: Database, seal: UnlockSeal) => new UnlockSealKeys(
  * `unlockSeal` the seal of the passwords the service keeps (automatic unlock, restores in flight;
  * composition/unlock-seal.ts), both loaded first.
  */
-export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal, log: Logger) {
+export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal, log: Logger, metrics?: AuditMetrics) {
   const accounts = accountsOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -63,7 +63,7 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
-  const audit = auditOf(db, log);
+  const audit = auditOf(db, log, metrics);
   return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
 }
 

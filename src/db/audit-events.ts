@@ -1,5 +1,6 @@
 // The audit trail (migration 0013): appended to, read newest first.
 import type { Queryable } from './database.ts';
+import { jsonParam } from './storable-text.ts';
 
 export interface AuditEventRow {
   id: string | number;
@@ -11,6 +12,7 @@ export interface AuditEventRow {
   target: string | null;
   outcome: 'succeeded' | 'failed';
   details: Record<string, unknown>;
+  node_id: string | null;
 }
 
 export interface NewAuditEvent {
@@ -21,22 +23,28 @@ export interface NewAuditEvent {
   target: string | null;
   outcome: 'succeeded' | 'failed';
   details?: Record<string, unknown>;
+  /** The node the event is about (migration 0020), which a token limited to nodes must reach to read it. */
+  nodeId?: string | null;
 }
 
 export async function insertAuditEvent(db: Queryable, e: NewAuditEvent) {
   await db.query(
-    `INSERT INTO audit_events (user_id, actor, source_ip, action, target, outcome, details) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, JSON.stringify(e.details ?? {})],
+    `INSERT INTO audit_events (user_id, actor, source_ip, action, target, outcome, details, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, jsonParam(e.details ?? {}), e.nodeId ?? null],
   );
 }
 
-/** Newest first: the user's trail (`userId`), or everyone's (undefined); older than `beforeId` when given. */
-export async function listAuditEvents(db: Queryable, filter: { userId?: string; beforeId?: number; limit: number }) {
+/**
+ * Newest first: the user's trail (`userId`), or everyone's (undefined); only the events about
+ * `nodeIds` when given (a token limited to nodes); older than `beforeId` when given.
+ */
+export async function listAuditEvents(db: Queryable, filter: { userId?: string; nodeIds?: readonly string[] | null; beforeId?: number; limit: number }) {
   return db.query<AuditEventRow>(
     `SELECT * FROM audit_events
      WHERE ($1::text IS NULL OR user_id = $1) AND ($2::bigint IS NULL OR id < $2)
+       AND ($4::text[] IS NULL OR node_id = ANY($4::text[]))
      ORDER BY id DESC LIMIT $3`,
-    [filter.userId ?? null, filter.beforeId ?? null, filter.limit],
+    [filter.userId ?? null, filter.beforeId ?? null, filter.limit, filter.nodeIds ?? null],
   );
 }
 

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import type { PGlite as PGliteType, Transaction as PGliteTransaction } from '@electric-sql/pglite';
 import type { Pool, PoolClient } from 'pg';
 import { CommitSignals, type CommitSignal } from './commit-signals.ts';
+import { storableParams } from './storable-text.ts';
 
 export interface Queryable {
   /** One statement with $n parameters; returns its rows. */
@@ -75,7 +76,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   const commitSignals = new CommitSignals();
   const wrap = (q: PGliteType | PGliteTransaction, signal: (s: CommitSignal) => void): Queryable => ({
     async query<T>(sql: string, params: unknown[] = []) {
-      return (await q.query<T>(sql, params)).rows;
+      // Client text reaches the database only through here: made storable (storable-text.ts).
+      return (await q.query<T>(sql, storableParams(params))).rows;
     },
     async exec(sql: string) {
       await q.exec(sql);
@@ -99,7 +101,9 @@ export async function openPostgres(url: string, poolSize = 10): Promise<Database
   pool.on('error', () => {});
   const commitSignals = new CommitSignals();
   const wrap = (c: Pool | PoolClient, signal: (s: CommitSignal) => void): Queryable => ({
-    async query<T>(sql: string, params: unknown[] = []) {
+    async query<T>(sql: string, unsafeParams: unknown[] = []) {
+      // Client text reaches the database only through here: made storable (storable-text.ts).
+      const params = storableParams(unsafeParams);
       const name = preparedName(sql);
       // pg parses a named statement on a connection's first use of the name, then only executes it.
       return (await (name === undefined ? c.query(sql, params) : c.query({ name, text: sql, values: params }))).rows as T[];

@@ -1,6 +1,7 @@
 // Idempotency keys of node creation: the first answer to a key, kept for a day. What is kept is
 // the answer's body; how it travels (its HTTP status) is the API's business.
 import type { Queryable } from './database.ts';
+import { jsonParam } from './storable-text.ts';
 
 export const IDEMPOTENCY_KEY_TTL_HOURS = 24;
 
@@ -34,7 +35,7 @@ export async function claimIdempotencyKey(db: Queryable, userId: string, key: st
 }
 
 export async function saveIdempotentAnswer(db: Queryable, userId: string, key: string, body: unknown) {
-  await db.query('UPDATE idempotency_keys SET response_body = $3 WHERE user_id = $1 AND key = $2', [userId, key, JSON.stringify(body)]);
+  await db.query('UPDATE idempotency_keys SET response_body = $3 WHERE user_id = $1 AND key = $2', [userId, key, jsonParam(body)]);
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Queryable) {

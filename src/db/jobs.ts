@@ -1,6 +1,7 @@
 // The durable job queue's storage. Claiming uses FOR UPDATE SKIP LOCKED so replicas sharing one
 // PostgreSQL never take the same job; a lease lets another worker take over a crashed one's job.
 import type { Queryable } from './database.ts';
+import { jsonParam } from './storable-text.ts';
 
 export interface JobRow {
   id: number;
@@ -38,7 +39,7 @@ export async function insertJobs(db: Queryable, jobs: NewJob[]) {
      ON CONFLICT (singleton_key) WHERE state IN ('queued', 'running') DO NOTHING RETURNING *`,
     [
       jobs.map((j) => j.kind),
-      jobs.map((j) => JSON.stringify(j.payload)),
+      jobs.map((j) => jsonParam(j.payload)),
       jobs.map((j) => j.singletonKey ?? null),
       jobs.map((j) => j.maxAttempts),
       jobs.map((j) => (j.delayMs ?? 0) / 1000),

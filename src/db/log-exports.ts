@@ -1,5 +1,6 @@
 // Log export tasks: what a user asked to export, and where its archive parts are once finished.
 import type { Queryable } from './database.ts';
+import { jsonParam } from './storable-text.ts';
 
 export type LogExportStatus = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED';
 
@@ -57,7 +58,7 @@ export async function markLogExportSucceeded(db: Queryable, id: string, parts: L
     await db.query<LogExportRow>(
       `UPDATE log_exports SET status = 'SUCCEEDED', parts = $2, input_bytes = $3, finished_at = now()
        WHERE id = $1 AND status = 'IN_PROGRESS' RETURNING *`,
-      [id, JSON.stringify(parts), inputBytes],
+      [id, jsonParam(parts), inputBytes],
     )
   )[0];
 }

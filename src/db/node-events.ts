@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from './database.ts';
 import type { NodeEventEnvelope, NodeEventType } from '../domain/node-events.ts';
+import { jsonParam } from './storable-text.ts';
 
 export interface RecordedEvent {
   id: number;
@@ -47,7 +48,7 @@ export async function recordNodeEvents(tx: Queryable, events: NodeEventInput[]):
       recorded.map((r) => r.node.id),
       recorded.map((r) => r.node.user_id),
       recorded.map((r) => r.envelope.eventType),
-      recorded.map((r) => JSON.stringify(r.envelope)),
+      recorded.map((r) => jsonParam(r.envelope)),
     ],
   );
   // The webhook dispatcher delivers them; it is woken once they have committed.

@@ -2,6 +2,7 @@
 import type { Queryable } from './database.ts';
 import type { BuildRow } from './builds.ts';
 import type { DesiredState, Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
+import { jsonParam } from './storable-text.ts';
 
 export interface NodeRow {
   id: string;
@@ -35,7 +36,7 @@ export async function insertNode(
     await db.query<NodeRow>(
       `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
        VALUES ($1, $2, $3, $4, 'STARTING', 'running', $5, $6, $7, $8) RETURNING *`,
-      [n.id, n.user_id, n.name, n.network, n.image_version, JSON.stringify(n.settings), n.rest_port, n.peer_port],
+      [n.id, n.user_id, n.name, n.network, n.image_version, jsonParam(n.settings), n.rest_port, n.peer_port],
     )
   )[0]!;
 }
@@ -133,7 +134,7 @@ export async function updateNodes(db: Queryable, nodeIds: string[], patch: NodeP
   const params: unknown[] = [nodeIds];
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined || column === 'destroyed') continue;
-    params.push(column === 'settings' ? JSON.stringify(value) : value);
+    params.push(column === 'settings' ? jsonParam(value) : value);
     sets.push(`${column} = $${params.length}`);
   }
   if (patch.destroyed) sets.push('destroyed_at = now()');

@@ -13,6 +13,7 @@ import { responseHeadersInto } from './forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
 import { AnswerError, NodeAnswerParser, type AnswerHead, type AnswerSink } from './node-answer-parser.ts';
 import type { ConnectionUser, NodeConnection, NodeConnectionPool } from './node-connection-pool.ts';
+import { closeAfterUnreadBody } from '../http-unread-body.ts';
 
 export interface ExchangeLimits {
   timeoutMs: number;
@@ -133,6 +134,9 @@ export class NodeExchange implements ConnectionUser, AnswerSink {
     this.unknownLength = head.length === -1;
     const headers: string[] = [];
     responseHeadersInto(head.rawHeaders, headers);
+    // The node answered before the client's body was all read (a 404, an early refusal): the
+    // connection closes after this answer, gently (http-unread-body.ts).
+    if (closeAfterUnreadBody(this.req, res)) headers.push('connection', 'close');
     if (!this.onAnswer) {
       res.writeHead(head.status, head.reason, headers);
       return true;

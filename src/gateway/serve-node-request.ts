@@ -95,6 +95,7 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
     sourceIp: r.client.address,
     action: 'node.unlock',
     target: r.node.id,
+    nodeId: r.node.id,
     outcome: isSuccess(answer.status) ? 'succeeded' : 'failed',
     details: isSuccess(answer.status) ? {} : { nodeStatus: answer.status },
   });

@@ -126,6 +126,11 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger) {
       buckets: BACKUP_BUCKETS,
       registers,
     }),
+    auditRecordFailures: new Counter({
+      name: 'rlncloud_audit_record_failures_total',
+      help: 'Audit events that could not be recorded (each also logged at error level with the event): alert on any.',
+      registers,
+    }),
     queryDuration: new Histogram({
       name: 'rlncloud_db_query_duration_seconds',
       help: 'Time of each database statement, waiting for a pooled connection included.',

@@ -42,7 +42,11 @@ export class ServiceMetrics {
     this.metrics.webhookDeliveryDuration.observe({ result }, seconds);
   }
 
-  backupFinished(result: 'succeeded' | 'failed', seconds: number | undefined) {
+  auditRecordFailed() {
+    this.metrics.auditRecordFailures.inc();
+  }
+
+    backupFinished(result: 'succeeded' | 'failed', seconds: number | undefined) {
     this.metrics.backups.inc({ result });
     if (seconds !== undefined) this.metrics.backupDuration.observe({ result }, seconds);
   }

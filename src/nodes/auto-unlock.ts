@@ -164,6 +164,7 @@ export class AutoUnlockService {
       sourceIp: null,
       action: 'node.unlock',
       target: node.id,
+      nodeId: node.id,
       outcome: unlocked ? 'succeeded' : 'failed',
       details: { automatic: true, ...(unlocked ? {} : { code: check.outcome }) },
     });
@@ -187,6 +188,7 @@ export class AutoUnlockService {
       sourceIp: null,
       action: 'node.auto_unlock.disabled',
       target: nodeId,
+      nodeId: nodeId,
       outcome: 'succeeded',
       details: { reason },
     });

@@ -102,7 +102,46 @@ describe(`the audit trail, on ${databaseLabel()}`, () => {
     expect((await t.call('/api/audit-events')).status).toBe(401);
   });
 
-  it("records a destroy and the operator's actions; the operator reads every trail", async () => {
+  it('shows a token limited to some nodes only the events about them, as the event stream does', async () => {
+    const [otherNode] = await createNodes(t, alice, [{ name: 'not-in-scope' }]);
+    const otherCert = await post(`/api/nodes/${otherNode}/generate-cert`);
+    expect((await post(`/api/nodes/${otherNode}/certs/${otherCert.json.serial}`, undefined, 'DELETE')).status).toBe(200);
+    expect((await post(`/api/nodes/${otherNode}/unlock`, { password: 'not-the-password' })).status).not.toBe(200);
+    // The trail is written once the answer is sent: wait for the last one.
+    await expect.poll(async () => (await trail(alice, '?limit=1')).events[0]?.target, { timeout: 3000 }).toBe(otherNode);
+    const [inScope, outOfScope] = await Promise.all(
+      [[nodeId], [otherNode]].map(async (nodeIds) => (await t.server.services.accounts.createToken(alice.email, 'limited', undefined, { nodeIds })).token),
+    );
+    const read = async (token: string, query = '?limit=200') => (await t.call(`/api/audit-events${query}`, { token })).json;
+    const full = (await trail(alice, '?limit=200')).events;
+    const mine = (await read(inScope!)).events;
+    const theirs = (await read(outOfScope!)).events;
+    // Events about the node (a certificate revoked by its serial too), never tokens, sign-ins or the other node.
+    expect(mine.map((e: any) => e.id)).toEqual(full.filter((e: any) => e.target === nodeId || e.target === serial || (e.action === 'node.unlock' && e.target === nodeId)).map((e: any) => e.id));
+    expect(mine.length).toBeGreaterThan(5);
+    expect(JSON.stringify(mine)).not.toContain(otherNode);
+    expect(mine.some((e: any) => e.action.startsWith('token.') || e.action === 'session.sign_in')).toBe(false);
+    expect(theirs.map((e: any) => [e.action, e.target])).toEqual([
+      ['node.unlock', otherNode],
+      ['certificate.revoked', otherCert.json.serial],
+      ['certificate.issued', otherNode],
+    ]);
+    expect(JSON.stringify(theirs)).not.toContain(nodeId);
+    // Page by page, the same events.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await read(inScope!, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      paged.push(...page.events.map((e: any) => e.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(paged).toEqual(mine.map((e: any) => e.id));
+    // Unscoped, read-only and api-only tokens read the whole trail.
+    const readOnly = (await t.server.services.accounts.createToken(alice.email, 'ro', undefined, { readOnly: true })).token;
+    expect((await read(readOnly)).events.map((e: any) => e.id)).toEqual(full.map((e: any) => e.id));
+  });
+
+    it("records a destroy and the operator's actions; the operator reads every trail", async () => {
     expect((await post('/api/nodes', { destroyNodeId: nodeId }, 'DELETE')).status).toBe(200);
     const ctx = t.server.services;
     const args = (positional: string[], options: Record<string, string> = {}) => ({ positional, options });

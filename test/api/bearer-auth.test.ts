@@ -10,6 +10,7 @@ import { itEnforcesTokenScopes, itHidesAnotherUsersNode, itRequiresBearerAuth, t
 import { createNodes, createTenants, type Tenants } from '../helpers/tenants.ts';
 import { registeredRoutes } from '../helpers/registered-routes.ts';
 import { BEARER_ROUTES, PUBLIC_PREFIX, PUBLIC_ROUTES } from './bearer-routes.ts';
+import { classifyApiRoute } from '../../src/api/route-scope.ts';
 
 describe(`bearer authentication of every management route on ${databaseLabel()}`, () => {
   let t: TestServer;
@@ -31,6 +32,7 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
       thisNode: await token(users.alice.email, { nodeIds: [guarded] }),
       otherNode: await token(users.alice.email, { nodeIds: [other] }),
       gatewayOnly: await token(users.alice.email, { access: 'gateway' }),
+      apiOnly: await token(users.alice.email, { access: 'api' }),
     };
     bobsLimitedToken = await token(users.bob.email, { nodeIds: [bobsNode] });
   });
@@ -43,6 +45,13 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
     expect(registered.filter((r) => !isPublic(r) && !tabled.includes(r)), 'routes with neither bearer tests nor a reason to be public').toEqual([]);
     expect(tabled.filter((r) => !registered.includes(r)), 'table entries the server does not register').toEqual([]);
     expect(Object.keys(PUBLIC_ROUTES).filter((r) => !registered.includes(r)), 'public entries the server does not register').toEqual([]);
+  });
+
+  it("the table's credential routes are exactly those the scope checks refuse to every scoped token", () => {
+    for (const route of BEARER_ROUTES) {
+      const [method, url] = route.name.split(' ');
+      expect(classifyApiRoute(method!, url).managesCredentials, route.name).toBe(route.credential === true);
+    }
   });
 
   for (const route of BEARER_ROUTES) itRequiresBearerAuth(() => ({ t, revoked: users.revoked, nodeId }), route);
@@ -72,8 +81,9 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
 
     for (const route of BEARER_ROUTES.filter((r) => r.nodeScoped)) {
       itHidesAnotherUsersNode(() => ({ t, other: users.bob, nodeId }), route);
-      // A token limited to nodes says 403 only about its owner's nodes, never about another user's.
-      itHidesAnotherUsersNode(() => ({ t, other: { token: bobsLimitedToken }, nodeId }), route, "alice's node with a token bob limited to his own node");
+      // A token limited to nodes says 403 only about its owner's nodes, never about another user's
+      // (a credential route refuses it whatever node is named, before looking: nothing to learn).
+      if (!route.credential) itHidesAnotherUsersNode(() => ({ t, other: { token: bobsLimitedToken }, nodeId }), route, "alice's node with a token bob limited to his own node");
     }
     for (const route of BEARER_ROUTES) itEnforcesTokenScopes(() => ({ t, tokens, nodeId }), route);
 

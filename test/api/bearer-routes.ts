@@ -45,9 +45,9 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/backups/uploads', () => '/api/backups/uploads', { accountWide: true }),
   route('DELETE', '/api/backups/uploads/:backupId', () => `/api/backups/uploads/${ZEROS}`, { accountWide: true }),
   // Client certificates.
-  route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`),
+  route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`, { credential: true }),
   route('GET', '/api/nodes/:id/certs', (id) => `/api/nodes/${id}/certs`),
-  route('DELETE', '/api/nodes/:id/certs/:serial', (id) => `/api/nodes/${id}/certs/${'ab'.repeat(16)}`),
+  route('DELETE', '/api/nodes/:id/certs/:serial', (id) => `/api/nodes/${id}/certs/${'ab'.repeat(16)}`, { credential: true }),
   // Webhooks.
   route('GET', '/api/webhook-public-key', () => '/api/webhook-public-key'),
   route('GET', '/api/webhook-public-keys', () => '/api/webhook-public-keys'),
@@ -62,8 +62,8 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/events/stream', () => '/api/events/stream', { streams: true }),
   // API tokens (another user's token: test/web/session.test.ts).
   route('GET', '/api/tokens', () => '/api/tokens'),
-  route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }) }),
-  route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`),
+  route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }), credential: true }),
+  route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`, { credential: true }),
 ];
 
 /**

@@ -114,7 +114,8 @@ describe(`token scopes on the management API on ${databaseLabel()}`, () => {
     it('changes its nodes, not the others', async () => {
       const settings = { settings: { webhookUrl: '' } };
       expect((await t.call(`/api/nodes/${nodeA}/settings`, { method: 'POST', token: limited, body: settings })).status).toBe(200);
-      expect((await t.call(`/api/nodes/${nodeC}/generate-cert`, { method: 'POST', token: limited })).status).toBe(200);
+      // A certificate is a credential: it would outlive the token (test below).
+      expect((await t.call(`/api/nodes/${nodeC}/generate-cert`, { method: 'POST', token: limited })).json.error.code).toBe('forbidden_scope');
       const other = await t.call(`/api/nodes/${nodeB}/settings`, { method: 'POST', token: limited, body: settings });
       expect(other.status).toBe(403);
       expect(other.json.error).toMatchObject({ code: 'forbidden_scope', message: `this API token is limited to other nodes than ${nodeB}` });
@@ -151,6 +152,24 @@ describe(`token scopes on the management API on ${databaseLabel()}`, () => {
       expect((await t.call('/api/tokens', { token })).status).toBe(200);
     }
     expect((await t.call('/api/nodes', { token: victim.token })).status).toBe(200);
+  });
+
+  it('no scoped token issues or revokes a client certificate (one opens the mutual-TLS gateway and outlives the token)', async () => {
+    const issued = await t.call(`/api/nodes/${nodeA}/generate-cert`, { method: 'POST', token: alice.token });
+    expect(issued.status, issued.text).toBe(200);
+    const certsBefore = (await t.call(`/api/nodes/${nodeA}/certs`, { token: alice.token })).json.certificates;
+    for (const scope of [{ access: 'api' }, { nodeIds: [nodeA] }, { nodeIds: [nodeA], access: 'all' }, { readOnly: true }]) {
+      const token = (await scopedToken(scope)).token;
+      const cert = await t.call(`/api/nodes/${nodeA}/generate-cert`, { method: 'POST', token });
+      expect(cert.status, JSON.stringify(scope)).toBe(403);
+      expect(cert.json.error).toMatchObject({ code: 'forbidden_scope', message: expect.stringMatching(/client certificates|read-only/) });
+      expect(cert.json.privateKey).toBeUndefined();
+      const revoke = await t.call(`/api/nodes/${nodeA}/certs/${issued.json.serial}`, { method: 'DELETE', token });
+      expect(revoke.json.error.code, JSON.stringify(scope)).toBe('forbidden_scope');
+      // Listing certificates is a read, allowed to each of them.
+      expect((await t.call(`/api/nodes/${nodeA}/certs`, { token })).status).toBe(200);
+    }
+    expect((await t.call(`/api/nodes/${nodeA}/certs`, { token: alice.token })).json.certificates).toEqual(certsBefore);
   });
 
   it('an api-only token uses the API like an unscoped one; a revoked scoped token is 401', async () => {

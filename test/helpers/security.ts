@@ -70,6 +70,12 @@ export interface ScopedRouteUnderTest extends RouteUnderTest {
   streams?: boolean;
   /** About the account beyond any node (uploaded backups): a token limited to some nodes is refused it, reads too. */
   accountWide?: boolean;
+  /**
+   * Issues or revokes a credential (a token, a client certificate): refused to every scoped token,
+   * even one limited to this very node or to the management API, as a scoped token must never
+   * produce a credential with more rights than its own.
+   */
+  credential?: boolean;
 }
 
 /** Opens a streaming route, reads the answer's status (and body, when it is an error), and hangs up. */
@@ -94,6 +100,8 @@ export interface ScopedTokens {
   otherNode: string;
   /** access "gateway": not for the management API at all. */
   gatewayOnly: string;
+  /** access "api": every right on the management API, none on the node gateways. */
+  apiOnly: string;
 }
 
 const refusedForScope = (r: CallResult) => {
@@ -129,4 +137,77 @@ export function itEnforcesTokenScopes(ctx: () => { t: TestServer; tokens: Scoped
     it(`${route.name}: a token limited to some nodes may call it`, async () => allowedByScope(await call((k) => k.thisNode)));
   }
   it(`${route.name}: a gateway-only token -> 403 forbidden_scope`, async () => refusedForScope(await call((k) => k.gatewayOnly)));
+  if (route.credential) {
+    it(`${route.name}: a credential route -> 403 forbidden_scope to a token limited to this node`, async () => refusedForScope(await call((k) => k.thisNode)));
+    it(`${route.name}: a credential route -> 403 forbidden_scope to an api-only token`, async () => refusedForScope(await call((k) => k.apiOnly)));
+  }
+}
+
+/**
+ * Text PostgreSQL cannot store as sent (a NUL, a lone surrogate) or should not store whole (far
+ * longer than any field allows), as a client can put it in a JSON string or a percent-encoded path.
+ */
+export const HOSTILE_TEXTS: Record<string, string> = {
+  'a NUL byte': 'x\u0000y',
+  'a lone surrogate': 'x\uD800y',
+  'an over-long string': 'x'.repeat(4000),
+};
+
+/** A route that stores (or records in the audit trail) text a client sent. */
+export interface StoringRouteUnderTest {
+  name: string;
+  /** The request with `text` where the client's text goes. */
+  request: (text: string, nodeId: string) => { path: string; method: string; body?: unknown; token?: string };
+  /** The audit action the attempt must be recorded as, whatever it answers. */
+  audit?: string;
+  /**
+   * The text goes in a path parameter: past Fastify's maxParamLength (100) the router answers 414,
+   * and the bytes of a lone surrogate (not UTF-8) 400, before any route is matched: no attempt on
+   * a resource, nothing to record.
+   */
+  inPath?: boolean;
+}
+
+interface RecordedEvent {
+  id: string;
+  action: string;
+  target: string | null;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Hostile text never makes a route fail (no 500: the database edge makes it storable), and an
+ * audited route records the attempt with what cannot be stored replaced by U+FFFD and an
+ * over-long text cut short with a marker (README "Audit trail").
+ */
+export function itStoresHostileInput(
+  ctx: () => { t: TestServer; token: string; nodeId: string; latestAuditEvents: () => Promise<RecordedEvent[]> },
+  route: StoringRouteUnderTest,
+) {
+  for (const [what, text] of Object.entries(HOSTILE_TEXTS)) {
+    it(`${route.name}: ${what} is answered without a 500${route.audit ? ' and recorded in the audit trail' : ''}`, async () => {
+      const { t, token, nodeId, latestAuditEvents } = ctx();
+      const before = (await latestAuditEvents())[0]?.id ?? '0';
+      const req = route.request(text, nodeId);
+      const r = await t.call(req.path, { method: req.method, body: req.body, token: req.token ?? token });
+      expect(r.status, r.text).toBeLessThan(500);
+      if (route.inPath && (text.length > 100 || /[\uD800-\uDFFF]/.test(text))) {
+        expect([400, 414]).toContain(r.status);
+        return;
+      }
+      if (!route.audit) return;
+      // The trail is written once the answer is sent: give it a moment.
+      let recorded: RecordedEvent | undefined;
+      for (let i = 0; i < 50 && !recorded; i++) {
+        recorded = (await latestAuditEvents()).find((e) => BigInt(e.id) > BigInt(before) && e.action === route.audit);
+        if (!recorded) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(recorded, `no ${route.audit} event after ${req.method} ${req.path.slice(0, 80)}`).toBeDefined();
+      const stored = JSON.stringify(recorded);
+      expect(stored).not.toMatch(/\\u0000|\\ud[89ab]/i);
+      expect(recorded!.target?.length ?? 0).toBeLessThan(1000);
+      if (text.length > 1000 && recorded!.target?.startsWith('xxx')) expect(recorded!.target).toMatch(/…\[truncated: \d+ characters\]$/);
+      if (text.includes('\u0000') && recorded!.target?.startsWith('x')) expect(recorded!.target).toContain('x\uFFFDy');
+    });
+  }
 }

@@ -45,6 +45,7 @@ const SERVICE_METRICS = [
   'rlncloud_nodes',
   'rlncloud_backups_total',
   'rlncloud_backup_duration_seconds',
+  'rlncloud_audit_record_failures_total',
   'rlncloud_db_query_duration_seconds',
 ];
 const POOL_METRICS = ['rlncloud_db_pool_connections', 'rlncloud_db_pool_idle_connections', 'rlncloud_db_pool_waiting_requests'];

@@ -30,7 +30,8 @@ export function listAuditEventsRoute(app: FastifyInstance, { audit }: ApiDeps) {
         description:
           'Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and ' +
           'revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off ' +
-          '(by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too).',
+          '(by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too). A token limited to some ' +
+          'nodes (`nodeIds`) reads only the events about those nodes.',
         tags: ['audit'],
         querystring: ListAuditQuery,
         response: { 200: Type.Object({ events: Type.Array(AuditEvent), nextCursor: NextCursor }), 400: errorResponses[400], 401: errorResponses[401] },
@@ -38,7 +39,9 @@ export function listAuditEventsRoute(app: FastifyInstance, { audit }: ApiDeps) {
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      return audit.list({ userId: userOf(request).id, limit: limit === undefined ? 50 : Number(limit), cursor });
+      const user = userOf(request);
+      // Like the event stream, a token limited to nodes sees only their part of the trail.
+      return audit.list({ userId: user.id, nodeIds: user.scope.nodeIds, limit: limit === undefined ? 50 : Number(limit), cursor });
     },
   );
 }

@@ -2,6 +2,7 @@
 // stored to restore a node from (POST /api/nodes with restore.backupId).
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -55,7 +56,11 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
         // Refused before a byte is stored when the client says how large it is.
         if (Number.isFinite(declared) && declared > backupLimits.maxUploadBytes) throw tooLarge(backupLimits.maxUploadBytes);
         const sizeBytes = Number.isFinite(declared) && declared > 0 ? declared : undefined;
-        return reply.status(201).send(await backups.uploadBackup(userOf(request).id, request.body, { network: request.query.network, sizeBytes }));
+        // Read through a stream of its own: a refusal mid-way destroys that one, not the request,
+        // whose connection then closes gently after the 413 (http-unread-body.ts) instead of
+        // being reset under the client's feet.
+        const body = request.body.pipe(new PassThrough());
+        return reply.status(201).send(await backups.uploadBackup(userOf(request).id, body, { network: request.query.network, sizeBytes }));
       },
     );
   });

@@ -59,7 +59,8 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
         summary: 'Issue a client certificate for the mutual-TLS gateway',
         description:
           'A new key pair and a certificate from the service CA, bound to the caller and the node. The private key is returned ' +
-          'once and never stored. 409 `node_destroyed` for a destroyed node.',
+          'once and never stored. 409 `node_destroyed` for a destroyed node. A scoped token cannot issue or revoke certificates ' +
+          '(403 `forbidden_scope`): a certificate has every right on its node and outlives the token.',
         tags: ['certificates'],
         params: NodeIdParams,
         body: GenerateCertBody,
@@ -102,7 +103,9 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
       schema: {
         operationId: 'revokeCertificate',
         summary: 'Revoke a client certificate',
-        description: 'The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time.',
+        description:
+          'The mutual-TLS gateway refuses the certificate from its next request on, also on open connections. Revoking twice keeps the first time. ' +
+          'A scoped token cannot revoke certificates (403 `forbidden_scope`).',
         tags: ['certificates'],
         params: SerialParams,
         response: { 200: Type.Object({ message: Type.String(), data: Certificate }), ...errorResponses },
