@@ -44,6 +44,18 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     ]);
   });
 
+  it("bounds where nodes may connect: DNS, other nodes' peer ports and public addresses, no private, link-local or loopback range", () => {
+    const [policy] = ofKind(base, 'NetworkPolicy');
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    const blocks = policy.spec.egress.flatMap((rule: any) => (rule.to ?? []).filter((to: any) => to.ipBlock).map((to: any) => to.ipBlock));
+    expect(blocks.map((b: any) => b.cidr)).toEqual(['0.0.0.0/0', '::/0']);
+    expect(blocks[0].except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']));
+    expect(blocks[1].except).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128']));
+    // Nodes keep reaching each other's Lightning port, and name lookups.
+    expect(policy.spec.egress.some((rule: any) => rule.ports?.some((p: any) => p.port === 53))).toBe(true);
+    expect(policy.spec.egress.some((rule: any) => rule.to?.some((to: any) => to.podSelector) && rule.ports?.some((p: any) => p.port === 9735))).toBe(true);
+  });
+
   it('gives each overlay the PodDisruptionBudget its cluster serves', () => {
     expect(ofKind(base, 'PodDisruptionBudget')).toEqual([]);
     expect(ofKind(example, 'PodDisruptionBudget').map((p) => p.apiVersion)).toEqual(['policy/v1']);
