@@ -625,10 +625,14 @@ export interface components {
             };
         };
         Build: {
+            /** @description The build's stable id: `<nodeId>-<buildNumber>`, unique across the service. */
+            id: string;
             /** @description Sequence number of the build, per node. */
             buildNumber: number;
             buildStatus: "IN_PROGRESS" | "SUCCESS" | "FAILURE";
             buildComplete: boolean;
+            /** @description What the build is doing now. QUEUED: waiting for a worker. PROVISIONING: preparing storage and the image. STARTING_DAEMON / REPLACING_IMAGE: starting the daemon (on the new image). WAITING_FOR_DAEMON: until it answers. RESTORING_BACKUP: a create from a backup, restoring it. ROLLING_BACK: the new image failed, the previous one is coming back. STOPPING_DAEMON, DESTROYING. DONE or FAILED once finished. */
+            currentPhase: "QUEUED" | "PROVISIONING" | "STARTING_DAEMON" | "REPLACING_IMAGE" | "WAITING_FOR_DAEMON" | "RESTORING_BACKUP" | "ROLLING_BACK" | "STOPPING_DAEMON" | "DESTROYING" | "DONE" | "FAILED";
             /**
              * Format: date-time
              * @description When the build started.
@@ -658,6 +662,10 @@ export interface components {
              * @description Bearer-token access to the node; append an RLN route.
              */
             invoke_url: string;
+            /** @description The TCP port of invoke_url: where a client reaches the node's API through the service (the bearer gateway). Lightning peers use peerPort. */
+            port: number;
+            /** @description The scheme of invoke_url. */
+            protocol: "https" | "http";
             settings: {
                 webhookUrl?: string;
             };
@@ -992,6 +1000,7 @@ export interface operations {
                             network: string;
                             /** @enum {string} */
                             status: "STARTING";
+                            node: components["schemas"]["Node"];
                         };
                         message: string;
                     };

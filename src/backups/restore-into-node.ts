@@ -54,10 +54,11 @@ export class NodeRestorer implements BuildRestorer {
    * Restores the node's pending backup, if it has one. Answers {restored: false} for a node created
    * without one, {failed: reason} when the restore cannot succeed; throws when it may on a retry.
    */
-  async restorePending(node: NodeRow, endpoint: NodeEndpoint): Promise<RestoreOutcome> {
+  async restorePending(node: NodeRow, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<RestoreOutcome> {
     const pending = await findNodeRestore(this.deps.db, node.id);
     if (!pending || pending.status === 'SUCCEEDED') return { restored: pending !== undefined };
     if (pending.status === 'FAILED') return { failed: pending.error ?? 'the restore failed' };
+    await restoring?.();
     const fail = async (reason: string) => {
       await finishNodeRestore(this.deps.db, node.id, { status: 'FAILED', error: reason });
       return { failed: reason };

@@ -1,0 +1,9 @@
+-- What a build in progress is doing now (the API's Build.currentPhase), written by the build job
+-- as it moves from step to step. Null until the job first picks the build up (QUEUED). A finished
+-- build's phase is its outcome (DONE, FAILED), read from its status, so only these are stored.
+--
+-- During a rolling update the previous version neither reads nor writes the column: its builds
+-- keep a null phase and read as QUEUED until they finish, which is what they are told nothing else.
+ALTER TABLE builds ADD COLUMN phase text
+  CHECK (phase IN ('PROVISIONING', 'STARTING_DAEMON', 'REPLACING_IMAGE', 'WAITING_FOR_DAEMON', 'RESTORING_BACKUP',
+                   'ROLLING_BACK', 'STOPPING_DAEMON', 'DESTROYING'));
