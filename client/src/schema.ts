@@ -579,7 +579,7 @@ export interface paths {
         put?: never;
         /**
          * Initialise a node's wallet
-         * @description Creates the wallet of a RUNNING node that has none (RLN's /init) and answers its mnemonic, once. The node stays locked: unlock it with the same password. 409 `node_state_conflict` when it is initialised already; 409 `node_not_running`; 502 `node_unreachable`, `node_error`; 504 `node_timeout`.
+         * @description Creates the wallet of a RUNNING node that has none (RLN's /init) and answers its mnemonic, once; with `mnemonic`, recovers that wallet instead and answers no mnemonic (400 `invalid_request` when the node refuses the phrase). The node stays locked: unlock it with the same password. 409 `node_state_conflict` when it is initialised already; 409 `node_not_running`; 502 `node_unreachable`, `node_error`; 504 `node_timeout`.
          */
         post: operations["initNode"];
         delete?: never;
@@ -3509,6 +3509,8 @@ export interface operations {
                 "application/json": {
                     /** @description The wallet's password, 8 characters or more (never stored or logged). */
                     password: string;
+                    /** @description A recovery phrase (BIP39 words, RLN's `mnemonic`): recover that wallet (same node pubkey, same addresses) instead of creating a new one. Never stored, logged or echoed. Only ever use it on one live node: see the README, "Recovery from a recovery phrase". */
+                    mnemonic?: string;
                 };
             };
         };
@@ -3521,8 +3523,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description The wallet seed words: shown this once, kept by no one but the user. */
-                            mnemonic: string;
+                            /** @description A new wallet's seed words: shown this once, kept by no one but the user. Absent when recovered from a given phrase. */
+                            mnemonic?: string;
+                            /** @description True when the wallet was recovered from the given mnemonic. */
+                            recovered: boolean;
                         };
                         message: string;
                     };

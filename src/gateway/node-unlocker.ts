@@ -68,13 +68,16 @@ export class NodeUnlocker {
 
   /**
    * The management API's (and the web UI's) wallet initialisation: the node's /init with the
-   * password, recorded on success; answers the mnemonic, which the node shows this once.
+   * password (and a recovery phrase to recover from, if given), recorded on success; answers the
+   * mnemonic, which the node shows this once.
    */
-  async initUserNode(userId: string, nodeId: string, password: string): Promise<{ mnemonic: string }> {
+  async initUserNode(userId: string, nodeId: string, password: string, recoveryPhrase?: string): Promise<{ mnemonic: string }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
     requireRunning(node);
-    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/init', Buffer.from(JSON.stringify({ password })), {});
+    // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
+    const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
+    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/init', Buffer.from(JSON.stringify(body)), {});
     if (!isSuccess(answer.status)) throw unlockRefusal(answer, 'initialise');
     await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
     let mnemonic: unknown;
