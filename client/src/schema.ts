@@ -683,7 +683,7 @@ export interface components {
         };
         /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the key from GET /api/webhook-public-key. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
         WebhookEvent: {
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_IDENTITY_SHARED" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -760,7 +760,7 @@ export interface components {
             cursor: string;
             /** @description The id of the event (`evt_...`), the `webhook-id` of its webhook deliveries. */
             eventId: string;
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_IDENTITY_SHARED" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -2351,7 +2351,7 @@ export interface operations {
                             actor: string;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, backup.created, backup.deleted, release.published, session.sign_in. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -3426,6 +3426,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** @description Present when the unlock succeeded but something needs the user: `identity_shared`, another live node of the service reports this node's pubkey (one wallet on two nodes, from a recovery phrase or a backup used twice): stop or destroy all but one. */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "identity_shared";
+                            message: string;
+                        }[];
                     };
                 };
             };

@@ -30,6 +30,12 @@ describe(`recovery from a recovery phrase on ${databaseLabel()}`, () => {
   const answers: string[] = [];
   let phrase: string;
   let original: { pubkey: string; address: string };
+  let firstId: string;
+  let recoveredId: string;
+  const identityEvents = async (id: string) =>
+    server.db.query<{ payload: any }>(`SELECT payload FROM node_events WHERE node_id = $1 AND event_type = 'NODE_IDENTITY_SHARED'`, [id]);
+  const identityAudits = async (id: string) =>
+    server.db.query<{ details: any; actor: string }>(`SELECT details, actor FROM audit_events WHERE target = $1 AND action = 'node.identity_shared'`, [id]);
 
   const users = async (plan: 'starter' | 'scale', email: string) => {
     const user = await server.services.accounts.createUser({ email, plan });
@@ -56,10 +62,21 @@ describe(`recovery from a recovery phrase on ${databaseLabel()}`, () => {
     expect(r.json.data.status).toBe('RUNNING');
     return id;
   };
-  /** Unlocks through the management API and reads the wallet's identity through the gateway. */
-  const identity = async (user: TestUser, id: string) => {
-    const unlock = await api(user, `/api/nodes/${id}/unlock`, { method: 'POST', body: { password: PASSWORD } });
-    expect(unlock.status, unlock.text).toBe(200);
+  /** What the last unlock of `identity` warned, the management API's `warnings` or the gateway's headers. */
+  let warned: Array<{ code: string; message: string }> = [];
+  /** Unlocks (through the management API, or the gateway) and reads the wallet's identity through the gateway. */
+  const identity = async (user: TestUser, id: string, unlockThrough: 'api' | 'gateway' = 'api') => {
+    if (unlockThrough === 'api') {
+      const unlock = await api(user, `/api/nodes/${id}/unlock`, { method: 'POST', body: { password: PASSWORD } });
+      expect(unlock.status, unlock.text).toBe(200);
+      warned = unlock.json.warnings ?? [];
+    } else {
+      const unlock = await gateway(user, id, 'unlock', 'POST', { password: PASSWORD });
+      expect(unlock.status, unlock.text).toBe(200);
+      expect(unlock.json).toEqual({});
+      const header = unlock.headers['x-rln-cloud-warning'];
+      warned = (header === undefined ? [] : [header].flat()).map((h) => ({ code: h.split(': ')[0]!, message: h.slice(h.indexOf(': ') + 2) }));
+    }
     const info = await gateway(user, id, 'nodeinfo');
     expect(info.status, info.text).toBe(200);
     const address = await gateway(user, id, 'address', 'POST', {});
@@ -84,6 +101,8 @@ describe(`recovery from a recovery phrase on ${databaseLabel()}`, () => {
     phrase = init.json.data.mnemonic;
     expect(phrase.split(' ')).toHaveLength(12);
     original = await identity(alice, first);
+    expect(warned).toEqual([]);
+    firstId = first;
     // Shown once, at its creation: the only answer allowed to carry it.
     answers.length = 0;
   }, 120_000);
@@ -102,6 +121,13 @@ describe(`recovery from a recovery phrase on ${databaseLabel()}`, () => {
     expect(r.json.message).toMatch(/still runs, stop or destroy it/);
     expect(await initialized(id)).toBe(true);
     expect(await identity(alice, id)).toEqual(original);
+    recoveredId = id;
+    // The first node still runs: one wallet on two live nodes is warned about and recorded.
+    expect(warned).toEqual([{ code: 'identity_shared', message: expect.stringContaining(`your node ${firstId}`) }]);
+    expect(warned[0]!.message).toContain(original.pubkey);
+    expect((await identityEvents(id)).map((e) => e.payload.details)).toEqual([{ nodeId: id, pubkey: original.pubkey, sharedWith: [firstId], otherAccounts: 0 }]);
+    expect(await identityAudits(id)).toEqual([{ actor: 'service', details: { pubkey: original.pubkey, sharedWith: [firstId], otherAccounts: 0 } }]);
+    expect(await identityEvents(firstId)).toEqual([]);
   }, 90_000);
 
   it("recovers the same wallet with RLN's /init through the bearer gateway", async () => {
@@ -112,8 +138,28 @@ describe(`recovery from a recovery phrase on ${databaseLabel()}`, () => {
     expect(r.json).toEqual({ mnemonic: phrase });
     answers.pop();
     expect(await initialized(id)).toBe(true);
-    expect(await identity(alice, id)).toEqual(original);
+    // Unlocked through the gateway: RLN's answer unchanged, the warning in a header of the service's.
+    expect(await identity(alice, id, 'gateway')).toEqual(original);
+    expect(warned).toEqual([{ code: 'identity_shared', message: expect.stringContaining(`your nodes ${firstId}, ${recoveredId}`) }]);
+    expect(await identityEvents(id)).toHaveLength(1);
   }, 90_000);
+
+  it('warns without naming them about nodes of another account, and not about destroyed nodes', async () => {
+    const bobs = await runningNode(bob, 'bob recovers alice’s phrase');
+    expect((await api(bob, `/api/nodes/${bobs}/init`, { method: 'POST', body: { password: PASSWORD, mnemonic: phrase } })).status).toBe(200);
+    expect(await identity(bob, bobs)).toEqual(original);
+    expect(warned).toEqual([{ code: 'identity_shared', message: expect.stringContaining('3 nodes of another account') }]);
+    expect(warned[0]!.message).not.toContain(firstId);
+    expect((await identityEvents(bobs))[0]!.payload.details).toMatchObject({ sharedWith: [], otherAccounts: 3 });
+    // Once bob's node is destroyed it no longer counts for alice's.
+    expect((await api(bob, '/api/nodes', { method: 'DELETE', body: { destroyNodeId: bobs } })).status).toBe(200);
+    expect((await api(bob, `/api/nodes/${bobs}?waitFor=DESTROYED&timeout=45`)).json.data.status).toBe('DESTROYED');
+    const lock = await gateway(alice, firstId, 'lock', 'POST', {});
+    expect(lock.status, lock.text).toBe(200);
+    await identity(alice, firstId);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]!.message).not.toContain('another account');
+  }, 120_000);
 
   it('answers 400 to a mnemonic of the wrong type, and to one the node refuses, quoting neither', async () => {
     const id = await runningNode(alice, 'refused');
