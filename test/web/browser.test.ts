@@ -364,6 +364,12 @@ describe.skipIf(!hasChromium)(
       expect(await page.content()).not.toContain(phrase);
       expect((await t.call(`/api/nodes/${id}`, { token: alice.token })).json.data.initialized).toBe(true);
       await shot('node-recovered');
+      // Unlocked while the first node still runs the same wallet: the page says so.
+      await page.locator('[data-testid=locked-notice]').getByRole('button', { name: 'Unlock' }).click();
+      await page.getByRole('dialog').getByLabel('Node password').fill(NODE_PASSWORD);
+      await page.getByRole('dialog').getByRole('button', { name: 'Unlock' }).click();
+      await expect.poll(() => page.locator('.notice-error').allTextContents()).toEqual([expect.stringContaining(`runs the wallet`)]);
+      expect((await page.locator('.notice-error').textContent())!).toContain(nodeId);
     });
 
     step('error states: a POST without the CSRF header is refused, another user’s node is not found', async () => {

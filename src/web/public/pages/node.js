@@ -69,15 +69,20 @@ export async function nodePage(main, { nodeId, setTitle }) {
   });
   const unlockBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Unlock');
   unlockBtn.addEventListener('click', async () => {
+    let answer;
     const done = await dialog({
       title: 'Unlock node',
       body: 'Enter the password the node was initialised with. It is sent to the node and never stored.',
       confirmLabel: 'Unlock',
       fields: [{ name: 'password', label: 'Node password', type: 'password', autocomplete: 'current-password' }],
-      onConfirm: ({ password }) => api(`/api/nodes/${nodeId}/unlock`, { method: 'POST', body: { password } }),
+      onConfirm: async ({ password }) => {
+        answer = await api(`/api/nodes/${nodeId}/unlock`, { method: 'POST', body: { password } });
+      },
     });
     if (done) {
-      fill(out, notice('ok', 'The node is unlocked.'));
+      // A warning of the service's (another live node runs this wallet) stays in view.
+      const warnings = (answer?.warnings ?? []).map((w) => notice('error', h('strong', {}, 'Warning: '), w.message));
+      fill(out, notice('ok', 'The node is unlocked.'), warnings);
       await refresh();
     }
   });
