@@ -2,8 +2,8 @@
 -- as it moves from step to step. Null until the job first picks the build up (QUEUED). A finished
 -- build's phase is its outcome (DONE, FAILED), read from its status, so only these are stored.
 --
--- During a rolling update the previous version neither reads nor writes the column: its builds
--- keep a null phase and read as QUEUED until they finish, which is what they are told nothing else.
+-- During a rolling update the previous version neither reads nor writes the column: a build it
+-- carries out keeps a null phase and shows QUEUED until it finishes (then DONE or FAILED).
 ALTER TABLE builds ADD COLUMN phase text
   CHECK (phase IN ('PROVISIONING', 'STARTING_DAEMON', 'REPLACING_IMAGE', 'WAITING_FOR_DAEMON', 'RESTORING_BACKUP',
                    'ROLLING_BACK', 'STOPPING_DAEMON', 'DESTROYING'));
