@@ -1268,17 +1268,8 @@ export interface operations {
                             initialized: boolean;
                             /** @description The image version the node runs (rln_commit_id). */
                             imageVersion: string;
-                            lastBuild: {
-                                buildNumber: number;
-                                buildStatus: string;
-                                buildComplete: boolean;
-                                /** Format: date-time */
-                                timestamp: string;
-                                action: string;
-                                imageVersion: string;
-                                finishedAt: string | null;
-                                error?: string;
-                            } | null;
+                            /** @description The most recent build, finished or not. */
+                            lastBuild: components["schemas"]["Build"] | null;
                             /** @description Asked now: /nodeinfo when locked, /networkinfo when unlocked. */
                             daemon: {
                                 /** @description False when the node is not RUNNING: no daemon was asked. */
