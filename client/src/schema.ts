@@ -623,7 +623,7 @@ export interface paths {
         put?: never;
         /**
          * Initialise a node's wallet
-         * @description Creates the wallet of a RUNNING node that has none (RLN's /init) and answers its mnemonic, once. The node stays locked: unlock it with the same password. 409 `node_state_conflict` when it is initialised already; 409 `node_not_running`; 502 `node_unreachable`, `node_error`; 504 `node_timeout`.
+         * @description Creates the wallet of a RUNNING node that has none (RLN's /init) and answers its mnemonic, once; with `mnemonic`, recovers that wallet instead and answers no mnemonic (400 `invalid_request` when the node refuses the phrase). The node stays locked: unlock it with the same password. 409 `node_state_conflict` when it is initialised already; 409 `node_not_running`; 502 `node_unreachable`, `node_error`; 504 `node_timeout`.
          */
         post: operations["initNode"];
         delete?: never;
@@ -669,10 +669,14 @@ export interface components {
             };
         };
         Build: {
+            /** @description The build's stable id: `<nodeId>-<buildNumber>`, unique across the service. */
+            id: string;
             /** @description Sequence number of the build, per node. */
             buildNumber: number;
             buildStatus: "IN_PROGRESS" | "SUCCESS" | "FAILURE";
             buildComplete: boolean;
+            /** @description What the build is doing now. QUEUED: waiting for a worker. PROVISIONING: preparing storage and the image. STARTING_DAEMON / REPLACING_IMAGE: starting the daemon (on the new image). WAITING_FOR_DAEMON: until it answers. RESTORING_BACKUP: a create from a backup, restoring it. ROLLING_BACK: the new image failed, the previous one is coming back. STOPPING_DAEMON, DESTROYING. DONE or FAILED once finished. */
+            currentPhase: "QUEUED" | "PROVISIONING" | "STARTING_DAEMON" | "REPLACING_IMAGE" | "WAITING_FOR_DAEMON" | "RESTORING_BACKUP" | "ROLLING_BACK" | "STOPPING_DAEMON" | "DESTROYING" | "DONE" | "FAILED";
             /**
              * Format: date-time
              * @description When the build started.
@@ -702,6 +706,10 @@ export interface components {
              * @description Bearer-token access to the node; append an RLN route.
              */
             invoke_url: string;
+            /** @description The TCP port of invoke_url: where a client reaches the node's API through the service (the bearer gateway). Lightning peers use peerPort. */
+            port: number;
+            /** @description The scheme of invoke_url. */
+            protocol: "https" | "http";
             settings: {
                 webhookUrl?: string;
             };
@@ -719,7 +727,7 @@ export interface components {
         };
         /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
         WebhookEvent: {
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_IDENTITY_SHARED" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -800,7 +808,7 @@ export interface components {
             cursor: string;
             /** @description The id of the event (`evt_...`), the `webhook-id` of its webhook deliveries. */
             eventId: string;
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_IDENTITY_SHARED" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -1044,6 +1052,7 @@ export interface operations {
                             network: string;
                             /** @enum {string} */
                             status: "STARTING";
+                            node: components["schemas"]["Node"];
                         };
                         message: string;
                     };
@@ -1311,17 +1320,8 @@ export interface operations {
                             initialized: boolean;
                             /** @description The image version the node runs (rln_commit_id). */
                             imageVersion: string;
-                            lastBuild: {
-                                buildNumber: number;
-                                buildStatus: string;
-                                buildComplete: boolean;
-                                /** Format: date-time */
-                                timestamp: string;
-                                action: string;
-                                imageVersion: string;
-                                finishedAt: string | null;
-                                error?: string;
-                            } | null;
+                            /** @description The most recent build, finished or not. */
+                            lastBuild: components["schemas"]["Build"] | null;
                             /** @description Asked now: /nodeinfo when locked, /networkinfo when unlocked. */
                             daemon: {
                                 /** @description False when the node is not RUNNING: no daemon was asked. */
@@ -2606,7 +2606,7 @@ export interface operations {
                             actor: string;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, backup.created, backup.deleted, release.published, session.sign_in. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -3707,6 +3707,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         message: string;
+                        /** @description Present when the unlock succeeded but something needs the user: `identity_shared`, another live node of the service reports this node's pubkey (one wallet on two nodes, from a recovery phrase or a backup used twice): stop or destroy all but one. */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "identity_shared";
+                            message: string;
+                        }[];
                     };
                 };
             };
@@ -3790,6 +3796,8 @@ export interface operations {
                 "application/json": {
                     /** @description The wallet's password, 8 characters or more (never stored or logged). */
                     password: string;
+                    /** @description A recovery phrase (BIP39 words, RLN's `mnemonic`): recover that wallet (same node pubkey, same addresses) instead of creating a new one. Never stored, logged or echoed. Only ever use it on one live node: see the README, "Recovery from a recovery phrase". */
+                    mnemonic?: string;
                 };
             };
         };
@@ -3802,8 +3810,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description The wallet seed words: shown this once, kept by no one but the user. */
-                            mnemonic: string;
+                            /** @description A new wallet's seed words: shown this once, kept by no one but the user. Absent when recovered from a given phrase. */
+                            mnemonic?: string;
+                            /** @description True when the wallet was recovered from the given mnemonic. */
+                            recovered: boolean;
                         };
                         message: string;
                     };

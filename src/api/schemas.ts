@@ -2,7 +2,7 @@
 // serialisation, the TypeScript types and the OpenAPI document at once.
 import { Type, type Static } from '@sinclair/typebox';
 import { ERROR_CODES } from '../errors.ts';
-import { NODE_STATUSES } from '../domain/nodes.ts';
+import { BUILD_PHASES, NODE_STATUSES } from '../domain/nodes.ts';
 
 export const ID_PATTERN = '^[0-9a-f]{32}$';
 // Printable text, not starting or ending with whitespace. Refused anywhere: C0 and C1 control
@@ -41,9 +41,17 @@ export const ErrorBody = Type.Object(
 
 export const Build = Type.Object(
   {
+    id: Type.String({ description: "The build's stable id: `<nodeId>-<buildNumber>`, unique across the service." }),
     buildNumber: Type.Integer({ minimum: 1, description: 'Sequence number of the build, per node.' }),
     buildStatus: Type.Union([Type.Literal('IN_PROGRESS'), Type.Literal('SUCCESS'), Type.Literal('FAILURE')]),
     buildComplete: Type.Boolean(),
+    currentPhase: Type.Union(BUILD_PHASES.map((p) => Type.Literal(p)), {
+      description:
+        'What the build is doing now. QUEUED: waiting for a worker. PROVISIONING: preparing storage and the image. ' +
+        'STARTING_DAEMON / REPLACING_IMAGE: starting the daemon (on the new image). WAITING_FOR_DAEMON: until it answers. ' +
+        "RESTORING_BACKUP: a create from a backup, restoring it. ROLLING_BACK: the new image failed, the previous one is coming back. " +
+        'STOPPING_DAEMON, DESTROYING. DONE or FAILED once finished.',
+    }),
     timestamp: Type.String({ format: 'date-time', description: 'When the build started.' }),
     action: Type.Union(['create', 'start', 'stop', 'upgrade', 'destroy'].map((a) => Type.Literal(a))),
     imageVersion: Type.String({ description: 'The image version the build runs the node on.' }),
@@ -86,6 +94,12 @@ export const Node = Type.Object(
       description: 'True when the service unlocks the node itself after every daemon start (PUT /api/nodes/{id}/auto-unlock); the password it keeps sealed is never shown.',
     }),
     invoke_url: Type.String({ format: 'uri', description: 'Bearer-token access to the node; append an RLN route.' }),
+    port: Type.Integer({
+      minimum: 1,
+      maximum: 65535,
+      description: "The TCP port of invoke_url: where a client reaches the node's API through the service (the bearer gateway). Lightning peers use peerPort.",
+    }),
+    protocol: Type.Union([Type.Literal('https'), Type.Literal('http')], { description: 'The scheme of invoke_url.' }),
     settings: Type.Object({ webhookUrl: Type.Optional(Type.String()) }),
     builds: Type.Array(Type.Ref(Build), { description: 'Build history, oldest first.' }),
     rln_commit_id: Type.String({ description: 'The image version the node runs.' }),

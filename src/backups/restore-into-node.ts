@@ -54,10 +54,11 @@ export class NodeRestorer implements BuildRestorer {
    * Restores the node's pending backup, if it has one. Answers {restored: false} for a node created
    * without one, {failed: reason} when the restore cannot succeed; throws when it may on a retry.
    */
-  async restorePending(node: NodeRow, endpoint: NodeEndpoint): Promise<RestoreOutcome> {
+  async restorePending(node: NodeRow, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<RestoreOutcome> {
     const pending = await findNodeRestore(this.deps.db, node.id);
     if (!pending || pending.status === 'SUCCEEDED') return { restored: pending !== undefined };
     if (pending.status === 'FAILED') return { failed: pending.error ?? 'the restore failed' };
+    await restoring?.();
     // Only for a restore the daemon did not carry out: the node it superseded holds the only copy
     // of the wallet again, so its fence is lifted (it stays stopped until its owner starts it).
     const fail = async (reason: string) => {

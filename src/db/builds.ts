@@ -1,6 +1,6 @@
 // Builds: the numbered history of everything the control plane did to a node.
 import type { Queryable } from './database.ts';
-import type { BuildAction, BuildStatus } from '../domain/nodes.ts';
+import type { BuildAction, BuildStatus, BuildStep } from '../domain/nodes.ts';
 
 export interface BuildRow {
   node_id: string;
@@ -10,6 +10,8 @@ export interface BuildRow {
   image_version: string;
   previous_image_version: string | null;
   error: string | null;
+  /** The step a build in progress is on (build-job.ts); null before the first, and kept once finished. */
+  phase: BuildStep | null;
   started_at: Date;
   finished_at: Date | null;
 }
@@ -63,6 +65,11 @@ export async function finishBuild(db: Queryable, nodeId: string, buildNumber: nu
       [nodeId, buildNumber, status, error ?? null],
     )
   )[0];
+}
+
+/** Records the step a build in progress moved to; a finished build is left as it is. */
+export async function setBuildPhase(db: Queryable, nodeId: string, buildNumber: number, phase: BuildStep) {
+  await db.query(`UPDATE builds SET phase = $3 WHERE node_id = $1 AND build_number = $2 AND status = 'IN_PROGRESS'`, [nodeId, buildNumber, phase]);
 }
 
 /** Builds of many nodes in one query, grouped by node, oldest first. */

@@ -14,6 +14,9 @@ export interface NodeListJsonOptions {
   peerHost: string;
   /** RLN's default peer port, for a node whose runtime did not report one. */
   defaultPeerPort: number;
+  /** The port and scheme of nodeApiUrl (Node.port, Node.protocol). */
+  nodeApiPort: number;
+  nodeApiProtocol: 'https' | 'http';
 }
 
 // The JSON is written by concatenation, field by field in the order of the schema (the order the
@@ -26,9 +29,12 @@ const word = (column: string) => `('"' || ${column} || '"')`;
 // Date.prototype.toISOString: UTC, milliseconds (truncated, as a Date keeps them), "Z".
 const iso = (column: string) => `('"' || to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"')`;
 
-const BUILD_JSON = `'{"buildNumber":' || b.build_number
+const BUILD_JSON = `'{"id":' || ${str(`b.node_id || '-' || b.build_number`)}
+  || ',"buildNumber":' || b.build_number
   || ',"buildStatus":' || ${word('b.status')}
   || ',"buildComplete":' || (b.status <> 'IN_PROGRESS')::text
+  -- domain/nodes.ts buildPhaseOf: the outcome once finished, else the step (QUEUED before the first).
+  || ',"currentPhase":' || ${word(`CASE b.status WHEN 'SUCCESS' THEN 'DONE' WHEN 'FAILURE' THEN 'FAILED' ELSE coalesce(b.phase, 'QUEUED') END`)}
   || ',"timestamp":' || ${iso('b.started_at')}
   || ',"action":' || ${word('b.action')}
   || ',"imageVersion":' || ${str('b.image_version')}
@@ -52,6 +58,8 @@ const NODE_JSON = `'{"nodeId":' || ${str('n.id')}
   || ',"initialized":' || n.initialized::text
   || ',"autoUnlock":' || (n.auto_unlock_sealed IS NOT NULL)::text
   || ',"invoke_url":' || ${str(`$3::text || '/' || n.user_id || '/' || n.id || '/'`)}
+  || ',"port":' || $6::int
+  || ',"protocol":' || ${str('$7::text')}
   || ',"settings":' || ${SETTINGS_JSON}
   || ',"builds":[' || coalesce((SELECT string_agg(${BUILD_JSON}, ',' ORDER BY b.build_number) FROM builds b WHERE b.node_id = n.id), '') || ']'
   || ',"rln_commit_id":' || ${str('n.image_version')}
@@ -69,7 +77,7 @@ export async function listUserNodesJson(db: Queryable, userId: string, onlyIds: 
   const [row] = await db.query<{ body: string }>(
     `SELECT '{"nodes":[' || coalesce(string_agg(${NODE_JSON}, ',' ORDER BY n.created_at, n.id), '') || ']}' AS body
      FROM nodes n WHERE n.user_id = $1 AND ($2::text[] IS NULL OR n.id = ANY($2::text[]))`,
-    [userId, onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort],
+    [userId, onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol],
   );
   return row!.body;
 }

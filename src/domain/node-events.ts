@@ -13,6 +13,12 @@ export const NODE_EVENT_TYPES = [
   'LOG_EXPORT_READY',
   'NODE_BACKUP_COMPLETED',
   'NODE_BACKUP_FAILED',
+  /**
+   * After an unlock the node reported a node pubkey another live node of the service reports too:
+   * one wallet on two nodes (nodes/node-identity.ts). details: pubkey, sharedWith (your nodes),
+   * otherAccounts (how many nodes of other accounts).
+   */
+  'NODE_IDENTITY_SHARED',
   'TEST',
 ] as const;
 export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];

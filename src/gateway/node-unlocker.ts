@@ -12,6 +12,7 @@ import type { Logger } from '../logger.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
 import type { NodeAnswer, NodeConnector } from './node-connector.ts';
 import { buildUnlockBody, unlockFormatFor, type UnlockInput } from './unlock-body.ts';
+import type { AnswerWarning, NodeIdentityWatch } from '../nodes/node-identity.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;
@@ -19,8 +20,13 @@ export interface NodeUnlockerDeps {
   connector: NodeConnector;
   nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
+  /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
+  identity?: Pick<NodeIdentityWatch, 'reported'>;
   log: Logger;
 }
+
+/** The node's answer to an unlock, and what the service warns about once it succeeded. */
+export type UnlockAnswer = NodeAnswer & { warnings: AnswerWarning[] };
 
 export const isSuccess = (status: number) => status >= 200 && status < 300;
 
@@ -40,15 +46,33 @@ export class NodeUnlocker {
   constructor(private readonly deps: NodeUnlockerDeps) {}
 
   /** Sends the completed unlock to a RUNNING node; answers the node's own answer. */
-  async unlock(node: NodeRow, input: UnlockInput, extraHeaders: Record<string, string> = {}): Promise<NodeAnswer> {
+  async unlock(node: NodeRow, input: UnlockInput, extraHeaders: Record<string, string> = {}): Promise<UnlockAnswer> {
     const { config } = this.deps;
     if (input.network !== undefined && input.network !== node.network) {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config), config.unlockChainSettings);
     const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/unlock', Buffer.from(JSON.stringify(body)), extraHeaders);
-    if (isSuccess(answer.status)) await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
-    return answer;
+    if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
+    await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
+    return { ...answer, warnings: await this.checkIdentity(node) };
+  }
+
+  /**
+   * The node's pubkey, now that it is unlocked (RLN's /nodeinfo answers only then), told to the
+   * identity watch. Best effort: the unlock succeeded whatever happens here.
+   */
+  private async checkIdentity(node: NodeRow): Promise<AnswerWarning[]> {
+    if (!this.deps.identity) return [];
+    try {
+      const info = await this.deps.connector.call(this.deps.endpointOf(node), 'GET', '/nodeinfo', Buffer.alloc(0), {});
+      if (!isSuccess(info.status)) return [];
+      const { pubkey } = JSON.parse(info.body.toString('utf8')) as { pubkey?: unknown };
+      return await this.deps.identity.reported(node, pubkey);
+    } catch (err) {
+      this.deps.log.warn({ err, nodeId: node.id }, 'could not read the node pubkey after an unlock');
+      return [];
+    }
   }
 
   /**
@@ -74,13 +98,16 @@ export class NodeUnlocker {
 
   /**
    * The management API's (and the web UI's) wallet initialisation: the node's /init with the
-   * password, recorded on success; answers the mnemonic, which the node shows this once.
+   * password (and a recovery phrase to recover from, if given), recorded on success; answers the
+   * mnemonic, which the node shows this once.
    */
-  async initUserNode(userId: string, nodeId: string, password: string): Promise<{ mnemonic: string }> {
+  async initUserNode(userId: string, nodeId: string, password: string, recoveryPhrase?: string): Promise<{ mnemonic: string }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
     requireRunning(node);
-    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/init', Buffer.from(JSON.stringify({ password })), {});
+    // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
+    const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
+    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/init', Buffer.from(JSON.stringify(body)), {});
     if (!isSuccess(answer.status)) throw unlockRefusal(answer, 'initialise');
     await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
     let mnemonic: unknown;
@@ -92,12 +119,13 @@ export class NodeUnlocker {
   }
 
   /** The management API's unlock: the node's refusal becomes a management error. */
-  async unlockUserNode(userId: string, nodeId: string, input: UnlockInput): Promise<void> {
+  async unlockUserNode(userId: string, nodeId: string, input: UnlockInput): Promise<{ warnings: AnswerWarning[] }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
     requireRunning(node);
     const answer = await this.unlock(node, input);
     if (!isSuccess(answer.status)) throw unlockRefusal(answer);
+    return { warnings: answer.warnings };
   }
 }
 

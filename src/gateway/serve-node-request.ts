@@ -37,6 +37,9 @@ export interface NodeRequest {
   client: ClientFacts;
 }
 
+/** Where the gateways' unlock carries the service's warnings (nodes/node-identity.ts), one per header line. */
+export const WARNING_HEADER = 'x-rln-cloud-warning';
+
 // An unlock body is a password and a few announce fields; a backup's a path and a password.
 const UNLOCK_BODY_LIMIT = 64 * 1024;
 const BACKUP_BODY_LIMIT = 64 * 1024;
@@ -87,7 +90,9 @@ export function statusDocument(node: NodeRow) {
 async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
   const input = parseUnlockInput(await readSmallBody(req, UNLOCK_BODY_LIMIT));
   const answer = await deps.unlocker.unlock(r.node, input, { 'x-forwarded-for': r.client.address, 'x-forwarded-proto': r.client.proto });
-  res.writeHead(answer.status, headersToClient(answer.rawHeaders));
+  // The node's answer passes unchanged; a warning of the service's rides in a header of its own.
+  const warnings = answer.warnings.map((w) => `${w.code}: ${w.message}`);
+  res.writeHead(answer.status, [...headersToClient(answer.rawHeaders), ...warnings.flatMap((w) => [WARNING_HEADER, w])]);
   res.end(answer.body);
   void deps.audit?.record({
     userId: r.node.user_id,

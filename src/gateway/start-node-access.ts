@@ -19,6 +19,7 @@ import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type Gatew
 import { NodeAccess } from './node-access.ts';
 import { NodeConnector } from './node-connector.ts';
 import { NodeUnlocker } from './node-unlocker.ts';
+import { NodeIdentityWatch } from '../nodes/node-identity.ts';
 import { NodeHealth } from './node-health.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { RateLimiter } from '../rate-limit.ts';
@@ -63,7 +64,9 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     maxResponseBytes: settings.maxResponseBytes,
   });
   const endpointOf: GatewayServerDeps['endpointOf'] = (node) => deps.runtime.endpoint(specOf(node));
-  const unlocker = new NodeUnlocker({ db, config: settings, connector, nodes: deps.nodes, endpointOf, log });
+  // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
+  const identity = new NodeIdentityWatch({ db, audit: deps.audit, log });
+  const unlocker = new NodeUnlocker({ db, config: settings, connector, nodes: deps.nodes, endpointOf, identity, log });
   const access = new NodeAccess({
     db,
     accounts: deps.accounts,

@@ -2,11 +2,11 @@
 // point the job runs again from the top and converges on the same result.
 import { Type } from '@sinclair/typebox';
 import type { Database, Queryable } from '../db/database.ts';
-import { findBuild, finishBuild, type BuildRow } from '../db/builds.ts';
+import { findBuild, finishBuild, setBuildPhase, type BuildRow } from '../db/builds.ts';
 import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
 import type { NodeEventInput } from '../db/node-events.ts';
-import type { BuildAction } from '../domain/nodes.ts';
+import type { BuildAction, BuildStep } from '../domain/nodes.ts';
 import { applyDecision } from './transition.ts';
 import { decide, type NodeRequest } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
@@ -49,8 +49,11 @@ export interface BuildMetrics {
 
 /** What a create build asks of restores; implemented by backups/restore-into-node.ts. */
 export interface BuildRestorer {
-  /** Restores the node's pending backup, if any: {failed} ends the build, a throw retries it. */
-  restorePending(node: NodeRow, endpoint: NodeEndpoint): Promise<{ restored: boolean } | { failed: string }>;
+  /**
+   * Restores the node's pending backup, if any: {failed} ends the build, a throw retries it.
+   * `restoring` is called once it knows there is a backup to restore (the build's phase).
+   */
+  restorePending(node: NodeRow, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<{ restored: boolean } | { failed: string }>;
   /** The build gave up: whatever the restore kept (its sealed password) goes. */
   abandon(nodeId: string, reason: string): Promise<void>;
 }
@@ -92,17 +95,21 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
   const { runtime } = deps;
   if (changesImage(build)) return replaceImage(deps, node, build);
   const spec = specOf(node, build.image_version);
+  const step = (phase: BuildStep) => enterPhase(deps, build, phase);
   switch (build.action) {
     case 'create':
     case 'start':
     case 'upgrade': {
+      await step('PROVISIONING');
       // A retry starts from a clean process: the last attempt's daemon may be up but wedged.
       if (isRetry) await runtime.stop(node.id);
       await runtime.provision(spec);
+      await step('STARTING_DAEMON');
       await runtime.start(spec);
+      await step('WAITING_FOR_DAEMON');
       await waitUntilAnswering(deps, spec);
       if (build.action === 'create' && deps.restorer) {
-        const restore = await deps.restorer.restorePending(node, runtime.endpoint(spec));
+        const restore = await deps.restorer.restorePending(node, runtime.endpoint(spec), () => step('RESTORING_BACKUP'));
         // A wrong password or a corrupt file: the node is FAILED with the reason, never RUNNING without its wallet.
         if ('failed' in restore) return finish(deps, build, 'FAILURE', { type: 'buildFailed' }, `restore failed: ${restore.failed}`);
       }
@@ -110,16 +117,23 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
       return;
     }
     case 'stop': {
+      await step('STOPPING_DAEMON');
       await runtime.stop(node.id);
       await finish(deps, build, 'SUCCESS', { type: 'stopBuildSucceeded' });
       return;
     }
     case 'destroy': {
+      await step('DESTROYING');
       await runtime.destroy(node.id);
       await finish(deps, build, 'SUCCESS', { type: 'destroyBuildSucceeded' });
       return;
     }
   }
+}
+
+/** Tells users what the build is doing now (Build.currentPhase). */
+async function enterPhase(deps: BuildJobDeps, build: BuildRow, phase: BuildStep) {
+  await setBuildPhase(deps.db, build.node_id, build.build_number, phase);
 }
 
 /**
@@ -130,14 +144,18 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
 async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) {
   const target = specOf(node, build.image_version);
   try {
+    await enterPhase(deps, build, 'PROVISIONING');
     await deps.runtime.provision(target);
+    await enterPhase(deps, build, 'REPLACING_IMAGE');
     await deps.runtime.replaceImage(target);
+    await enterPhase(deps, build, 'WAITING_FOR_DAEMON');
     await waitUntilAnswering(deps, target);
   } catch (err) {
     const previous = build.previous_image_version ?? node.image_version;
     const reason = `version ${build.image_version} did not come up healthy: ${(err as Error).message}`;
     deps.log.warn({ nodeId: node.id, build: build.build_number, reason }, 'rolling back to the previous version');
     try {
+      await enterPhase(deps, build, 'ROLLING_BACK');
       const back = specOf(node, previous);
       await deps.runtime.replaceImage(back);
       await waitUntilAnswering(deps, back);

@@ -1,19 +1,35 @@
 // How a node and its builds look in API responses (the SPEC's Node and Build shapes).
 import type { BuildRow } from '../db/builds.ts';
 import type { NodeRow } from '../db/nodes.ts';
+import { buildPhaseOf } from '../domain/nodes.ts';
 
 export const DEFAULT_PEER_PORT = 9735;
 
 export interface PresentOptions {
   nodeApiUrl: string;
   peerHost: string;
+  /** The port and scheme of nodeApiUrl (nodeApiAddress), worked out once. */
+  nodeApiPort: number;
+  nodeApiProtocol: 'https' | 'http';
 }
+
+/** Where invoke_url points: its port (explicit, or the scheme's own) and its scheme. */
+export function nodeApiAddress(nodeApiUrl: string): Pick<PresentOptions, 'nodeApiPort' | 'nodeApiProtocol'> {
+  const url = new URL(nodeApiUrl);
+  const nodeApiProtocol = url.protocol === 'https:' ? 'https' : 'http';
+  return { nodeApiProtocol, nodeApiPort: url.port ? Number(url.port) : nodeApiProtocol === 'https' ? 443 : 80 };
+}
+
+/** A build's id: its node and number, which never change (builds have no other key). */
+export const buildId = (b: Pick<BuildRow, 'node_id' | 'build_number'>) => `${b.node_id}-${b.build_number}`;
 
 export function presentBuild(b: BuildRow) {
   return {
+    id: buildId(b),
     buildNumber: b.build_number,
     buildStatus: b.status,
     buildComplete: b.status !== 'IN_PROGRESS',
+    currentPhase: buildPhaseOf(b.status, b.phase ?? null),
     timestamp: b.started_at.toISOString(),
     action: b.action,
     imageVersion: b.image_version,
@@ -33,6 +49,8 @@ export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions
     // Whether the service unlocks the node after each daemon start; the sealed password never leaves.
     autoUnlock: n.auto_unlock_sealed !== null,
     invoke_url: `${opts.nodeApiUrl}/${n.user_id}/${n.id}/`,
+    port: opts.nodeApiPort,
+    protocol: opts.nodeApiProtocol,
     settings: n.settings ?? {},
     builds: builds.map(presentBuild),
     rln_commit_id: n.image_version,
@@ -46,10 +64,14 @@ export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions
 
 export type ApiNode = ReturnType<typeof presentNode>;
 
-/** The answer to POST /api/nodes (SPEC endpoint 2); stored as is for idempotent retries. */
-export function presentCreatedNode(n: NodeRow) {
+/**
+ * The answer to POST /api/nodes (SPEC endpoint 2): the SPEC's fields, and the whole Node as GET
+ * /api/nodes/{id} shows it at `data.node` (where the original service's clients read it). Stored
+ * as is for idempotent retries.
+ */
+export function presentCreatedNode(n: NodeRow, node: ApiNode) {
   return {
-    data: { nodeId: n.id, name: n.name, network: n.network, status: 'STARTING' as const },
+    data: { nodeId: n.id, name: n.name, network: n.network, status: 'STARTING' as const, node },
     message: `Node ${n.name} is being created`,
   };
 }

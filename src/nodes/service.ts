@@ -27,7 +27,7 @@ import { newId } from '../auth/tokens.ts';
 import type { NodePorts } from '../runtime/types.ts';
 import { applyDecision } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
-import { DEFAULT_PEER_PORT, presentCreatedNode, presentNode, type ApiNode } from './present.ts';
+import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
 import { listUserNodesJson } from '../db/node-list-json.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 
@@ -80,10 +80,14 @@ export interface NodeServiceDeps {
 }
 
 export class NodeService {
-  private readonly presentOpts;
+  private readonly presentOpts: PresentOptions;
 
   constructor(private readonly deps: NodeServiceDeps) {
-    this.presentOpts = { nodeApiUrl: deps.config.nodeApiUrl, peerHost: new URL(deps.config.publicUrl).hostname };
+    this.presentOpts = {
+      nodeApiUrl: deps.config.nodeApiUrl,
+      peerHost: new URL(deps.config.publicUrl).hostname,
+      ...nodeApiAddress(deps.config.nodeApiUrl),
+    };
   }
 
   /** `onlyIds`: just these of the user's nodes (a token limited to them); null: every one. */
@@ -160,7 +164,7 @@ export class NodeService {
         if (stored && stored.request_hash !== idempotency.requestHash) {
           throw new AppError('idempotency_conflict', 'this Idempotency-Key was already used with a different request body');
         }
-        if (stored) return { body: stored.response_body as CreatedNode['body'], replayed: true };
+        if (stored) return { body: await this.replayedCreation(tx, userId, stored.response_body as CreatedNode['body']), replayed: true };
       }
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
@@ -192,10 +196,21 @@ export class NodeService {
         await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);
       }
       await enqueueBuild(tx, node, 'create', release.version);
-      const body = presentCreatedNode(node);
+      const body = presentCreatedNode(node, await this.present(tx, node));
       if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };
     });
+  }
+
+  /**
+   * A stored first answer. One stored by a version before `data.node` existed (a retry within the
+   * key's day across an update) gets the node as it is now, so it keeps the answer's shape.
+   */
+  private async replayedCreation(tx: Queryable, userId: string, body: CreatedNode['body']): Promise<CreatedNode['body']> {
+    if (body.data.node !== undefined) return body;
+    const node = await findUserNode(tx, userId, body.data.nodeId);
+    if (!node) throw nodeNotFound(body.data.nodeId);
+    return { ...body, data: { ...body.data, node: await this.present(tx, node) } };
   }
 
   /** One of the user's finished backups, of the network the new node is on. */

@@ -230,4 +230,17 @@ describe(`idempotent node creation on ${databaseLabel()}`, () => {
     expect(good.headers.get('idempotent-replayed')).toBeNull();
     expect(await count()).toBe(3);
   });
+
+  it('gives a first answer stored before data.node existed the node as it is now (a retry across an update)', async () => {
+    const first = await create({ name: 'stored before', network: 'regtest' }, 'key-old');
+    expect(first.json.data.node.nodeId).toBe(first.json.data.nodeId);
+    // As the previous version stored it: SPEC.md's fields only.
+    await t.server.db.query(`UPDATE idempotency_keys SET response_body = response_body #- '{data,node}' WHERE key = 'key-old'`);
+    const retry = await create({ name: 'stored before', network: 'regtest' }, 'key-old');
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const now = (await t.call(`/api/nodes/${first.json.data.nodeId}`, { token: user.token })).json.data;
+    expect(retry.json.data).toEqual({ ...first.json.data, node: { ...now, status: expect.any(String), updatedAt: expect.any(String), builds: expect.any(Array), locked: expect.any(Boolean), peerDNS: expect.any(String), peerPort: expect.any(Number) } });
+    expect(retry.json.data.node.nodeId).toBe(first.json.data.nodeId);
+  });
 });

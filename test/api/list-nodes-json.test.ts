@@ -35,19 +35,22 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
         [id, alice.id, n.name, version, n.settings, 40_000 + i * 2, n.peerPort, n.peerHost, n.sealed, i % 2 === 0, i > 0, i],
       );
     }
+    // Phases: a finished build shows its outcome whatever step it was last on; one in progress its
+    // step, or QUEUED before the first.
     const builds = [
-      { node: 0, status: 'SUCCESS', error: null, finished: true },
-      { node: 0, status: 'FAILURE', error: 'the image "x" could not be pulled\n', finished: true },
-      { node: 0, status: 'FAILURE', error: '', finished: true },
-      { node: 0, status: 'IN_PROGRESS', error: null, finished: false },
-      { node: 1, status: 'SUCCESS', error: null, finished: true },
+      { node: 0, status: 'SUCCESS', error: null, finished: true, phase: 'WAITING_FOR_DAEMON' },
+      { node: 0, status: 'FAILURE', error: 'the image "x" could not be pulled\n', finished: true, phase: 'ROLLING_BACK' },
+      { node: 0, status: 'FAILURE', error: '', finished: true, phase: null },
+      { node: 0, status: 'IN_PROGRESS', error: null, finished: false, phase: null },
+      { node: 1, status: 'SUCCESS', error: null, finished: true, phase: null },
+      { node: 1, status: 'IN_PROGRESS', error: null, finished: false, phase: 'RESTORING_BACKUP' },
     ];
     for (const [i, b] of builds.entries()) {
       await db.query(
-        `INSERT INTO builds (node_id, build_number, action, status, image_version, error, started_at, finished_at)
+        `INSERT INTO builds (node_id, build_number, action, status, image_version, error, started_at, finished_at, phase)
          VALUES ($1, (SELECT count(*) + 1 FROM builds WHERE node_id = $1), 'upgrade', $2, $3, $4, now() - interval '1 hour 0.0005 seconds',
-                 CASE WHEN $5 THEN now() - make_interval(secs => $6 / 1000.0) END)`,
-        [ids[b.node], b.status, version, b.error, b.finished, i * 1.2345],
+                 CASE WHEN $5 THEN now() - make_interval(secs => $6 / 1000.0) END, $7)`,
+        [ids[b.node], b.status, version, b.error, b.finished, i * 1.2345, b.phase],
       );
     }
   });
@@ -67,6 +70,9 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual(ids);
     expect(r.json.nodes[0].builds).toHaveLength(4);
+    expect(r.json.nodes.flatMap((n: any) => n.builds.map((b: any) => b.currentPhase))).toEqual(['DONE', 'FAILED', 'FAILED', 'QUEUED', 'DONE', 'RESTORING_BACKUP']);
+    expect(r.json.nodes[1].builds.map((b: any) => b.id)).toEqual([`${ids[1]}-1`, `${ids[1]}-2`]);
+    expect(r.json.nodes[0]).toMatchObject({ port: t.config.nodeApiPort, protocol: 'http' });
     expect(r.text).toBe(await objectPathText(alice.token));
   });
 

@@ -34,7 +34,7 @@ describe(`node health on ${databaseLabel()}`, () => {
       locked: true,
       initialized: false,
       imageVersion: 'devnode-0.1.0',
-      lastBuild: { buildNumber: 1, action: 'create', buildStatus: 'SUCCESS', buildComplete: true },
+      lastBuild: { id: `${nodeId}-1`, buildNumber: 1, action: 'create', buildStatus: 'SUCCESS', buildComplete: true, currentPhase: 'DONE' },
       daemon: { checked: true, answering: true, httpStatus: 403, error: null, height: null },
     });
     expect(h.daemon.latencyMs).toBeGreaterThanOrEqual(0);

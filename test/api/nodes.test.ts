@@ -23,10 +23,20 @@ describe(`node API on ${databaseLabel()}`, () => {
     const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'bar-a', network: 'regtest', settings: { webhookUrl: 'https://example.com/hook' } } });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({
-      data: { nodeId: expect.stringMatching(/^[0-9a-f]{32}$/), name: 'bar-a', network: 'regtest', status: 'STARTING' },
+      data: { nodeId: expect.stringMatching(/^[0-9a-f]{32}$/), name: 'bar-a', network: 'regtest', status: 'STARTING', node: expect.any(Object) },
       message: expect.any(String),
     });
     nodeId = r.json.data.nodeId;
+    // data.node is the Node as GET shows it (where the original service's clients read it). The
+    // create build may move on between the two answers: what it changes is compared apart.
+    const created = r.json.data.node;
+    const read = (await t.call(`/api/nodes/${nodeId}`, { token: alice.token })).json.data;
+    const stable = ({ id, buildNumber, timestamp, action, imageVersion }: any) => ({ id, buildNumber, timestamp, action, imageVersion });
+    const settled = (n: any) => ({ ...n, status: '', locked: null, peerDNS: '', peerPort: 0, updatedAt: '', builds: n.builds.map(stable) });
+    expect(settled(created)).toEqual(settled(read));
+    expect(Object.keys(created)).toEqual(Object.keys(read));
+    expect(created).toMatchObject({ nodeId, status: 'STARTING', locked: true, initialized: false });
+    expect(created.builds).toEqual([expect.objectContaining({ id: `${nodeId}-1`, buildNumber: 1, buildStatus: 'IN_PROGRESS', currentPhase: 'QUEUED' })]);
     const node = await t.waitForStatus(alice, nodeId, 'RUNNING');
     expect(node).toMatchObject({
       nodeId,
@@ -38,9 +48,21 @@ describe(`node API on ${databaseLabel()}`, () => {
       settings: { webhookUrl: 'https://example.com/hook' },
       rln_commit_id: t.config.initialImageVersion,
       peerPort: expect.any(Number),
+      // Where invoke_url points: the bearer gateway's port and scheme (NODE_API_URL, http here).
+      port: t.config.nodeApiPort,
+      protocol: 'http',
     });
+    expect(node.port).toBe(Number(new URL(node.invoke_url).port));
     expect(node.builds).toEqual([
-      expect.objectContaining({ buildNumber: 1, buildStatus: 'SUCCESS', buildComplete: true, action: 'create', imageVersion: t.config.initialImageVersion }),
+      expect.objectContaining({
+        id: `${nodeId}-1`,
+        buildNumber: 1,
+        buildStatus: 'SUCCESS',
+        buildComplete: true,
+        currentPhase: 'DONE',
+        action: 'create',
+        imageVersion: t.config.initialImageVersion,
+      }),
     ]);
     expect(Date.parse(node.builds[0].timestamp)).not.toBeNaN();
   });

@@ -63,7 +63,7 @@ describe(`the typed client on ${databaseLabel()}`, () => {
 
     const init = await alice.POST('/api/nodes/{id}/init', { params: { path: { id: nodeId } }, body: { password: PASSWORD } });
     expect(init.error).toBeUndefined();
-    expect(init.data!.data.mnemonic.split(' ').length).toBeGreaterThanOrEqual(12);
+    expect(init.data!.data.mnemonic!.split(' ').length).toBeGreaterThanOrEqual(12);
 
     const unlock = await alice.POST('/api/nodes/{id}/unlock', { params: { path: { id: nodeId } }, body: { password: PASSWORD } });
     expect(unlock.error).toBeUndefined();

@@ -43,6 +43,8 @@ describe.skipIf(!hasChromium)(
     let downloads: string;
     let nodeId: string;
     let node: any;
+    /** The first node's recovery phrase, as the page showed it once. */
+    let phrase: string;
     // Webhook deliveries go to this loopback listener, never to an outside address.
     let hooks: Server;
     let hookUrl: string;
@@ -134,6 +136,7 @@ describe.skipIf(!hasChromium)(
       await dialog.getByRole('button', { name: 'Initialise' }).click();
       const words = (await page.locator('[data-testid=mnemonic]').textContent())!.trim().split(/\s+/);
       expect(words).toHaveLength(12);
+      phrase = words.join(' ');
       expect(await page.locator('[data-testid=mnemonic-notice]').textContent()).toContain('not shown again');
       await page.locator('[data-testid=locked-notice]').waitFor();
       expect(await initNotice.count()).toBe(0);
@@ -335,6 +338,38 @@ describe.skipIf(!hasChromium)(
       const stop = await t.call(`/api/nodes/${nodeId}/stop`, { method: 'POST', token: secret });
       expect(stop.json.error.code).toBe('forbidden_scope');
       await shot('tokens-scoped');
+    });
+
+    step('recovers a new node’s wallet from the first node’s recovery phrase, which the page never shows back', async () => {
+      const created = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'web-recovered', network: 'regtest' } });
+      const id = created.json.data.nodeId as string;
+      await page.goto(url(nodePath(id)));
+      const initNotice = page.locator('[data-testid=init-notice]');
+      await initNotice.getByRole('button', { name: 'Recover from a recovery phrase' }).waitFor({ timeout: 60_000 });
+      await initNotice.getByRole('button', { name: 'Recover from a recovery phrase' }).click();
+      const dialog = page.getByRole('dialog');
+      // Too few words: the node's refusal, in the dialog, without the words.
+      await dialog.getByLabel('Recovery phrase').fill(phrase.split(' ').slice(0, 5).join(' '));
+      await dialog.getByLabel('Password', { exact: true }).fill(NODE_PASSWORD);
+      await dialog.getByLabel('The same password again').fill(NODE_PASSWORD);
+      await dialog.getByRole('button', { name: 'Recover' }).click();
+      await expect.poll(() => dialog.getByRole('alert').textContent()).toMatch(/mnemonic/i);
+      expect(await dialog.getByRole('alert').textContent()).not.toContain(phrase.split(' ').slice(0, 5).join(' '));
+      await dialog.getByLabel('Recovery phrase').fill(`${phrase}\n`);
+      await dialog.getByRole('button', { name: 'Recover' }).click();
+      await page.locator('[data-testid=recovered-notice]').waitFor();
+      await page.locator('[data-testid=locked-notice]').waitFor();
+      expect(await initNotice.count()).toBe(0);
+      expect(await page.getByRole('dialog').count()).toBe(0);
+      expect(await page.content()).not.toContain(phrase);
+      expect((await t.call(`/api/nodes/${id}`, { token: alice.token })).json.data.initialized).toBe(true);
+      await shot('node-recovered');
+      // Unlocked while the first node still runs the same wallet: the page says so.
+      await page.locator('[data-testid=locked-notice]').getByRole('button', { name: 'Unlock' }).click();
+      await page.getByRole('dialog').getByLabel('Node password').fill(NODE_PASSWORD);
+      await page.getByRole('dialog').getByRole('button', { name: 'Unlock' }).click();
+      await expect.poll(() => page.locator('.notice-error').allTextContents()).toEqual([expect.stringContaining(`runs the wallet`)]);
+      expect((await page.locator('.notice-error').textContent())!).toContain(nodeId);
     });
 
     step('error states: a POST without the CSRF header is refused, another user’s node is not found', async () => {

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, ID_PATTERN, NAME_PATTERN, Settings } from '../schemas.ts';
+import { errorResponses, ID_PATTERN, NAME_PATTERN, Node, Settings } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
 import { withPasswordBodies } from './password-body.ts';
@@ -54,6 +54,7 @@ const CreateNodeResponse = Type.Object({
     name: Type.String(),
     network: Type.String(),
     status: Type.Literal('STARTING'),
+    node: Type.Ref(Node, { description: 'The new node as GET /api/nodes/{id} shows it (where clients of the original service read it).' }),
   }),
   message: Type.String(),
 });

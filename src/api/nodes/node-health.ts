@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, NodeIdParams } from '../schemas.ts';
+import { Build, errorResponses, NodeIdParams } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { NODE_STATUSES } from '../../domain/nodes.ts';
 
@@ -16,21 +16,8 @@ const NodeHealthBody = Type.Object({
     locked: Type.Boolean(),
     initialized: Type.Boolean(),
     imageVersion: Type.String({ description: 'The image version the node runs (rln_commit_id).' }),
-    lastBuild: nullable(
-      Type.Object(
-        {
-          buildNumber: Type.Integer(),
-          buildStatus: Type.String(),
-          buildComplete: Type.Boolean(),
-          timestamp: Type.String({ format: 'date-time' }),
-          action: Type.String(),
-          imageVersion: Type.String(),
-          finishedAt: nullable(Type.String({ format: 'date-time' })),
-          error: Type.Optional(Type.String()),
-        },
-        { description: 'The most recent build, finished or not.' },
-      ),
-    ),
+    // The Build of the node's builds (presentBuild), currentPhase included: what a build under way is doing now.
+    lastBuild: Type.Union([Type.Ref(Build), Type.Null()], { description: 'The most recent build, finished or not.' }),
     daemon: Type.Object(
       {
         checked: Type.Boolean({ description: 'False when the node is not RUNNING: no daemon was asked.' }),

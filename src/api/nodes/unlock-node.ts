@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
-import { errorResponses, MessageBody, NodeIdParams, ErrorBody } from '../schemas.ts';
+import { errorResponses, NodeIdParams, ErrorBody } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { nodeParam } from '../audit-route.ts';
 import { withPasswordBodies } from './password-body.ts';
@@ -51,6 +51,23 @@ const UnlockBody = Type.Object(
 );
 type UnlockBody = Static<typeof UnlockBody>;
 
+const UnlockAnswer = Type.Object({
+  message: Type.String(),
+  warnings: Type.Optional(
+    Type.Array(
+      Type.Object({
+        code: Type.Literal('identity_shared'),
+        message: Type.String(),
+      }),
+      {
+        description:
+          'Present when the unlock succeeded but something needs the user: `identity_shared`, another live node of the service reports ' +
+          "this node's pubkey (one wallet on two nodes, from a recovery phrase or a backup used twice): stop or destroy all but one.",
+      },
+    ),
+  ),
+});
+
 export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
   withPasswordBodies(app, (scope) => {
     scope.post<{ Params: NodeIdParams; Body: UnlockBody }>(
@@ -67,12 +84,12 @@ export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
           tags: ['nodes'],
           params: NodeIdParams,
           body: UnlockBody,
-          response: { 200: MessageBody, ...errorResponses, 403: Type.Ref(ErrorBody), 502: Type.Ref(ErrorBody), 504: Type.Ref(ErrorBody) },
+          response: { 200: UnlockAnswer, ...errorResponses, 403: Type.Ref(ErrorBody), 502: Type.Ref(ErrorBody), 504: Type.Ref(ErrorBody) },
         },
       },
       async (request) => {
-        await unlocker.unlockUserNode(userOf(request).id, request.params.id, parseUnlockInput(request.body));
-        return { message: `Node ${request.params.id} is unlocked` };
+        const { warnings } = await unlocker.unlockUserNode(userOf(request).id, request.params.id, parseUnlockInput(request.body));
+        return { message: `Node ${request.params.id} is unlocked`, ...(warnings.length ? { warnings } : {}) };
       },
     );
   });

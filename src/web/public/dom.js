@@ -115,7 +115,15 @@ export function dialog({ title, body, confirmLabel = 'Confirm', danger = false, 
       h('h2', {}, title),
       body ? h('p', {}, body) : null,
       fields.map((f) =>
-        h('label', { class: 'field' }, h('span', {}, f.label), h('input', { name: f.name, type: f.type ?? 'text', required: f.required ?? true, autocomplete: f.autocomplete ?? 'off' })),
+        h(
+          'label',
+          { class: 'field' },
+          h('span', {}, f.label),
+          f.type === 'textarea'
+            ? // Words a browser must neither check nor remember (a recovery phrase).
+              h('textarea', { name: f.name, rows: 3, required: f.required ?? true, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' })
+            : h('input', { name: f.name, type: f.type ?? 'text', required: f.required ?? true, autocomplete: f.autocomplete ?? 'off' }),
+        ),
       ),
       error,
       h(
@@ -152,7 +160,7 @@ export function dialog({ title, body, confirmLabel = 'Confirm', danger = false, 
     });
     document.body.append(dlg);
     dlg.showModal();
-    (form.querySelector('input') ?? form.querySelector('button[type=submit]')).focus();
+    (form.querySelector('input, textarea') ?? form.querySelector('button[type=submit]')).focus();
   });
 }
 

@@ -69,15 +69,20 @@ export async function nodePage(main, { nodeId, setTitle }) {
   });
   const unlockBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'Unlock');
   unlockBtn.addEventListener('click', async () => {
+    let answer;
     const done = await dialog({
       title: 'Unlock node',
       body: 'Enter the password the node was initialised with. It is sent to the node and never stored.',
       confirmLabel: 'Unlock',
       fields: [{ name: 'password', label: 'Node password', type: 'password', autocomplete: 'current-password' }],
-      onConfirm: ({ password }) => api(`/api/nodes/${nodeId}/unlock`, { method: 'POST', body: { password } }),
+      onConfirm: async ({ password }) => {
+        answer = await api(`/api/nodes/${nodeId}/unlock`, { method: 'POST', body: { password } });
+      },
     });
     if (done) {
-      fill(out, notice('ok', 'The node is unlocked.'));
+      // A warning of the service's (another live node runs this wallet) stays in view.
+      const warnings = (answer?.warnings ?? []).map((w) => notice('error', h('strong', {}, 'Warning: '), w.message));
+      fill(out, notice('ok', 'The node is unlocked.'), warnings);
       await refresh();
     }
   });
@@ -163,6 +168,40 @@ export async function nodePage(main, { nodeId, setTitle }) {
     await refresh();
   });
 
+  // Recovery: the wallet of a lost node, from its recovery phrase. The phrase goes to the API in
+  // the request and nowhere else: the dialog (and its field) is removed once it closes.
+  const recoverBtn = h('button', { type: 'button', class: 'btn btn-secondary' }, 'Recover from a recovery phrase');
+  recoverBtn.addEventListener('click', async () => {
+    let answer;
+    const done = await dialog({
+      title: 'Recover a wallet from its recovery phrase',
+      body:
+        'The words of a wallet you had before (12 to 24, separated by spaces) and a new password for it. The node gets the same ' +
+        'identity and addresses. If the node the words came from still runs, stop or destroy it first: two live nodes with one ' +
+        'wallet can lose its channel funds.',
+      confirmLabel: 'Recover',
+      fields: [
+        { name: 'mnemonic', label: 'Recovery phrase', type: 'textarea' },
+        { name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password' },
+        { name: 'again', label: 'The same password again', type: 'password', autocomplete: 'new-password' },
+      ],
+      onConfirm: async ({ mnemonic, password, again }) => {
+        if (password !== again) throw new Error('The two passwords differ.');
+        answer = await api(`/api/nodes/${nodeId}/init`, { method: 'POST', body: { password, mnemonic: mnemonic.trim() } });
+      },
+    });
+    if (!done || !answer) return;
+    fill(
+      out,
+      h(
+        'div',
+        { class: 'notice notice-ok', role: 'status', dataset: { testid: 'recovered-notice' } },
+        h('p', {}, h('strong', {}, 'The wallet is recovered. '), answer.message),
+      ),
+    );
+    await refresh();
+  });
+
   const renderNotices = () => {
     const items = [];
     const alive = node.status !== 'DESTROYED' && node.status !== 'DESTROYING';
@@ -194,8 +233,8 @@ export async function nodePage(main, { nodeId, setTitle }) {
         h(
           'div',
           { class: 'notice notice-info notice-action', role: 'status', dataset: { testid: 'init-notice' } },
-          h('div', {}, h('strong', {}, 'The wallet is not initialised yet. '), 'Choose its password to create it; you unlock the node with it after every start.'),
-          initBtn,
+          h('div', {}, h('strong', {}, 'The wallet is not initialised yet. '), 'Choose its password to create it, or recover a wallet you had from its recovery phrase; you unlock the node with the password after every start.'),
+          h('div', { class: 'actions' }, initBtn, recoverBtn),
         ),
       );
     }
