@@ -85,7 +85,7 @@ async function callStream(t: TestServer, path: string, token: string): Promise<C
   return { status: res.status, json, text, headers: res.headers };
 }
 
-/** Tokens of the owner of the node under test, each with one limit (README "Token scopes"). */
+/** Tokens of the owner of the node under test, each with one limit (docs/API.md "Token scopes"). */
 export interface ScopedTokens {
   readOnly: string;
   /** Limited to the node under test. */
