@@ -66,6 +66,10 @@ describe('the documentation links', () => {
   it(`keep the README a front door, under ${README_MAX_LINES} lines, linking every guide`, () => {
     const readme = readFileSync(projectPath('README.md'), 'utf8');
     expect(readme.split('\n').length).toBeLessThan(README_MAX_LINES);
+    // The two commands, which .ci/run runs as the README's test command.
+    const quickstart = readme.slice(readme.indexOf('## Quickstart'), readme.indexOf('\n## ', readme.indexOf('## Quickstart') + 1));
+    expect(quickstart).toMatch(/^npm ci && npm start\b/m);
+    expect(quickstart).toMatch(/^npm test\b/m);
     const linked = new Set(linkTargets(readme).map((target) => target.split('#')[0]));
     expect(documents.filter((doc) => doc !== 'README.md' && !linked.has(doc))).toEqual([]);
   });
