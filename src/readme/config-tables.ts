@@ -1,6 +1,6 @@
-// The configuration tables of docs/CONFIGURATION.md, rendered from the variable declarations. Each table sits
-// between two HTML comments (invisible on GitHub) so the script can rewrite it in place and the
-// test can compare it with what the declarations say.
+// The configuration tables of docs/CONFIGURATION.md, rendered from the variable declarations. Each
+// table sits between two HTML comments (invisible on GitHub) so the script can rewrite it in place
+// and the test can compare it with what the declarations say.
 import { SERVICE_VARIABLES } from '../config.ts';
 import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/config.ts';
 import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/config.ts';
