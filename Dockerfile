@@ -46,8 +46,8 @@ COPY src/web/public src/web/public
 COPY bin bin
 COPY devnode devnode
 
-# NODE_ENV=production: no development user, no webhooks to private addresses (see README,
-# "Configuration"). HOST=0.0.0.0: in a container the listeners must take outside connections.
+# NODE_ENV=production: no development user, no webhooks to private addresses (see
+# docs/CONFIGURATION.md). HOST=0.0.0.0: in a container the listeners must take outside connections.
 ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
 # API_PORT (management API), NODE_API_PORT (bearer gateway), MTLS_PORT (mutual-TLS gateway).
 # METRICS_PORT (9464) is left out on purpose, so `docker run -P` does not publish it: see "Metrics".
@@ -60,7 +60,8 @@ USER 1000:1000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.API_PORT || 8080}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# The same V8 flags as `npm start` (package.json; README, "Memory"): PGlite's WebAssembly stays on
-# V8's baseline compiler, and the young generation is capped at 4 MiB per semi-space.
+# The same V8 flags as `npm start` (package.json; docs/OPERATIONS.md, "Footprint"): PGlite's
+# WebAssembly stays on V8's baseline compiler, and the young generation is capped at 4 MiB per
+# semi-space.
 ENTRYPOINT ["node", "--enable-source-maps", "--liftoff-only", "--max-semi-space-size=4", "/app/dist/rln-cloud.mjs"]
 CMD ["serve"]

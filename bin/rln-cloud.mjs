@@ -3,7 +3,7 @@
 // first when a source changed since: through tsx's loader the ~150 TypeScript modules an operator
 // command loads took longer than the command itself. Everything is found from this file's own
 // location, so `npx rln-cloud` works from any working directory. The V8 flags are `npm start`'s
-// (README, "Memory"): a command that opens PGlite starts faster and smaller with them.
+// (docs/OPERATIONS.md, "Footprint: memory and start-up"): a command that opens PGlite starts faster and smaller with them.
 import module from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { BUNDLE, buildBundle, bundleIsStale } from '../scripts/build.mjs';

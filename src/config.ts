@@ -132,7 +132,7 @@ export const SERVICE_VARIABLES = {
   // so a laptop exposes nothing; a deployment must keep it off the public network (see "Metrics").
   metricsPort: variable('METRICS_PORT', integer(0, 65535, 'be a TCP port between 1 and 65535, or 0 for no metrics listener'), {
     default: '9464',
-    doc: 'Prometheus metrics listener (`GET /metrics`, see "Metrics"); internal only, never expose it publicly; `0`: no listener',
+    doc: 'Prometheus metrics listener (`GET /metrics`, see [Metrics](OPERATIONS.md#metrics)); internal only, never expose it publicly; `0`: no listener',
   }),
   publicUrl: variable('PUBLIC_URL', url(['http:', 'https:']), {
     unset: '`http://<HOST>:<API_PORT>`',
@@ -158,7 +158,7 @@ export const SERVICE_VARIABLES = {
   }),
   runtime: variable('RUNTIME', oneOf(['process', 'kubernetes']), {
     default: 'process',
-    doc: 'what runs the nodes: `process` (child processes on this machine) or `kubernetes` (pods on a cluster; `K8S_*` settings in "Nodes on Kubernetes")',
+    doc: 'what runs the nodes: `process` (child processes on this machine) or `kubernetes` (pods on a cluster; `K8S_*` settings in [Kubernetes runtime](#kubernetes-runtime) below)',
   }),
   rlnCommand: variable('RLN_COMMAND', text(), {
     unset: 'unset: devnode',

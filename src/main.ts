@@ -39,7 +39,7 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   unlock-seal-key rotate                  new key for the sealed auto-unlock passwords: every one is
                                           re-sealed with it, then the old key is dropped
   unlock-seal-key reseal                  re-seal every sealed password with the key file's first key
-                                          (a read-only key file: see README "Automatic unlock")
+                                          (a read-only key file: see docs/API.md "Automatic unlock")
   cert issue <node-id> [--dir <dir>]      a client certificate for the node's owner, saved as
                                           node.key, node.pem and ca.pem in <dir> (default node-<id>)
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
@@ -56,7 +56,7 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
 The backup commands call the management API at --api-url (default RLN_CLOUD_API_URL, else
 PUBLIC_URL) with the token in RLN_CLOUD_TOKEN, --token-file, or DATA_DIR/dev-token.
 
-Configuration comes from the environment (DATA_DIR, DATABASE_URL, ...; see README.md).
+Configuration comes from the environment (DATA_DIR, DATABASE_URL, ...; see docs/CONFIGURATION.md).
 With --json every command prints exactly one JSON object on stdout.`;
 
 async function main(argv: string[]): Promise<number> {

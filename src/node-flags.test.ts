@@ -1,4 +1,4 @@
-// The V8 flags that keep the service small (README, "Memory") are given on three command lines:
+// The V8 flags that keep the service small (docs/OPERATIONS.md, "Footprint: memory and start-up") are given on three command lines:
 // `npm start`, the container's entrypoint (the Dockerfile's and the test cluster's image) and the CLI's
 // launcher. They must not drift apart.
 import { readFileSync } from 'node:fs';

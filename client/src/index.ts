@@ -1,5 +1,5 @@
-// @rln-cloud/client: the typed client of the RLN Cloud management API and the helpers its README
-// examples use. The types of every route are in ./schema.ts, generated from openapi.json.
+// @rln-cloud/client: the typed client of the RLN Cloud management API and the helpers the examples
+// of docs/API.md use. The types of every route are in ./schema.ts, generated from openapi.json.
 export {
   createRlnCloudClient,
   RlnCloudError,

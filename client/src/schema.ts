@@ -123,7 +123,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API token
-         * @description A token may be limited (README "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). A call outside its scope answers 403 `forbidden_scope`. A scoped token cannot create or revoke tokens, nor issue or revoke client certificates.
+         * @description A token may be limited (docs/API.md "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). A call outside its scope answers 403 `forbidden_scope`. A scoped token cannot create or revoke tokens, nor issue or revoke client certificates.
          */
         post: operations["createToken"];
         delete?: never;
@@ -996,7 +996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1076,7 +1076,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1150,7 +1150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1208,7 +1208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1265,7 +1265,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1358,7 +1358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1446,7 +1446,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1470,7 +1470,7 @@ export interface operations {
                     /** @description A label, e.g. where the token is used. */
                     name: string;
                     expiresInDays?: number;
-                    /** @description Only reads: GET on the management API; through the bearer gateway only the read-only RLN routes (README "Token scopes"). Default false. */
+                    /** @description Only reads: GET on the management API; through the bearer gateway only the read-only RLN routes (docs/API.md "Token scopes"). Default false. */
                     readOnly?: boolean;
                     /** @description Only these of your nodes; left out, every node. A limited token lists only these nodes and cannot create nodes. An id that is not one of your nodes is a 400 naming it, the same for a missing node and another user's. */
                     nodeIds?: string[];
@@ -1524,7 +1524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1596,7 +1596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1671,7 +1671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1746,7 +1746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1816,7 +1816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1926,7 +1926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2013,7 +2013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2090,7 +2090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2165,7 +2165,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,7 +2272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2340,7 +2340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2414,7 +2414,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2482,7 +2482,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2548,7 +2548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2639,7 +2639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2700,7 +2700,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2759,7 +2759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2817,7 +2817,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2876,7 +2876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2951,7 +2951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3024,7 +3024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3207,7 +3207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3297,7 +3297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3388,7 +3388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3475,7 +3475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3612,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3796,7 +3796,7 @@ export interface operations {
                 "application/json": {
                     /** @description The wallet's password, 8 characters or more (never stored or logged). */
                     password: string;
-                    /** @description A recovery phrase (BIP39 words, RLN's `mnemonic`): recover that wallet (same node pubkey, same addresses) instead of creating a new one. Never stored, logged or echoed. Only ever use it on one live node: see the README, "Recovery from a recovery phrase". */
+                    /** @description A recovery phrase (BIP39 words, RLN's `mnemonic`): recover that wallet (same node pubkey, same addresses) instead of creating a new one. Never stored, logged or echoed. Only ever use it on one live node: see docs/API.md, "Recovery from a recovery phrase". */
                     mnemonic?: string;
                 };
             };
@@ -3837,7 +3837,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see README "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -51,7 +51,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;
     if (response && !('403' in response)) {
-      response['403'] = Type.Ref(ErrorBody, { description: 'forbidden_scope: the API token is not allowed this route or node (see README "Token scopes")' });
+      response['403'] = Type.Ref(ErrorBody, { description: 'forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes")' });
     }
   });
   app.addHook('onRequest', async (request, reply) => {

@@ -1,6 +1,6 @@
 // How the management API's routes are classified for token scopes (accounts/token-scope.ts),
 // from the method and the route's URL pattern alone, so a new route is classified the moment it
-// is registered and the rules fit in a few lines (README "Token scopes"):
+// is registered and the rules fit in a few lines (docs/API.md "Token scopes"):
 // - a route writes unless its method is GET or HEAD (every route of this API keeps to that);
 // - a route is about one node when its pattern starts with /api/nodes/:id (the node is the `id`
 //   parameter), and DELETE /api/nodes is about the node in its body's `destroyNodeId`;

@@ -54,8 +54,8 @@ async function checkDatabase(db: Database): Promise<readonly [string, string]> {
   } catch {
     // No migrations table: nothing applied yet.
   }
-  // A newer replica may already have applied later migrations (they only add, see the README's
-  // rule for migrations), so a schema ahead of this code is fine; one behind it is not.
+  // A newer replica may already have applied later migrations (they only add, see the rule for
+  // migrations in docs/OPERATIONS.md, "Several replicas, one service"), so a schema ahead of this code is fine; one behind it is not.
   return ['ok', applied >= expected ? 'ok' : `schema at version ${applied}, this version needs ${expected}`] as const;
 }
 

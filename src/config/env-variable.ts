@@ -1,6 +1,6 @@
 // One environment variable, declared as data: its name, how its text is read and checked (a
 // TypeBox schema), its default, and what it means. The same declarations drive reading at start
-// and the README's configuration tables (readme/config-tables.ts), so the two cannot drift apart.
+// and the configuration tables of docs/CONFIGURATION.md (readme/config-tables.ts), so the two cannot drift apart.
 import { readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -19,9 +19,9 @@ export interface EnvFormat<T> {
 }
 
 interface Declaration {
-  /** What the variable means (markdown): the README's "meaning" column. */
+  /** What the variable means (markdown): the tables' "meaning" column. */
   doc: string;
-  /** Markdown shown after the default in the README, e.g. "(10 MiB)". */
+  /** Markdown shown after the default in the tables, e.g. "(10 MiB)". */
   note?: string;
   /**
    * Never echo the value in an error message (it may hold a password). A secret may also be given
@@ -39,7 +39,7 @@ interface WithDefault extends Declaration {
 }
 
 interface WithoutDefault extends Declaration {
-  /** README "default" column (markdown): what unset means, or how the reader derives the default. */
+  /** The tables' "default" column (markdown): what unset means, or how the reader derives the default. */
   unset: string;
 }
 

@@ -4,8 +4,8 @@
 // (`ldk_chain_sync: {mode, config}` plus `indexer_url`). Whatever the client sends is what its node
 // gets; what it leaves out comes from the operator's REGTEST_* / TESTNET_* settings (see
 // mergeChainSettings). Hosts are not checked against a list: a node can already be told to open
-// channels to any address, so where it may connect is bounded by its runtime's network (README
-// "What a node can reach"), not here. Values are checked for type, length and port range only;
+// channels to any address, so where it may connect is bounded by its runtime's network (docs/NODE-ACCESS.md
+// "What a node can reach over the network"), not here. Values are checked for type, length and port range only;
 // a secret (the RPC password) is never echoed in an error.
 import type { ChainSettings } from './config.ts';
 

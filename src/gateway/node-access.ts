@@ -137,7 +137,7 @@ export class NodeAccess {
     const { scope } = user;
     requireListener(scope, 'gateway');
     if (scope.readOnly && !isReadOnlyNodeRequest(target.method, target.route)) {
-      throw forbiddenScope(`this API token is read-only: ${target.method} /${target.route.slice(0, 64)} may change the node (the read-only routes are RLN's own, see README "Token scopes")`);
+      throw forbiddenScope(`this API token is read-only: ${target.method} /${target.route.slice(0, 64)} may change the node (the read-only routes are RLN's own, see docs/API.md "Token scopes")`);
     }
     const node = this.ownedNode(user, target.userId, target.nodeId, fresh);
     if (allowsNode(scope, target.nodeId)) return node;

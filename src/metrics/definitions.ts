@@ -1,7 +1,7 @@
 // Every metric the service exports, in one place: names, help, labels and buckets. Prometheus'
 // naming: the `rlncloud_` prefix, base units (seconds), `_total` on counters, and labels with a
 // handful of values each; never a node's or a user's id (one series per node would grow without
-// bound, and a scrape is no place for tenants' names). The README's "Metrics" section lists them.
+// bound, and a scrape is no place for tenants' names). docs/OPERATIONS.md, "Metrics", lists them.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import { countUnfinishedJobs } from '../db/jobs.ts';

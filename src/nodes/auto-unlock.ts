@@ -2,7 +2,7 @@
 // it against the node and keeps it sealed (secrets/unlock-seal.ts) under a key that is not in the
 // database, and unlocks the node itself after every daemon start (the auto-unlock job,
 // auto-unlock-job.ts). A password the node refuses later (changed on the node) turns it off, with
-// a NODE_AUTO_UNLOCK_DISABLED event. README "Automatic unlock" states who can unlock what.
+// a NODE_AUTO_UNLOCK_DISABLED event. docs/API.md "Automatic unlock" states who can unlock what.
 import type { Database } from '../db/database.ts';
 import { findNode, findUserNode, lockNode, lockUserNode, type NodeRow } from '../db/nodes.ts';
 import { listSealedAutoUnlockPasswords, replaceSealedAutoUnlockPassword } from '../db/auto-unlock.ts';

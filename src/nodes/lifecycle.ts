@@ -2,7 +2,7 @@
 // that refuse it (with the 409 a user gets) or leave the node as it is, what it changes and the
 // build that carries it out. Pure, no I/O: a caller locks the node's row, asks decide(), and
 // carries the answer out in the same transaction with applyDecision / changeNodes (transition.ts),
-// enqueueing the build if there is one. The README's lifecycle table is rendered from this one
+// enqueueing the build if there is one. The lifecycle table of docs/API.md is rendered from this one
 // (readme/lifecycle-table.ts), so adding a status or a request happens here and nowhere else.
 import type { BuildRow } from '../db/builds.ts';
 import type { NodeRow } from '../db/nodes.ts';
@@ -92,13 +92,13 @@ export interface Check<R = NodeRequest> {
 }
 
 export interface Rule<R = NodeRequest> {
-  /** How the README names the request. */
+  /** How the guide names the request. */
   name: string;
   by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock' | 'restore';
   checks: Check<R>[];
   /** What an accepted request changes... */
   change: NodeChange;
-  /** ...and what it changes that depends on the request (versions, settings), said in words for the README. */
+  /** ...and what it changes that depends on the request (versions, settings), said in words for the guide. */
   changeFrom?: { describe: string; of: (j: Judged<R>) => NodeChange };
   /** The build that carries the change out, enqueued in the same transaction. */
   build?: BuildAction;

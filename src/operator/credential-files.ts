@@ -1,5 +1,5 @@
 // `rln-cloud cert issue <node-id> [--dir <dir>]` saves what a client needs for the mutual-TLS
-// gateway as files, the names the README's curl examples use: node.key (the private key, 0600),
+// gateway as files, the names the curl examples of docs/NODE-ACCESS.md use: node.key (the private key, 0600),
 // node.pem (the certificate) and ca.pem (the CA that signed it and the gateway's certificate).
 // Existing files are never overwritten: a second certificate goes into another directory.
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,26 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readEnv } from '../config/env-variable.ts';
-import { README_TABLES, documentedDefault, documentedRows, renderTable, tableInReadme, type TableName } from './config-tables.ts';
+import { CONFIGURATION_GUIDE, CONFIG_TABLES, documentedDefault, documentedRows, renderTable, tableInGuide, type TableName } from './config-tables.ts';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const tables = Object.keys(README_TABLES) as TableName[];
+const guide = readFileSync(new URL(`../../${CONFIGURATION_GUIDE}`, import.meta.url), 'utf8');
+const tables = Object.keys(CONFIG_TABLES) as TableName[];
 const FIX = 'run `node --import tsx scripts/render-config-table.ts --write`';
 
-describe.each(tables)('the README %s configuration table', (table) => {
-  const text = tableInReadme(readme, table);
+describe.each(tables)(`the ${CONFIGURATION_GUIDE} %s configuration table`, (table) => {
+  const text = tableInGuide(guide, table);
   const documented = documentedRows(text ?? '');
-  const declared = README_TABLES[table];
+  const declared = CONFIG_TABLES[table];
 
-  it('is in the README between its markers', () => {
-    expect(text, `README.md lacks the ${table} table markers`).toBeDefined();
+  it('is in the guide between its markers', () => {
+    expect(text, `${CONFIGURATION_GUIDE} lacks the ${table} table markers`).toBeDefined();
   });
 
   it('lists every declared variable, and only those', () => {
     const documentedNames = documented.map((row) => row.name);
     const declaredNames = declared.map((v) => v.name);
-    expect(declaredNames.filter((n) => !documentedNames.includes(n)), `declared but not in the README: ${FIX}`).toEqual([]);
-    expect(documentedNames.filter((n) => !declaredNames.includes(n)), `in the README but not declared: declare it, or ${FIX}`).toEqual([]);
+    expect(declaredNames.filter((n) => !documentedNames.includes(n)), `declared but not in the guide: ${FIX}`).toEqual([]);
+    expect(documentedNames.filter((n) => !declaredNames.includes(n)), `in the guide but not declared: declare it, or ${FIX}`).toEqual([]);
   });
 
   it('documents each default as declared', () => {
@@ -36,7 +36,7 @@ describe.each(tables)('the README %s configuration table', (table) => {
 });
 
 describe('the variable declarations', () => {
-  const all = tables.flatMap((t) => README_TABLES[t]);
+  const all = tables.flatMap((t) => CONFIG_TABLES[t]);
 
   it('declare each variable once', () => {
     const names = all.map((v) => v.name);

@@ -1,6 +1,6 @@
-// The README's configuration tables, rendered from the variable declarations. Each table sits
-// between two HTML comments (invisible on GitHub) so the script can rewrite it in place and the
-// test can compare it with what the declarations say.
+// The configuration tables of docs/CONFIGURATION.md, rendered from the variable declarations. Each
+// table sits between two HTML comments (invisible on GitHub) so the script can rewrite it in place
+// and the test can compare it with what the declarations say.
 import { SERVICE_VARIABLES } from '../config.ts';
 import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/config.ts';
 import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/config.ts';
@@ -14,9 +14,12 @@ import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
 
-/** Every variable the service reads, by README table, in the order the tables list them. */
-export const README_TABLES = {
-  // "## Configuration"
+/** The guide the tables live in, from the repository's root. */
+export const CONFIGURATION_GUIDE = 'docs/CONFIGURATION.md';
+
+/** Every variable the service reads, by table, in the order the tables list them. */
+export const CONFIG_TABLES = {
+  // "# Configuration"
   service: rows(
     SERVICE_VARIABLES,
     NODE_ACCESS_VARIABLES,
@@ -30,15 +33,15 @@ export const README_TABLES = {
     BLOB_STORE_VARIABLES,
     S3_VARIABLES,
   ),
-  // "### Nodes on Kubernetes"
+  // "## Kubernetes runtime"
   kubernetes: rows(KUBERNETES_VARIABLES),
 };
-export type TableName = keyof typeof README_TABLES;
+export type TableName = keyof typeof CONFIG_TABLES;
 
 const start = (table: TableName) => `<!-- config-table ${table}: rendered from the variable declarations by scripts/render-config-table.ts; edit those -->`;
 const end = (table: TableName) => `<!-- /config-table ${table} -->`;
 
-/** The README "default" column: the default text, or what unset means. */
+/** The tables' "default" column: the default text, or what unset means. */
 export function documentedDefault(variable: EnvVariable<unknown>): string {
   if (variable.default === undefined) return variable.unset ?? '';
   const text = variable.default === '' ? 'empty' : `\`${variable.default}\``;
@@ -49,16 +52,16 @@ export function renderTable(table: TableName): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   // A secret may come from a file (`<NAME>_FILE`, see config/env-variable.ts): say so where it is listed.
   const name = (v: EnvVariable<unknown>) => (v.secret ? `\`${v.name}\` (or \`${v.name}_FILE\`)` : `\`${v.name}\``);
-  const lines = README_TABLES[table].map((v) => `| ${name(v)} | ${cell(documentedDefault(v))} | ${cell(v.doc)} |`);
+  const lines = CONFIG_TABLES[table].map((v) => `| ${name(v)} | ${cell(documentedDefault(v))} | ${cell(v.doc)} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...lines].join('\n');
 }
 
-/** The lines between a table's markers; undefined when the README lacks them. */
-export function tableInReadme(readme: string, table: TableName): string | undefined {
-  const from = readme.indexOf(start(table));
-  const to = readme.indexOf(end(table));
+/** The lines between a table's markers; undefined when the guide lacks them. */
+export function tableInGuide(guide: string, table: TableName): string | undefined {
+  const from = guide.indexOf(start(table));
+  const to = guide.indexOf(end(table));
   if (from < 0 || to < from) return undefined;
-  return readme.slice(from + start(table).length, to).trim();
+  return guide.slice(from + start(table).length, to).trim();
 }
 
 /** A table's rows as documented: variable name and default cell. */
@@ -70,11 +73,11 @@ export function documentedRows(tableText: string): { name: string; default: stri
     .map(([, name = '', def = '']) => ({ name: /^`([^`]*)`/.exec(name)?.[1] ?? name, default: def.replaceAll('\\|', '|') }));
 }
 
-/** The README with every table rendered afresh; throws when a table's markers are missing. */
-export function renderTablesInto(readme: string): string {
-  let out = readme;
-  for (const table of Object.keys(README_TABLES) as TableName[]) {
-    if (tableInReadme(out, table) === undefined) throw new Error(`README.md has no markers for the ${table} table: ${start(table)} ... ${end(table)}`);
+/** The guide with every table rendered afresh; throws when a table's markers are missing. */
+export function renderTablesInto(guide: string): string {
+  let out = guide;
+  for (const table of Object.keys(CONFIG_TABLES) as TableName[]) {
+    if (tableInGuide(out, table) === undefined) throw new Error(`${CONFIGURATION_GUIDE} has no markers for the ${table} table: ${start(table)} ... ${end(table)}`);
     const from = out.indexOf(start(table)) + start(table).length;
     out = `${out.slice(0, from)}\n${renderTable(table)}\n${out.slice(out.indexOf(end(table)))}`;
   }

@@ -1,15 +1,15 @@
-// The README's lifecycle table is the rendering of the one in nodes/lifecycle.ts, byte for byte; when
-// this fails, run `node --import tsx scripts/render-lifecycle-table.ts` and commit the README.
+// The lifecycle table of docs/API.md is the rendering of the one in nodes/lifecycle.ts, byte for byte;
+// when this fails, run `node --import tsx scripts/render-lifecycle-table.ts` and commit the guide.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { lifecycleTableIn, renderLifecycleTable, withLifecycleTable, TABLE_END, TABLE_START } from './lifecycle-table.ts';
+import { LIFECYCLE_GUIDE, lifecycleTableIn, renderLifecycleTable, withLifecycleTable, TABLE_END, TABLE_START } from './lifecycle-table.ts';
 import { REQUEST_TYPES } from '../nodes/lifecycle.ts';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const guide = readFileSync(new URL(`../../${LIFECYCLE_GUIDE}`, import.meta.url), 'utf8');
 
-describe('the README lifecycle table', () => {
+describe(`the ${LIFECYCLE_GUIDE} lifecycle table`, () => {
   it('is exactly the rendering of the lifecycle table', () => {
-    expect(lifecycleTableIn(readme)).toBe(renderLifecycleTable());
+    expect(lifecycleTableIn(guide)).toBe(renderLifecycleTable());
   });
 
   it('has one row per request, below a header', () => {

@@ -1,10 +1,13 @@
-// The lifecycle table (nodes/lifecycle.ts) as the README shows it. The README's block between the
+// The lifecycle table (nodes/lifecycle.ts) as docs/API.md shows it. The guide's block between the
 // markers is this rendering, checked by lifecycle-table.test.ts and rewritten by
 // `node --import tsx scripts/render-lifecycle-table.ts`, so the documentation cannot drift from
 // what the code decides.
 import type { NodeStatus } from '../domain/nodes.ts';
 import { EVERY_STATUS, LIFECYCLE, REQUEST_TYPES, type Check, type Rule } from '../nodes/lifecycle.ts';
 import type { NodeChange } from '../nodes/transition.ts';
+
+/** The guide the table lives in, from the repository's root. */
+export const LIFECYCLE_GUIDE = 'docs/API.md';
 
 export const TABLE_START = '<!-- lifecycle-table:start: rendered from src/nodes/lifecycle.ts; edit there, then run scripts/render-lifecycle-table.ts -->';
 export const TABLE_END = '<!-- lifecycle-table:end -->';
@@ -24,26 +27,26 @@ export function renderLifecycleTable(): string {
   return lines.join('\n');
 }
 
-/** The README with its lifecycle block replaced by `table`; throws when the markers are missing. */
-export function withLifecycleTable(readme: string, table: string): string {
-  const { before, after } = splitAtBlock(readme);
+/** The guide with its lifecycle block replaced by `table`; throws when the markers are missing. */
+export function withLifecycleTable(guide: string, table: string): string {
+  const { before, after } = splitAtBlock(guide);
   return `${before}${TABLE_START}\n${table}\n${TABLE_END}${after}`;
 }
 
-/** The table between the README's markers, as it is now. */
-export function lifecycleTableIn(readme: string): string {
-  const { block } = splitAtBlock(readme);
+/** The table between the guide's markers, as it is now. */
+export function lifecycleTableIn(guide: string): string {
+  const { block } = splitAtBlock(guide);
   return block;
 }
 
-function splitAtBlock(readme: string) {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`the README has no block between ${TABLE_START} and ${TABLE_END}`);
+function splitAtBlock(guide: string) {
+  const start = guide.indexOf(TABLE_START);
+  const end = guide.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`the guide has no block between ${TABLE_START} and ${TABLE_END}`);
   return {
-    before: readme.slice(0, start),
-    block: readme.slice(start + TABLE_START.length, end).replace(/^\n/, '').replace(/\n$/, ''),
-    after: readme.slice(end + TABLE_END.length),
+    before: guide.slice(0, start),
+    block: guide.slice(start + TABLE_START.length, end).replace(/^\n/, '').replace(/\n$/, ''),
+    after: guide.slice(end + TABLE_END.length),
   };
 }
 

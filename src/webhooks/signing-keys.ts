@@ -139,7 +139,7 @@ export class WebhookKeyring {
         }
         warnings.push(
           `${this.path} has no RSA key and cannot be written, so webhooks carry no X-ThunderStack-Signature: append one ` +
-            '(openssl genpkey -algorithm rsa -pkeyopt rsa_keygen_bits:2048) or add rsaKeys to the keyring (README "Webhooks"), ' +
+            '(openssl genpkey -algorithm rsa -pkeyopt rsa_keygen_bits:2048) or add rsaKeys to the keyring (docs/WEBHOOKS.md), ' +
             'or leave thunderstack-rsa-sha256 out of WEBHOOK_SIGNATURE_SCHEMES',
         );
       }

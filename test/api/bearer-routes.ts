@@ -12,7 +12,7 @@ export interface BearerRoute extends ScopedRouteUnderTest {
 const ZEROS = '0'.repeat(32);
 
 // Every route of this API that is not GET changes something: a read-only token is refused it
-// (README "Token scopes"). A route that broke the rule would say so here with `write: false`.
+// (docs/API.md "Token scopes"). A route that broke the rule would say so here with `write: false`.
 function route(method: string, url: string, path: (nodeId: string) => string, more: Partial<BearerRoute> = {}): BearerRoute {
   return { name: `${method} ${url}`, method, path, nodeScoped: url.includes('/:id') && url.startsWith('/api/nodes/'), write: method !== 'GET', ...more };
 }

@@ -1,5 +1,5 @@
 // Real clients of the original hosted service, replayed as they behave (../shared/ORIGINAL.md in
-// the team's notes; README "Coming from the original service"): the headers, bodies and order of
+// the team's notes; docs/COMPATIBILITY.md): the headers, bodies and order of
 // calls they send, and how they read answers. Only the base URLs are ours. Never weaken one of
 // these to let a change pass: a client in the field would break the same way.
 

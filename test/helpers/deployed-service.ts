@@ -200,7 +200,7 @@ export interface GeneratedSecrets {
 const keyIdOf = (publicKeyDer: Buffer) => `whk_${createHash('sha256').update(publicKeyDer).digest('hex').slice(0, 16)}`;
 
 /**
- * The four Secrets' files, made the way README.md tells an operator to: the CA with openssl
+ * The four Secrets' files, made the way docs/KUBERNETES.md tells an operator to: the CA with openssl
  * (ECDSA P-256), a webhook keyring in the service's JSON format (the current Ed25519 key first, a
  * rotated-out one still signing, and an RSA key for X-ThunderStack-Signature), the database URL
  * and the S3 credentials.

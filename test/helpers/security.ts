@@ -91,7 +91,7 @@ async function callStream(t: TestServer, path: string, token: string): Promise<C
   return { status: res.status, json, text, headers: res.headers };
 }
 
-/** Tokens of the owner of the node under test, each with one limit (README "Token scopes"). */
+/** Tokens of the owner of the node under test, each with one limit (docs/API.md "Token scopes"). */
 export interface ScopedTokens {
   readOnly: string;
   /** Limited to the node under test. */
@@ -178,7 +178,7 @@ interface RecordedEvent {
 /**
  * Hostile text never makes a route fail (no 500: the database edge makes it storable), and an
  * audited route records the attempt with what cannot be stored replaced by U+FFFD and an
- * over-long text cut short with a marker (README "Audit trail").
+ * over-long text cut short with a marker (docs/API.md "Audit trail").
  */
 export function itStoresHostileInput(
   ctx: () => { t: TestServer; token: string; nodeId: string; latestAuditEvents: () => Promise<RecordedEvent[]> },

@@ -246,7 +246,7 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
     expect(verifyWithPython([newest, newKey, oldKey], [x!])).toEqual([[true, false, true]]);
   });
 
-  it("a receiver following the README's advice verifies every webhook across a rotation, in either scheme", async () => {
+  it("a receiver following the advice of docs/WEBHOOKS.md verifies every webhook across a rotation, in either scheme", async () => {
     const rsaKeys = async () => (await publishedKeys('thunderstack-rsa-sha256')).map((k) => k.publicKey as string);
     const v1aKeys = async () => (await publishedKeys('standard-webhooks-v1a')).map((k) => k.publicKey as string);
     const v1aVerifies = (pem: string, w: ReceivedWebhook) =>
@@ -254,7 +254,7 @@ describe(`webhook delivery on ${databaseLabel()}`, () => {
         const [version, sig] = part.split(',');
         return version === 'v1a' && verify(null, Buffer.from(`${w.id}.${w.timestamp}.${w.body}`), pem, Buffer.from(sig!, 'base64'));
       });
-    // The README's three receivers: accept any listed key of the scheme, or keep the one key of
+    // The three receivers of docs/WEBHOOKS.md: accept any listed key of the scheme, or keep the one key of
     // GET /api/webhook-public-key; either way, when nothing verifies, fetch again once and retry.
     let listed = { rsa: await rsaKeys(), v1a: await v1aKeys() };
     let single = await thunderStackKey();

@@ -85,7 +85,7 @@ export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, 
   );
 }
 
-/** A token limited to some nodes follows only their events (token scopes: README "Token scopes"). */
+/** A token limited to some nodes follows only their events (token scopes: docs/API.md "Token scopes"). */
 function scopedSink(scope: TokenScope, stream: SseStream): EventSink {
   if (scope.nodeIds === null) return stream;
   return {

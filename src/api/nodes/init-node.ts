@@ -19,7 +19,7 @@ const InitBody = Type.Object(
         maxLength: 1024,
         description:
           "A recovery phrase (BIP39 words, RLN's `mnemonic`): recover that wallet (same node pubkey, same addresses) instead of " +
-          'creating a new one. Never stored, logged or echoed. Only ever use it on one live node: see the README, "Recovery from a recovery phrase".',
+          'creating a new one. Never stored, logged or echoed. Only ever use it on one live node: see docs/API.md, "Recovery from a recovery phrase".',
       }),
     ),
   },

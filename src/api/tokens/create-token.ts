@@ -37,7 +37,7 @@ export function createTokenRoute(app: FastifyInstance, { accounts }: ApiDeps) {
         operationId: 'createToken',
         summary: 'Create an API token',
         description:
-          'A token may be limited (README "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). ' +
+          'A token may be limited (docs/API.md "Token scopes"): `readOnly`, to some nodes (`nodeIds`), to one listener (`access`). ' +
           'A call outside its scope answers 403 `forbidden_scope`. A scoped token cannot create or revoke tokens, nor issue or revoke client certificates.',
         tags: ['tokens'],
         body: CreateTokenBody,

@@ -1,4 +1,4 @@
-// A token's scope as the token routes show it (README "Token scopes"): in the answer of
+// A token's scope as the token routes show it (docs/API.md "Token scopes"): in the answer of
 // POST /api/tokens and in every token of GET /api/tokens; and as POST /api/tokens takes it.
 import { Type } from '@sinclair/typebox';
 import { MAX_SCOPE_NODES } from '../../accounts/token-scope.ts';
@@ -19,7 +19,7 @@ export const TokenScopeFields = {
 /** The optional scope fields of POST /api/tokens: all left out, an unscoped token. */
 export const TokenScopeRequest = {
   readOnly: Type.Optional(
-    Type.Boolean({ description: 'Only reads: GET on the management API; through the bearer gateway only the read-only RLN routes (README "Token scopes"). Default false.' }),
+    Type.Boolean({ description: 'Only reads: GET on the management API; through the bearer gateway only the read-only RLN routes (docs/API.md "Token scopes"). Default false.' }),
   ),
   nodeIds: Type.Optional(
     Type.Array(Type.String({ pattern: ID_PATTERN }), {

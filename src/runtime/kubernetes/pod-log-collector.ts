@@ -8,7 +8,7 @@
 // Each line carries the time the kubelet received it (timestamps=true), so a follow that was cut
 // (API server restart, service restart) resumes from the last line written without repeating it,
 // and reads the previous container's output first when the container restarted meanwhile.
-// One replica collects; several replicas need a shared DATA_DIR/nodes or a lease (see README).
+// One replica collects; several replicas need a shared DATA_DIR/nodes or a lease (docs/KUBERNETES.md, "Logs").
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createInterface } from 'node:readline';
