@@ -28,9 +28,11 @@ const isGone = (node: NodeRow) => node.destroyed_at !== null || node.status === 
 /**
  * Checks a restore of `backup` against the wallet's other nodes, row-locking them (two restores of
  * one wallet at once go one after the other). Answers the live node to supersede, if the user chose
- * to; throws 409 source_node_live or backup_older_than_source otherwise.
+ * to, or the destroyed node that held the wallet last (`link`): the restored node is recorded as its
+ * successor all the same, so a second restore of the wallet finds the first one's node live.
+ * Throws 409 source_node_live or backup_older_than_source otherwise.
  */
-export async function checkRestoreFence(tx: Queryable, backup: BackupRow, choices: RestoreChoices): Promise<{ supersede?: NodeRow }> {
+export async function checkRestoreFence(tx: Queryable, backup: BackupRow, choices: RestoreChoices): Promise<{ supersede?: NodeRow; link?: NodeRow }> {
   const sourceId = backup.origin === 'node' ? backup.node_id : backup.source_node_id;
   if (!sourceId) return {};
   const madeAt = backup.origin === 'node' ? backup.created_at : (backup.source_made_at ?? backup.created_at);
@@ -55,7 +57,8 @@ export async function checkRestoreFence(tx: Queryable, backup: BackupRow, choice
     );
   }
   const holder = chain.at(-1);
-  if (!holder || isGone(holder) || holder.superseded_by) return {};
+  if (!holder || holder.superseded_by) return {};
+  if (isGone(holder)) return { link: holder };
   if (!choices.supersedeSource) {
     throw new AppError(
       'source_node_live',

@@ -13,6 +13,7 @@ import {
   listUserNodesWithBuilds,
   lockNode,
   lockUserNode,
+  updateNode,
   usedPorts,
   type NodeRow,
 } from '../db/nodes.ts';
@@ -187,6 +188,8 @@ export class NodeService {
         const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
       }
+      // The wallet's last node is destroyed: this node holds the wallet from now on, for the next restore's fence.
+      if (fence.link) await updateNode(tx, fence.link.id, { superseded_by: node.id });
       if (fence.supersede) {
         const source = fence.supersede;
         await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);

@@ -203,5 +203,9 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
     const again = await createFrom(alice, { backupId: newer.backupId, password: PASSWORD });
     expect(again.status, again.text).toBe(200);
     expect((await settled(alice, again.json.data.nodeId)).status).toBe('RUNNING');
+    // That restore holds the wallet now: the same backup restored a second time would be a second live copy.
+    const twice = await createFrom(alice, { backupId: newer.backupId, password: PASSWORD });
+    expect(twice.status, twice.text).toBe(409);
+    expect(twice.json.error).toMatchObject({ code: 'source_node_live', details: { sourceNodeId: again.json.data.nodeId } });
   });
 });
