@@ -4,7 +4,7 @@
 // user must act on (wrong password, corrupt file) ends the restore at once with the node's reason;
 // a node that cannot be reached is retried by the build job like any other start failure.
 import type { Database } from '../db/database.ts';
-import { findBackup } from '../db/backups.ts';
+import { findBackup, untieUploadFromNode } from '../db/backups.ts';
 import { findNodeRestore, finishNodeRestore, listSealedRestorePasswords, replaceSealedRestorePassword } from '../db/node-restores.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
@@ -67,6 +67,7 @@ export class NodeRestorer implements BuildRestorer {
     const fail = async (reason: string) => {
       await this.deps.db.transaction(async (tx) => {
         await finishNodeRestore(tx, node.id, { status: 'FAILED', error: reason });
+        await untieUploadFromNode(tx, pending.backup_id, node.id);
         const released = await releaseSupersededBy(tx, node.id);
         if (released.length > 0) this.deps.log.info({ nodeId: node.id, released: released.map((r) => r.id) }, 'the restore failed: its source node may run again');
       });
