@@ -4,11 +4,11 @@
 // user must act on (wrong password, corrupt file) ends the restore at once with the node's reason;
 // a node that cannot be reached is retried by the build job like any other start failure.
 import type { Database } from '../db/database.ts';
-import { findBackup } from '../db/backups.ts';
+import { findBackup, untieUploadFromNode } from '../db/backups.ts';
 import { findNodeRestore, finishNodeRestore, listSealedRestorePasswords, replaceSealedRestorePassword } from '../db/node-restores.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
-import { releaseSupersededBy, type NodeRow } from '../db/nodes.ts';
+import { listSupersededBy, releaseSupersededBy, type NodeRow } from '../db/nodes.ts';
 import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BlobMissingError } from '../blobs/blob-store.ts';
@@ -37,13 +37,17 @@ export const RESTORE_PASSWORDS: SealedValueStore = {
 export interface NodeRestorerDeps {
   db: Database;
   blobs: BlobStore;
-  runtime: Pick<NodeRuntime, 'storageFiles'>;
+  runtime: Pick<NodeRuntime, 'storageFiles' | 'status'>;
   calls: BackupNodeCalls;
   seal: SecretSeal;
   /** Records that the daemon now has a wallet (the node's `initialized`). */
   markInitialized: (nodeId: string) => Promise<void>;
+  /** How long a restore waits for the daemon of the node it supersedes to stop before the build tries again. */
+  supersededStopWaitMs: number;
   log: Logger;
 }
+
+const STOP_POLL_MS = 250;
 
 export type RestoreOutcome = { restored: boolean } | { failed: string };
 
@@ -64,6 +68,7 @@ export class NodeRestorer implements BuildRestorer {
     const fail = async (reason: string) => {
       await this.deps.db.transaction(async (tx) => {
         await finishNodeRestore(tx, node.id, { status: 'FAILED', error: reason });
+        await untieUploadFromNode(tx, pending.backup_id, node.id);
         const released = await releaseSupersededBy(tx, node.id);
         if (released.length > 0) this.deps.log.info({ nodeId: node.id, released: released.map((r) => r.id) }, 'the restore failed: its source node may run again');
       });
@@ -77,6 +82,7 @@ export class NodeRestorer implements BuildRestorer {
     } catch {
       return fail('the restore password cannot be unsealed (was UNLOCK_SEAL_KEY_FILE replaced?): create the node again');
     }
+    await this.awaitSupersededStopped(node.id);
     const files = this.deps.runtime.storageFiles;
     const fileName = nodeFileName(backup.id);
     try {
@@ -101,6 +107,23 @@ export class NodeRestorer implements BuildRestorer {
     await finishNodeRestore(this.deps.db, node.id, { status: 'SUCCEEDED' });
     this.deps.log.info({ nodeId: node.id, backupId: backup.id }, 'backup restored into the node');
     return { restored: true };
+  }
+
+  /**
+   * The node this restore supersedes is stopped by a build of its own, which runs beside this one:
+   * the wallet goes into this node only once that daemon is down, never into two live daemons at
+   * once (an unlocked daemon runs LDK by itself, gateway or not). Throws, for the build to try
+   * again, while it still runs.
+   */
+  private async awaitSupersededStopped(nodeId: string) {
+    const superseded = await listSupersededBy(this.deps.db, nodeId);
+    const deadline = Date.now() + this.deps.supersededStopWaitMs;
+    for (const { id } of superseded) {
+      while ((await this.deps.runtime.status(id)).state === 'running') {
+        if (Date.now() > deadline) throw new Error(`node ${id}, which this restore supersedes, has not stopped yet: its wallet is restored here only once it has`);
+        await new Promise((r) => setTimeout(r, STOP_POLL_MS));
+      }
+    }
   }
 
   /** The build gave up: the sealed password goes with it. */

@@ -11,6 +11,7 @@ import {
   listNodeBackups,
   listUserUploads,
   findUserNodeBackupBySha256,
+  findUserTiedUploadBySha256,
   userUploadUsage,
   type BackupRow,
 } from '../db/backups.ts';
@@ -137,11 +138,14 @@ export class BackupService {
         // Counted again under the user's row lock: two uploads at once cannot both take the last room.
         requireQuota(await userUploadUsage(tx, userId, true), stored.sizeBytes, uploadQuotaBytes, uploadQuotaCount);
         const original = await findUserNodeBackupBySha256(tx, userId, stored.sha256);
-        if (original && declared.network && original.network && declared.network !== original.network) {
-          const problem = `this file is backup ${original.id} of a ${original.network} node, not ${declared.network}`;
+        // A file uploaded before and since restored is tied to the node it went into: so is this copy of it.
+        const restored = original ? undefined : await findUserTiedUploadBySha256(tx, userId, stored.sha256);
+        const known = original ?? restored;
+        if (known && declared.network && known.network && declared.network !== known.network) {
+          const problem = `this file is backup ${known.id} of a ${known.network} node, not ${declared.network}`;
           throw new AppError('invalid_request', problem, { problems: [problem] });
         }
-        const network = original?.network ?? declared.network ?? null;
+        const network = known?.network ?? declared.network ?? null;
         if (!network) {
           const problem = 'say which network this backup is for: ?network=regtest or ?network=testnet (the service cannot read the file, and a restore into the other network fails)';
           throw new AppError('invalid_request', problem, { problems: [problem] });
@@ -152,7 +156,7 @@ export class BackupService {
           blobKey: key,
           ...stored,
           network,
-          sourceNodeId: original?.node_id ?? null,
+          sourceNodeId: original?.node_id ?? restored?.source_node_id ?? null,
           sourceMadeAt: original?.created_at ?? null,
           imageVersion: original?.image_version ?? null,
         });

@@ -52,6 +52,8 @@ function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDep
     calls: backupNodeCalls(connector, config.backups.nodeTimeoutMs),
     seal: services.unlockSeal,
     markInitialized: (nodeId) => services.nodes.markInitialized(nodeId),
+    // A daemon stops faster than it starts: a superseded node still up after this is stuck.
+    supersededStopWaitMs: config.nodeStartTimeoutMs,
     log,
   });
 }

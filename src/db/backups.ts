@@ -190,3 +190,29 @@ export async function newestSucceededNodeBackup(db: Queryable, nodeIds: readonly
     )
   )[0];
 }
+
+/** Locks an upload's row; answers the node it is tied to now, if any. */
+export async function lockUploadSource(db: Queryable, backupId: string) {
+  const [row] = await db.query<{ source_node_id: string | null }>(`SELECT source_node_id FROM backups WHERE id = $1 AND origin = 'upload' FOR UPDATE`, [backupId]);
+  return row?.source_node_id ?? undefined;
+}
+
+/** An upload of no known node is restored into `nodeId`: that node holds its wallet now. */
+export async function tieUploadToNode(db: Queryable, backupId: string, nodeId: string) {
+  await db.query(`UPDATE backups SET source_node_id = $2 WHERE id = $1 AND origin = 'upload' AND source_node_id IS NULL`, [backupId, nodeId]);
+}
+
+/** The restore into `nodeId` restored nothing: an upload tied to it by that restore is free again. */
+export async function untieUploadFromNode(db: Queryable, backupId: string, nodeId: string) {
+  await db.query(`UPDATE backups SET source_node_id = NULL WHERE id = $1 AND origin = 'upload' AND source_node_id = $2 AND source_made_at IS NULL`, [backupId, nodeId]);
+}
+
+/** One of the user's uploads of this SHA-256 that a restore tied to its node: what another upload of that file is. */
+export async function findUserTiedUploadBySha256(db: Queryable, userId: string, sha256: string) {
+  return (
+    await db.query<BackupRow>(
+      `SELECT * FROM backups WHERE user_id = $1 AND sha256 = $2 AND origin = 'upload' AND source_node_id IS NOT NULL ORDER BY created_at DESC LIMIT 1`,
+      [userId, sha256],
+    )
+  )[0];
+}

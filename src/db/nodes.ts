@@ -181,6 +181,11 @@ export async function countNodesByStatus(db: Queryable) {
   return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
 }
 
+/** The nodes a restore into `nodeId` superseded. */
+export async function listSupersededBy(db: Queryable, nodeId: string) {
+  return db.query<{ id: string }>('SELECT id FROM nodes WHERE superseded_by = $1', [nodeId]);
+}
+
 /**
  * A restore into `nodeId` failed before the daemon restored anything: the node it superseded holds
  * the only copy of the wallet again and may run. Answers the nodes released.

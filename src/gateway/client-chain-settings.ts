@@ -8,6 +8,7 @@
 // "What a node can reach over the network"), not here. Values are checked for type, length and port range only;
 // a secret (the RPC password) is never echoed in an error.
 import type { ChainSettings } from './config.ts';
+import { AppError } from '../errors.ts';
 
 export type ClientChainSettings = Partial<ChainSettings>;
 
@@ -101,7 +102,21 @@ export function readClientChainSettings(body: Record<string, unknown>, problems:
   return Object.keys(given).length > 0 ? given : undefined;
 }
 
-/** What the node gets: the client's settings over the operator's, or the operator's alone when pinned. */
+/**
+ * What the node gets: the client's settings over the operator's, or the operator's alone when pinned.
+ * The operator's bitcoind RPC user and password go only to the operator's bitcoind: RLN sends them
+ * (HTTP Basic, in the clear) to whatever host and port it is given, so a client naming its own
+ * bitcoind must send its own credentials too (400 otherwise).
+ */
 export function mergeChainSettings(operator: ChainSettings, client: ClientChainSettings | undefined, source: 'client' | 'operator'): ChainSettings {
-  return source === 'operator' || !client ? operator : { ...operator, ...client };
+  if (source === 'operator' || !client) return operator;
+  const merged = { ...operator, ...client };
+  const elsewhere = merged.bitcoindRpcHost !== operator.bitcoindRpcHost || merged.bitcoindRpcPort !== operator.bitcoindRpcPort;
+  if (elsewhere && (client.bitcoindRpcUsername === undefined || client.bitcoindRpcPassword === undefined)) {
+    const problem =
+      "bitcoind_rpc_username and bitcoind_rpc_password are required with a bitcoind_rpc_host or bitcoind_rpc_port of the client's own: " +
+      "the service's bitcoind credentials are sent only to the service's bitcoind";
+    throw new AppError('invalid_request', problem, { problems: [problem] });
+  }
+  return merged;
 }

@@ -141,10 +141,31 @@ describe("RLN's unlock bodies as clients send them", () => {
     });
     // Converted to the flat form, the client's indexer and the operator's bitcoind and proxy.
     expect(buildUnlockBody(input, chain, 'flat')).toMatchObject({ indexer_url: 'ssl://idx.example:50002', bitcoind_rpc_host: '127.0.0.1', proxy_endpoint: chain.proxyEndpoint });
-    const partial = parseUnlockInput({ password: 'p', ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'node.example' } } });
+    const partial = parseUnlockInput({ password: 'p', ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'node.example', bitcoind_rpc_username: 'u', bitcoind_rpc_password: 'x' } } });
     expect(buildUnlockBody(partial, chain, 'current')).toMatchObject({
-      ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'node.example', bitcoind_rpc_port: 18443, bitcoind_rpc_username: 'user' } },
+      ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'node.example', bitcoind_rpc_port: 18443, bitcoind_rpc_username: 'u' } },
     });
+  });
+
+  it("never sends the operator's bitcoind credentials to a bitcoind the client names", () => {
+    // A client's own host (or port) with the operator's RPC user and password filled in would hand
+    // those credentials to whoever listens there (HTTP Basic authentication, in the clear).
+    const operator = { ...chain, bitcoindRpcPassword: 'operator-rpc-secret' };
+    const leaks: unknown[] = [
+      { password: 'p', bitcoind_rpc_host: 'attacker.example' },
+      { password: 'p', bitcoind_rpc_port: 8080 },
+      { password: 'p', bitcoind_rpc_host: 'attacker.example', bitcoind_rpc_username: 'u' },
+      { password: 'p', ldk_chain_sync: { mode: 'BlockSync', config: { bitcoind_rpc_host: 'attacker.example', bitcoind_rpc_port: 80 } } },
+    ];
+    for (const body of leaks) {
+      for (const format of ['current', 'flat'] as const) {
+        expect(() => buildUnlockBody(parseUnlockInput(body), operator, format), JSON.stringify(body)).toThrow(/bitcoind_rpc_username and bitcoind_rpc_password/);
+      }
+    }
+    // The operator's own bitcoind keeps the operator's credentials; the client's own pair goes anywhere.
+    expect(buildUnlockBody(parseUnlockInput({ password: 'p', bitcoind_rpc_host: operator.bitcoindRpcHost }), operator, 'flat')).toMatchObject({ bitcoind_rpc_password: 'operator-rpc-secret' });
+    const own = { password: 'p', bitcoind_rpc_host: 'mine.example', bitcoind_rpc_username: 'u', bitcoind_rpc_password: 'mine' };
+    expect(buildUnlockBody(parseUnlockInput(own), operator, 'flat')).toMatchObject({ bitcoind_rpc_host: 'mine.example', bitcoind_rpc_password: 'mine' });
   });
 
   it("an operator who pins the chain settings sends only theirs", () => {

@@ -7,9 +7,10 @@
 //
 // A backup's source is its node; an upload's is the node whose backup has the same SHA-256 among the
 // user's (the file itself says nothing the service can read: it is encrypted as a whole). An upload
-// the service does not recognise has no known source, and neither check can apply to it.
+// the service does not recognise has no known source, and neither check can apply to it, until it
+// is restored: the node it went into is its source from then on.
 import type { Queryable } from '../db/database.ts';
-import { newestSucceededNodeBackup, type BackupRow } from '../db/backups.ts';
+import { lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../db/backups.ts';
 import { lockNode, type NodeRow } from '../db/nodes.ts';
 import { AppError } from '../errors.ts';
 
@@ -28,11 +29,22 @@ const isGone = (node: NodeRow) => node.destroyed_at !== null || node.status === 
 /**
  * Checks a restore of `backup` against the wallet's other nodes, row-locking them (two restores of
  * one wallet at once go one after the other). Answers the live node to supersede, if the user chose
- * to; throws 409 source_node_live or backup_older_than_source otherwise.
+ * to, or the destroyed node that held the wallet last (`link`): the restored node is recorded as its
+ * successor all the same, so a second restore of the wallet finds the first one's node live.
+ * Throws 409 source_node_live or backup_older_than_source otherwise.
  */
-export async function checkRestoreFence(tx: Queryable, backup: BackupRow, choices: RestoreChoices): Promise<{ supersede?: NodeRow }> {
-  const sourceId = backup.origin === 'node' ? backup.node_id : backup.source_node_id;
-  if (!sourceId) return {};
+export async function checkRestoreFence(
+  tx: Queryable,
+  backup: BackupRow,
+  choices: RestoreChoices,
+): Promise<{ supersede?: NodeRow; link?: NodeRow; tieUpload?: boolean }> {
+  let sourceId = backup.origin === 'node' ? backup.node_id : backup.source_node_id;
+  if (!sourceId) {
+    // An upload of no known node: the node it is restored into holds its wallet from now on
+    // (`tieUpload`), so a second restore of it meets that node. Locked: two at once go one after the other.
+    sourceId = (await lockUploadSource(tx, backup.id)) ?? null;
+    if (!sourceId) return { tieUpload: true };
+  }
   const madeAt = backup.origin === 'node' ? backup.created_at : (backup.source_made_at ?? backup.created_at);
   // The wallet's nodes: its source, then each node a restore of it went into.
   const chain: NodeRow[] = [];
@@ -55,7 +67,8 @@ export async function checkRestoreFence(tx: Queryable, backup: BackupRow, choice
     );
   }
   const holder = chain.at(-1);
-  if (!holder || isGone(holder) || holder.superseded_by) return {};
+  if (!holder || holder.superseded_by) return {};
+  if (isGone(holder)) return { link: holder };
   if (!choices.supersedeSource) {
     throw new AppError(
       'source_node_live',

@@ -13,13 +13,14 @@ import {
   listUserNodesWithBuilds,
   lockNode,
   lockUserNode,
+  updateNode,
   usedPorts,
   type NodeRow,
 } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
-import { findUserBackup } from '../db/backups.ts';
+import { findUserBackup, tieUploadToNode } from '../db/backups.ts';
 import { insertNodeRestore } from '../db/node-restores.ts';
 import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
@@ -191,6 +192,9 @@ export class NodeService {
         const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
       }
+      // The wallet's last node is destroyed: this node holds the wallet from now on, for the next restore's fence.
+      if (fence.link) await updateNode(tx, fence.link.id, { superseded_by: node.id });
+      if (fence.tieUpload && backup) await tieUploadToNode(tx, backup.id, node.id);
       if (fence.supersede) {
         const source = fence.supersede;
         await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);

@@ -155,6 +155,35 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
     }
   });
 
+  it('an upload the service does not recognise is tied to the node it is restored into: a second restore of it meets that node', async () => {
+    const res = await fetch(`${t.base}/api/backups/uploads?network=regtest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(Buffer.from('a backup made elsewhere')),
+    });
+    expect(res.status).toBe(201);
+    const uploaded = (await res.json()) as { backupId: string; sourceNodeId: string | null };
+    expect(uploaded.sourceNodeId).toBeNull();
+    const first = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+    expect(first.status, first.text).toBe(200);
+    const second = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+    expect(second.status, second.text).toBe(409);
+    expect(second.json.error).toMatchObject({ code: 'source_node_live', details: { sourceNodeId: first.json.data.nodeId } });
+    // The same file uploaded again is that upload: tied to the same node.
+    const reupload = await fetch(`${t.base}/api/backups/uploads?network=regtest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(Buffer.from('a backup made elsewhere')),
+    });
+    expect(reupload.status).toBe(201);
+    expect(await reupload.json()).toMatchObject({ sourceNodeId: first.json.data.nodeId });
+    // That restore fails (the file is no backup): nothing was restored, so the upload is free again.
+    expect((await settled(alice, first.json.data.nodeId)).status).toBe('FAILED');
+    const again = await createFrom(alice, { backupId: uploaded.backupId, password: PASSWORD });
+    expect(again.status, again.text).toBe(200);
+    expect((await settled(alice, again.json.data.nodeId)).status).toBe('FAILED');
+  });
+
   it("refuses another user's backup, an unfinished one, one of the other network, and a bad body", async () => {
     const foreign = await createFrom(bob, { backupId: backup.backupId, password: PASSWORD });
     expect(foreign.status).toBe(404);
@@ -203,5 +232,9 @@ describe(`restore into a new node, on ${databaseLabel()}`, () => {
     const again = await createFrom(alice, { backupId: newer.backupId, password: PASSWORD });
     expect(again.status, again.text).toBe(200);
     expect((await settled(alice, again.json.data.nodeId)).status).toBe('RUNNING');
+    // That restore holds the wallet now: the same backup restored a second time would be a second live copy.
+    const twice = await createFrom(alice, { backupId: newer.backupId, password: PASSWORD });
+    expect(twice.status, twice.text).toBe(409);
+    expect(twice.json.error).toMatchObject({ code: 'source_node_live', details: { sourceNodeId: again.json.data.nodeId } });
   });
 });

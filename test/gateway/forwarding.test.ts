@@ -264,6 +264,19 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     expect(logText).not.toContain('walletpass');
   });
 
+  it("refuses a client's bitcoind host without its own credentials: the operator's never leave for another host", async () => {
+    const before = seen.length;
+    const r = await rawRequest(base, path('echo', 'unlock'), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ password: SECRET, bitcoind_rpc_host: 'attacker.example', bitcoind_rpc_port: 80 }),
+    });
+    expect(r.status, r.text).toBe(400);
+    expect(gatewayError(r)).toMatchObject({ name: 'InvalidRequest', code: 'invalid_request' });
+    expect(gatewayError(r).message).toMatch(/bitcoind_rpc_username and bitcoind_rpc_password/);
+    expect(seen.length).toBe(before);
+  });
+
   it('collapses repeated slashes in the route: the invoke URL with "/nodeinfo" appended reaches /nodeinfo', async () => {
     const before = seen.length;
     const r = await rawRequest(base, `${path('echo', '')}/nodeinfo?x=1`, { headers: auth() });
