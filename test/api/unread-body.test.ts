@@ -1,8 +1,7 @@
 // An oversize chunked body on a kept-alive connection (issue 30, item 6): the management API (a
 // JSON route and the backup upload) and both node gateways answer 413 with `Connection: close`,
 // and the client reads the whole answer and then a clean close (a FIN), never a reset that could
-// cut the answer short; a normal request on a fresh connection then works. The mutual-TLS gateway
-// answers through the same code (gateway/gateway-reply.ts, gateway/node-exchange.ts).
+// cut the answer short; a normal request on a fresh connection then works.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
@@ -71,5 +70,14 @@ describe(`an oversize chunked body on a kept-alive connection, on ${databaseLabe
   it('the bearer gateway: the unlock body past its own small limit', async () => {
     const r = await sendOversizeChunked({ ...at(t.config.nodeApiUrl), path: `/${alice.id}/${nodeId}/unlock`, headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' }, totalBytes: 8 * MB });
     expectCleanRefusal(r);
+  });
+
+  it('the mutual-TLS gateway: its own refusal (the unlock body past its limit) and one past GATEWAY_MAX_REQUEST_BYTES', async () => {
+    const cert = (await t.call(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: alice.token })).json;
+    const mtls = { cert: cert.certificate, key: cert.privateKey, ca: cert.certificateChain };
+    const unlock = await sendOversizeChunked({ ...at(t.config.userNodeUrl), path: `/nodes/${alice.id}/${nodeId}/unlock`, headers: { 'content-type': 'application/json' }, totalBytes: 8 * MB, tls: mtls });
+    expectCleanRefusal(unlock);
+    const init = await sendOversizeChunked({ ...at(t.config.userNodeUrl), path: `/nodes/${alice.id}/${nodeId}/init`, headers: { 'content-type': 'application/json' }, totalBytes: 64 * MB, tls: mtls });
+    expectCleanRefusal(init, [413, 502]);
   });
 });

@@ -57,7 +57,11 @@ export function sendOversizeChunked(opts: OversizeOptions): Promise<OversizeResu
       // Stop sending once answered, as a client reading its answers would.
       while (!answer && !error && sent < opts.totalBytes && !socket.destroyed) {
         sent += CHUNK.length;
-        const ok = socket.write(`${CHUNK.length.toString(16)}\r\n`) && socket.write(CHUNK) && socket.write('\r\n');
+        // All three parts of a chunk, whatever the first writes answer: stopping after a `false`
+        // would leave a chunk half framed (a TLS socket says `false` far sooner than a TCP one).
+        socket.write(`${CHUNK.length.toString(16)}\r\n`);
+        socket.write(CHUNK);
+        const ok = socket.write('\r\n');
         if (!ok) return socket.once('drain', pump);
       }
       if (!answer && !error && sent >= opts.totalBytes && socket.writable) socket.write('0\r\n\r\n');
