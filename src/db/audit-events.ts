@@ -23,7 +23,7 @@ export interface NewAuditEvent {
   target: string | null;
   outcome: 'succeeded' | 'failed';
   details?: Record<string, unknown>;
-  /** The node the event is about (migration 0020), which a token limited to nodes must reach to read it. */
+  /** The node the event is about (migration 0019), which a token limited to nodes must reach to read it. */
   nodeId?: string | null;
 }
 

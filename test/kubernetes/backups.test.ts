@@ -49,9 +49,13 @@ describeOnCluster('backups on the kubernetes runtime (test cluster)', () => {
     expect((await nodeRecord(t, alice, sourceId)).locked).toBe(false);
     expect((await volumeFiles(sourceId)).filter((f) => f.startsWith('rln-cloud-backup-'))).toEqual([]);
 
-    const restoredId = await created({ name: 'k8s-restored', restore: { backupId: backup.backupId, password: PASSWORD } });
+    // The source still runs: one live copy of a wallet, so the restore supersedes it (its pod stops first).
+    const restoredId = await created({ name: 'k8s-restored', restore: { backupId: backup.backupId, password: PASSWORD, supersedeSource: true } });
     const restored = await t.waitForStatus(alice, restoredId, 'RUNNING', 180_000);
     expect(restored).toMatchObject({ locked: true, initialized: true });
+    // Its source was stopped before the wallet came back, and stays fenced.
+    expect((await nodeRecord(t, alice, sourceId)).status).toBe('PAUSED');
+    expect((await t.call(`/api/nodes/${sourceId}/start`, { method: 'POST', token: alice.token })).json.error.code).toBe('node_superseded');
     await unlock(t, alice, restoredId);
     expect(JSON.parse((await gateway(restoredId, '/nodeinfo')).text).pubkey).toBe(pubkey);
     expect((await volumeFiles(restoredId)).filter((f) => f.startsWith('rln-cloud-backup-'))).toEqual([]);

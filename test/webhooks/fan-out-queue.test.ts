@@ -3,7 +3,7 @@
 // no event and fans none out twice.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database, Queryable } from '../../src/db/database.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { listMigrations, migrate } from '../../src/db/migrate.ts';
 import { recordNodeEvent } from '../../src/db/node-events.ts';
 import { fanOutNodeEvents } from '../../src/db/webhook-deliveries.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
@@ -79,7 +79,8 @@ describe(`webhook fan-out from the queue of new events, on ${databaseLabel()}`, 
     expect((await db.query<{ events: number }>(PREVIOUS_FAN_OUT))[0]!.events).toBe(2);
     for (let n = 2; n < 4; n++) await recordNodeEvent(db, node!, 'TEST', { n });
 
-    expect(await migrate(db)).toEqual([QUEUE_MIGRATION]);
+    // The update to the version that brought the queue, whatever later versions add.
+    expect(await migrate(db, listMigrations().filter((m) => m.version <= QUEUE_MIGRATION))).toEqual([QUEUE_MIGRATION]);
     // Event 4 comes from a replica of the previous version (the same insert) after the migration.
     await recordNodeEvent(db, node!, 'TEST', { n: 4 });
     expect((await db.query<{ events: number }>(PREVIOUS_FAN_OUT))[0]!.events).toBe(0);
