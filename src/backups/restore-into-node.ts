@@ -48,6 +48,8 @@ export interface NodeRestorerDeps {
 }
 
 const STOP_POLL_MS = 250;
+// The statuses of a node whose daemon has stopped for good: its stop (or destroy) build completed.
+const STOPPED = new Set(['PAUSED', 'DESTROYED']);
 
 export type RestoreOutcome = { restored: boolean } | { failed: string };
 
@@ -116,15 +118,21 @@ export class NodeRestorer implements BuildRestorer {
    * again, while it still runs.
    */
   private async awaitSupersededStopped(nodeId: string) {
-    const superseded = await listSupersededBy(this.deps.db, nodeId);
     const deadline = Date.now() + this.deps.supersededStopWaitMs;
-    for (const { id } of superseded) {
-      while ((await this.deps.runtime.status(id)).state === 'running') {
-        if (Date.now() > deadline) throw new Error(`node ${id}, which this restore supersedes, has not stopped yet: its wallet is restored here only once it has`);
-        await new Promise((r) => setTimeout(r, STOP_POLL_MS));
+    for (;;) {
+      const running = [];
+      for (const { id, status } of await listSupersededBy(this.deps.db, nodeId)) {
+        // Stopped means its stop build completed (the runtime's stop returns once the process has
+        // exited or the pod is gone, on whichever replica ran it) and no daemon runs here either:
+        // a runtime alone can say "stopped" while a pod is still terminating, LDK still running.
+        if (!STOPPED.has(status) || (await this.deps.runtime.status(id)).state === 'running') running.push(id);
       }
+      if (running.length === 0) return;
+      if (Date.now() > deadline) throw new Error(`node ${running.join(', ')}, which this restore supersedes, has not stopped yet: its wallet is restored here only once it has`);
+      await new Promise((r) => setTimeout(r, STOP_POLL_MS));
     }
   }
+
 
   /** The build gave up: the sealed password goes with it. */
   async abandon(nodeId: string, reason: string) {

@@ -183,7 +183,7 @@ export async function countNodesByStatus(db: Queryable) {
 
 /** The nodes a restore into `nodeId` superseded. */
 export async function listSupersededBy(db: Queryable, nodeId: string) {
-  return db.query<{ id: string }>('SELECT id FROM nodes WHERE superseded_by = $1', [nodeId]);
+  return db.query<{ id: string; status: NodeStatus }>('SELECT id, status FROM nodes WHERE superseded_by = $1', [nodeId]);
 }
 
 /**
