@@ -24,10 +24,15 @@ import { WebhookSender } from '../src/webhooks/send-webhook.ts';
 import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';
 import { createLogger } from '../src/logger.ts';
 import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
+import { RlnClient } from '../src/rln/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { startCountingReceiver } from './webhooks.ts';
 
 type Mode = 'rollout' | 'webhooks';
+
+/** Builds here only ask the in-memory runtime's health endpoint whether a daemon answers. */
+const RLN_BENCH_LIMITS = { timeoutMs: 5_000, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 };
+
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROLLOUT_NODES = Number(process.env.BENCH_REPLICA_ROLLOUT_NODES ?? 1000);
 const WEBHOOK_EVENTS = Number(process.env.BENCH_REPLICA_WEBHOOK_EVENTS ?? 4000);
@@ -132,7 +137,7 @@ async function runReplica(mode: Mode, url: string) {
     const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 });
     const worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, log, requestRolloutPass: (v) => passes.request(v) })],
+      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log, requestRolloutPass: (v) => passes.request(v) })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,

@@ -14,6 +14,7 @@ import { JobWorker } from '../src/jobs/worker.ts';
 import { buildJob } from '../src/nodes/build-job.ts';
 import { createLogger } from '../src/logger.ts';
 import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
+import { RlnClient } from '../src/rln/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 
 export interface RolloutFigures {
@@ -62,6 +63,9 @@ async function seed(db: Database, users: number, nodesPerUser: number) {
 
 // The same PostgreSQL server over TCP loopback and over its Unix socket: on one machine the socket
 // saves a large share of every round trip, and an upgrade is ~10 round trips.
+/** Builds here only ask the in-memory runtime's health endpoint whether a daemon answers. */
+const RLN_BENCH_LIMITS = { timeoutMs: 5_000, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 };
+
 export const ROLLOUT_DATABASES = {
   PGlite: undefined,
   'PostgreSQL (TCP 127.0.0.1)': 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -90,7 +94,7 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     rolloutPasses.start();
     worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, log, requestRolloutPass: (v) => rolloutPasses!.request(v) })],
+      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log, requestRolloutPass: (v) => rolloutPasses!.request(v) })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,

@@ -24,6 +24,7 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
 import { buildBackupService } from './composition/backups.ts';
+import { buildNodeCalls } from './composition/node-calls.ts';
 import { buildEventStreams, type EventStreams } from './composition/event-streams.ts';
 import { loadConfiguredUnlockSeal, warnAboutUnknownSealKeys } from './composition/unlock-seal.ts';
 import { AutoUnlockService } from './nodes/auto-unlock.ts';
@@ -112,21 +113,24 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       await releaseAllLeases(db);
       await releaseDeliveryLeases(db);
     }
+    // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
+    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, log: log.child({ part: 'gateway' }) });
+    cleanups.push(() => nodeCalls.rln.close());
     // The node access gateways (bearer and mutual TLS).
-    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, metrics, log: log.child({ part: 'gateway' }) });
+    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, ...nodeCalls, metrics, log: log.child({ part: 'gateway' }) });
+    draining.push((deadline) => nodeAccess.stop(deadline));
     // Unlocks through the gateways' unlocker: the same body, chain settings and records as a user's.
     const autoUnlock = new AutoUnlockService({
       db,
       seal: unlockSeal,
-      unlockWithPassword: (node, password) => nodeAccess.unlocker.unlockWithPassword(node, password),
+      unlockWithPassword: (node, password) => nodeCalls.unlocker.unlockWithPassword(node, password),
       audit: services.audit,
       log: log.child({ part: 'auto-unlock' }),
     });
     const replicaId = newReplicaId();
-    // Backups call the nodes through the gateways' pool: the pool closes after they stopped.
-    const backups = buildBackupService({ db, config, runtime, services, nodeAccess, replicaId, metrics, log: log.child({ part: 'backups' }) });
-    draining.push((deadline) => nodeAccess.stop(deadline, backups.stop(deadline)));
-    const background = buildBackground({ db, config, runtime, services, autoUnlock, replicaId, metrics, log });
+    const backups = buildBackupService({ db, config, runtime, services, nodeCalls, replicaId, metrics, log: log.child({ part: 'backups' }) });
+    draining.push((deadline) => backups.stop(deadline));
+    const background = buildBackground({ db, config, runtime, services, rln: nodeCalls.rln, autoUnlock, replicaId, metrics, log });
     // Started with the listener (it reads nothing until a stream opens); stopped as the drain
     // begins, ending every stream at once so none holds the shutdown.
     const events = buildEventStreams(db, config, log.child({ part: 'event-streams' }));
@@ -135,12 +139,12 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     const api = await buildApiServer({
       ...services,
-      unlocker: nodeAccess.unlocker,
+      unlocker: nodeCalls.unlocker,
       backups,
       backupLimits: config.backups,
       rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
       autoUnlock,
-      health: nodeAccess.health,
+      health: nodeCalls.health,
       nodeEvents: events.timeline,
       eventHub: events.hub,
       eventStreamBuffer: events.buffer,

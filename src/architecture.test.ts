@@ -15,7 +15,17 @@ const LEAVES = ['errors.ts', 'logger.ts', 'paths.ts', 'process-alive.ts', 'http-
 const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
 /** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
 // metrics/ is among them: it reads the database for its gauges and knows nothing of the listeners it counts.
-const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'events', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'runtime', 'secrets', 'webhooks'];
+const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'events', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'rln', 'runtime', 'secrets', 'webhooks'];
+/** The one client of the RLN daemons sits below the services: it knows nodes only by their address. */
+const RLN_MAY_IMPORT = [...LEAVES, 'rln'];
+/**
+ * Where an outbound HTTP connection may be opened: the daemons only through rln/, receivers' URLs
+ * by webhooks/ (node:http with its guarded lookup), the service's own API by the CLI (fetch).
+ */
+const OUTBOUND_HTTP = ['rln', 'webhooks', 'cli', 'operator'];
+const OUTBOUND_CALL = /\b(?:https?\.(?:request|get)|net\.(?:connect|createConnection)|fetch)\(|from 'undici'/;
+/** HTTP's wire syntax: a request or status line, or a head's line ends. Nothing here writes or reads it by hand. */
+const HAND_WRITTEN_HTTP = /HTTP\/1\.[01]|\\r\\n/;
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
 const METRICS_USERS = ['app.ts', 'composition'];
@@ -34,6 +44,8 @@ function sourceFiles(dir: string): string[] {
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
   });
 }
+
+const sources = sourceFiles(SRC).map((file) => ({ path: relative(SRC, file), text: readFileSync(file, 'utf8') }));
 
 function importsOf(file: string): Import[] {
   const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
@@ -107,6 +119,22 @@ describe('the layers of src/', () => {
 
   it('keeps db/ below every service: it imports only the leaves', () => {
     expect(crossing.filter((i) => partOf(i.from) === 'db' && !LEAVES.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps rln/ below the services: it imports only the leaves', () => {
+    expect(crossing.filter((i) => partOf(i.from) === 'rln' && !RLN_MAY_IMPORT.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('reaches the daemons only through the RLN client: no other part opens an HTTP connection of its own', () => {
+    expect(sources.filter((f) => OUTBOUND_CALL.test(f.text)).length).toBeGreaterThan(3); // the pattern sees the allowed callers
+    expect(sources.filter((f) => OUTBOUND_CALL.test(f.text) && !OUTBOUND_HTTP.includes(partOf(f.path))).map((f) => f.path)).toEqual([]);
+  });
+
+  it('parses and writes HTTP with libraries (node:http, undici), never by hand', () => {
+    // Sanitizing line ends out of log lines is not HTTP (logs/export-content.ts matches [\r\n] in a class).
+    const found = sources.filter((f) => HAND_WRITTEN_HTTP.test(f.text.replaceAll('[\\r\\n]', ''))).map((f) => f.path);
+    expect(found).toEqual([]);
+    expect(HAND_WRITTEN_HTTP.test('head += `${name}: ${value}\\r\\n`')).toBe(true);
   });
 
   it('keeps runtime/ apart from the database and the services', () => {

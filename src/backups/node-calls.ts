@@ -1,6 +1,6 @@
 // What backups and restores ask of a node's daemon (RLN's /lock, /backup, /restore). Implemented
-// over the gateways' connection pool (gateway/backup-node-calls.ts) and handed in by the
-// composition root, so this part knows nothing of how nodes are reached.
+// by the RLN client (rln-node-calls.ts) and handed in by the composition root; tests hand in
+// daemons that misbehave on purpose.
 import type { NodeEndpoint } from '../runtime/types.ts';
 import type { AppError } from '../errors.ts';
 

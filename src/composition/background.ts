@@ -15,8 +15,8 @@ import { ExportJanitor } from '../logs/export-janitor.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
 import { unlockAutomatically } from './backups.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
-import { backupNodeCalls } from '../gateway/backup-node-calls.ts';
-import { NodeConnector } from '../gateway/node-connector.ts';
+import { rlnBackupCalls } from '../backups/rln-node-calls.ts';
+import type { RlnClient } from '../rln/client.ts';
 import type { Services } from './services.ts';
 import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
@@ -33,6 +33,8 @@ export interface BackgroundDeps {
   config: Config;
   runtime: NodeRuntime;
   services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodes' | 'unlockSeal'>;
+  /** The one client of the daemons (composition/node-calls.ts). */
+  rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
   autoUnlock: AutoUnlockService;
   /** This process's name among the replicas (the reconcile lease's holder). */
@@ -42,14 +44,13 @@ export interface BackgroundDeps {
   log: Logger;
 }
 
-/** Restores of nodes created from a backup, done by their create build with a connection pool of its own. */
-function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock' | 'metrics'>) {
-  const connector = new NodeConnector({ timeoutMs: config.backups.nodeTimeoutMs, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 });
+/** Restores of nodes created from a backup, done by their create build. */
+function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock' | 'metrics'>) {
   return new NodeRestorer({
     db,
     blobs: services.backupBlobs,
     runtime,
-    calls: backupNodeCalls(connector, config.backups.nodeTimeoutMs),
+    calls: rlnBackupCalls(rln, config.backups.nodeTimeoutMs),
     seal: services.unlockSeal,
     markInitialized: (nodeId) => services.nodes.markInitialized(nodeId),
     // A daemon stops faster than it starts: a superseded node still up after this is stuck.
@@ -58,7 +59,7 @@ function nodeRestorer({ db, config, runtime, services, log }: Omit<BackgroundDep
   });
 }
 
-export function buildBackground({ db, config, runtime, services, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
+export function buildBackground({ db, config, runtime, services, rln, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
   // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
   const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
@@ -69,9 +70,10 @@ export function buildBackground({ db, config, runtime, services, autoUnlock, rep
         db,
         runtime,
         nodeStartTimeoutMs: config.nodeStartTimeoutMs,
+        rln,
         log: log.child({ part: 'builds' }),
         requestRolloutPass: (v) => rolloutPasses.request(v),
-        restorer: nodeRestorer({ db, config, runtime, services, log: log.child({ part: 'restores' }) }),
+        restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }),
         metrics,
       }),
       logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),

@@ -3,19 +3,9 @@
 import { resolve } from 'node:path';
 import { commaList, integer, oneOf, port, text } from '../config/env-formats.ts';
 import { checkSetTogether, readEnv, variable, type Env } from '../config/env-variable.ts';
+import type { ChainSettings } from '../rln/chain-settings.ts';
 
-/** What the gateway adds to a user's unlock for one network: chain sync, indexer and RGB proxy. */
-export interface ChainSettings {
-  /** `bitcoind`: RLN syncs blocks from bitcoind (BlockSync); `indexer`: from the indexer (TransactionSync). */
-  chainSync: 'bitcoind' | 'indexer';
-  bitcoindRpcHost: string;
-  bitcoindRpcPort: number;
-  bitcoindRpcUsername: string;
-  /** A secret: never logged, never shown to users (the gateway only sends it to the node). */
-  bitcoindRpcPassword: string;
-  indexerUrl: string;
-  proxyEndpoint: string;
-}
+export type { ChainSettings };
 
 export interface NodeAccessConfig {
   /** How long the gateways wait on a silent node before answering 504. */

@@ -12,7 +12,7 @@ import type { AuthenticatedUser } from '../accounts/service.ts';
 import type { NodeRow } from '../db/nodes.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { ClientFacts } from './forward-headers.ts';
+import type { ClientFacts } from '../rln/forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
 import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
 import type { NodeAccess, NodeTarget, PeerCertificate } from './node-access.ts';

@@ -8,17 +8,17 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
-import type { ClientFacts } from './forward-headers.ts';
-import { sendJson } from './gateway-reply.ts';
-import { headersToClient } from './forward-headers.ts';
-import type { NodeConnector } from './node-connector.ts';
-import { isSuccess, recordSafely, requireRunning, type NodeUnlocker } from './node-unlocker.ts';
-import { parseUnlockInput } from './unlock-body.ts';
+import { headersToClient, type ClientFacts } from '../rln/forward-headers.ts';
+import { sendGatewayError, sendJson } from './gateway-reply.ts';
+import type { RlnClient } from '../rln/client.ts';
+import { isSuccess } from '../rln/answer.ts';
+import { recordSafely, requireRunning, type NodeUnlocker } from '../nodes/node-unlocker.ts';
+import { parseUnlockInput } from '../rln/unlock-body.ts';
 import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 
 export interface NodeRequestDeps {
-  connector: NodeConnector;
+  rln: Pick<RlnClient, 'forward' | 'call'>;
   unlocker: NodeUnlocker;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
@@ -45,7 +45,7 @@ const UNLOCK_BODY_LIMIT = 64 * 1024;
 const BACKUP_BODY_LIMIT = 64 * 1024;
 
 /**
- * Synchronous for a forwarded request (the connector answers every failure itself); a promise
+ * Synchronous for a forwarded request (the RLN client answers every failure itself); a promise
  * only for the unlock the gateway composes. Throws (or rejects with) an AppError to answer.
  */
 export function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest): void | Promise<void> {
@@ -59,7 +59,15 @@ export function serveNodeRequest(deps: NodeRequestDeps, req: IncomingMessage, re
   requireRunning(r.node);
   if (method === 'POST' && r.route === 'unlock') return unlock(deps, req, res, r);
   if (method === 'POST' && PATH_ROUTES.has(r.route)) return confinedBackupCall(deps, req, res, r);
-  deps.connector.forward(req, res, deps.endpointOf(r.node), `/${r.route}${r.search}`, r.client, r.requestId, method === 'POST' ? recorder(deps, r) : undefined);
+  deps.rln.forward({
+    req,
+    res,
+    endpoint: deps.endpointOf(r.node),
+    path: `/${r.route}${r.search}`,
+    client: r.client,
+    fail: (err, headers) => sendGatewayError(res, r.requestId, err, headers),
+    onAnswer: method === 'POST' ? recorder(deps, r) : undefined,
+  });
 }
 
 /** What the control plane records when the node accepted a call that changes its state. */
@@ -112,9 +120,9 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
  */
 async function confinedBackupCall(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
   const body = confineBackupBody(await readSmallBody(req, BACKUP_BODY_LIMIT, r.route), (fileName) => deps.storagePathOf(r.node, fileName));
-  const answer = await deps.connector.call(deps.endpointOf(r.node), 'POST', `/${r.route}${r.search}`, body, {
-    'x-forwarded-for': r.client.address,
-    'x-forwarded-proto': r.client.proto,
+  const answer = await deps.rln.call(deps.endpointOf(r.node), 'POST', `/${r.route}${r.search}`, {
+    jsonText: body,
+    headers: { 'x-forwarded-for': r.client.address, 'x-forwarded-proto': r.client.proto },
   });
   res.writeHead(answer.status, headersToClient(answer.rawHeaders));
   res.end(answer.body);

@@ -1,6 +1,6 @@
-// Composition of node access: the connection pool to the nodes, the unlock, and the two gateway
-// listeners, given the certificate authority the composition root loaded. Started by app.ts;
-// stop() drains both listeners (see http-drain.ts) and closes every pooled connection.
+// Composition of node access: the two gateway listeners, given the certificate authority, the RLN
+// client and the unlock the composition root built (composition/node-calls.ts). Started by app.ts;
+// stop() drains both listeners (see http-drain.ts); the RLN client is closed by its owner.
 import http from 'node:http';
 import { drainServer } from '../http-drain.ts';
 import { explainListenError } from '../listen-error.ts';
@@ -10,17 +10,14 @@ import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
-import { specOf } from '../nodes/build-job.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
+import type { RlnClient } from '../rln/client.ts';
+import type { NodeUnlocker } from '../nodes/node-unlocker.ts';
 import { serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type GatewayServerDeps } from './gateway-server.ts';
 import { NodeAccess } from './node-access.ts';
-import { NodeConnector } from './node-connector.ts';
-import { NodeUnlocker } from './node-unlocker.ts';
-import { NodeIdentityWatch } from '../nodes/node-identity.ts';
-import { NodeHealth } from './node-health.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { RateLimiter } from '../rate-limit.ts';
 
@@ -32,7 +29,11 @@ export interface NodeAccessDeps {
   certificates: CertificateService;
   /** The CA client certificates are issued by and verified against (pki/ca-store.ts). */
   ca: CertificateAuthority;
-  runtime: Pick<NodeRuntime, 'endpoint' | 'status' | 'runsDaemon' | 'storageFiles'>;
+  runtime: Pick<NodeRuntime, 'status' | 'runsDaemon' | 'storageFiles'>;
+  /** The one client of the daemons; forwarded requests and the confined backup calls go through it. */
+  rln: Pick<RlnClient, 'forward' | 'call'>;
+  unlocker: NodeUnlocker;
+  endpointOf: GatewayServerDeps['endpointOf'];
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
   /** Counts the gateways' requests (metrics/); absent: nobody counts. */
@@ -40,17 +41,8 @@ export interface NodeAccessDeps {
 }
 
 export interface RunningNodeAccess {
-  unlocker: NodeUnlocker;
-  /** GET /api/nodes/{id}/health: asks the daemon through the same connection pool. */
-  health: NodeHealth;
-  /** The connection pool to the nodes, for other callers of the nodes (backups). */
-  connector: NodeConnector;
-  endpointOf: GatewayServerDeps['endpointOf'];
-  /**
-   * Stops accepting, lets requests and streams in flight finish until `deadline` (epoch ms), then
-   * cuts the rest; the connection pool closes once `othersDone` (other users of it) settled too.
-   */
-  stop(deadline?: number, othersDone?: Promise<unknown>): Promise<void>;
+  /** Stops accepting, lets requests and streams in flight finish until `deadline` (epoch ms), then cuts the rest. */
+  stop(deadline?: number): Promise<void>;
 }
 
 export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNodeAccess> {
@@ -58,15 +50,6 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const settings = config.nodeAccess;
   const tls = await serverTlsMaterial(config, ca);
 
-  const connector = new NodeConnector({
-    timeoutMs: settings.nodeTimeoutMs,
-    maxRequestBytes: settings.maxRequestBytes,
-    maxResponseBytes: settings.maxResponseBytes,
-  });
-  const endpointOf: GatewayServerDeps['endpointOf'] = (node) => deps.runtime.endpoint(specOf(node));
-  // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
-  const identity = new NodeIdentityWatch({ db, audit: deps.audit, log });
-  const unlocker = new NodeUnlocker({ db, config: settings, connector, nodes: deps.nodes, endpointOf, identity, log });
   const access = new NodeAccess({
     db,
     accounts: deps.accounts,
@@ -75,10 +58,10 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   deps.certificates.onRevoked((serial) => access.forgetCertificate(serial));
   const serverDeps: GatewayServerDeps = {
     access,
-    connector,
-    unlocker,
+    rln: deps.rln,
+    unlocker: deps.unlocker,
     nodes: deps.nodes,
-    endpointOf,
+    endpointOf: deps.endpointOf,
     storagePathOf: (node, fileName) => deps.runtime.storageFiles.daemonPath(node.id, fileName),
     audit: deps.audit,
     // One count per token or certificate across both gateways.
@@ -91,9 +74,8 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });
   const started: http.Server[] = [];
   // Without a deadline (a failed start) connections are cut at once.
-  const stop = async (deadline = Date.now(), othersDone?: Promise<unknown>) => {
-    await Promise.all([...started.map((server) => drainServer(server, deadline)), othersDone?.catch(() => {})]);
-    connector.close();
+  const stop = async (deadline = Date.now()) => {
+    await Promise.all(started.map((server) => drainServer(server, deadline)));
   };
   try {
     await listen(bearer, config.host, config.nodeApiPort, 'NODE_API_PORT');
@@ -104,7 +86,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     await stop();
     throw err;
   }
-  return { unlocker, health: new NodeHealth({ db, connector, endpointOf }), connector, endpointOf, stop };
+  return { stop };
 }
 
 function listen(server: http.Server, host: string, port: number, setting: string) {

@@ -15,7 +15,7 @@ import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
 import { applyDecision } from './transition.ts';
 
 /**
- * What the node answered to /unlock with a password (gateway/node-unlocker.ts: unlockWithPassword,
+ * What the node answered to /unlock with a password (nodes/node-unlocker.ts: unlockWithPassword,
  * which completes the body with the network's chain settings and records a success).
  */
 export type PasswordCheck =

@@ -14,6 +14,7 @@ import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
+import type { RlnClient } from '../rln/client.ts';
 import { enqueueAutoUnlock } from './auto-unlock-job.ts';
 
 export const BUILD_JOB = declareJob({
@@ -28,6 +29,8 @@ export interface BuildJobDeps {
   db: Database;
   runtime: NodeRuntime;
   nodeStartTimeoutMs: number;
+  /** Asks a started daemon whether it answers yet. */
+  rln: Pick<RlnClient, 'answers'>;
   log: Logger;
   /**
    * Asks for a pass of the release's rollout after one of its nodes settled (see
@@ -173,7 +176,7 @@ async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
   try {
     await deps.runtime.awaitRunning?.(spec, deps.nodeStartTimeoutMs);
-    await waitForDaemon(deps.runtime.endpoint(spec), deps.nodeStartTimeoutMs, async () => {
+    await waitForDaemon(deps.rln, deps.runtime.endpoint(spec), deps.nodeStartTimeoutMs, async () => {
       return (await deps.runtime.status(spec.nodeId)).state !== 'running';
     });
   } catch (err) {

@@ -14,6 +14,7 @@ import { createLogger } from '../../src/logger.ts';
 import { newId } from '../../src/auth/tokens.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import type { JobRow } from '../../src/db/jobs.ts';
+import { RlnClient } from '../../src/rln/client.ts';
 
 describe(`build phases on ${databaseLabel()}`, () => {
   let db: Database;
@@ -42,13 +43,16 @@ describe(`build phases on ${databaseLabel()}`, () => {
       };
     }
   });
+  // Builds ask the in-memory runtime's health endpoint whether the daemon answers.
+  const rln = new RlnClient({ timeoutMs: 5_000, maxRequestBytes: 64 * 1024, maxResponseBytes: 1024 * 1024 });
   afterAll(async () => {
+    await rln.close();
     await runtime?.shutdown();
     await close?.();
   });
 
   const job = () =>
-    buildJob({ db, runtime, nodeStartTimeoutMs: 5_000, log: createLogger('silent'), requestRolloutPass: () => {} });
+    buildJob({ db, runtime, nodeStartTimeoutMs: 5_000, rln, log: createLogger('silent'), requestRolloutPass: () => {} });
 
   async function run(nodeId: string, action: BuildAction, imageVersion: string, previous?: string) {
     const build = await insertBuild(db, { nodeId, action, imageVersion, previousImageVersion: previous });

@@ -17,8 +17,8 @@ import { newId } from '../../src/auth/tokens.ts';
 import { NodeService } from '../../src/nodes/service.ts';
 import { createBearerGateway } from '../../src/gateway/gateway-server.ts';
 import { NodeAccess } from '../../src/gateway/node-access.ts';
-import { NodeConnector } from '../../src/gateway/node-connector.ts';
-import { NodeUnlocker } from '../../src/gateway/node-unlocker.ts';
+import { RlnClient } from '../../src/rln/client.ts';
+import { NodeUnlocker } from '../../src/nodes/node-unlocker.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import { freePort } from '../helpers/ports.ts';
 import { rawRequest, rawSocket } from './gateway-client.ts';
@@ -46,6 +46,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
   const nodeIds = { echo: '', down: '', hang: '' };
   const seen: Seen[] = [];
   let logText = '';
+  let rln: RlnClient;
 
   const auth = () => ({ authorization: `Bearer ${token}` });
   const path = (node: keyof typeof nodeIds, route: string) => `/${userId}/${nodeIds[node]}/${route}`;
@@ -95,12 +96,12 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
 
     const config = loadConfig({});
     const log = pino({ level: 'trace' }, new Writable({ write: (c, _e, cb) => ((logText += c.toString()), cb()) }));
-    const connector = new NodeConnector({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
+    rln = new RlnClient({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
     // This test sets no webhook URL, so the check has nothing to refuse.
     const nodes = new NodeService({ db: db.db, config, assignPorts: nodePortsFor(config), checkWebhookUrl: async (url) => url });
     const endpointOf = (node: { rest_port: number | null }) => ({ host: '127.0.0.1', port: node.rest_port! });
-    const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, connector, nodes, endpointOf, log });
-    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), connector, unlocker, nodes, endpointOf, storagePathOf: (_node, name) => `/nonexistent/${name}`, clientTimeoutMs: 1500, log });
+    const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, endpointOf, log });
+    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, unlocker, nodes, endpointOf, storagePathOf: (_node, name) => `/nonexistent/${name}`, clientTimeoutMs: 1500, log });
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;
@@ -111,6 +112,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
       s?.closeAllConnections();
       await new Promise((r) => s?.close(r));
     }
+    await rln?.close();
     await db?.close();
   });
 

@@ -1,16 +1,21 @@
-// The forwarding path (NodeConnector.forward) against a raw TCP server standing in for a node that
+// The forwarding path (RlnClient.forward) against a raw TCP server standing in for a node that
 // misbehaves: answers framed ambiguously, bytes after an answer, kept-alive connections it closes
 // while idle, and more concurrent requests than the pool may open connections. No database: a
-// bare node:http server calls the connector as the gateways do once a request is allowed.
+// bare node:http server calls the RLN client as the gateways do once a request is allowed.
 import { gatewayError } from '../helpers/gateway-error.ts';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { NodeConnector } from '../../src/gateway/node-connector.ts';
+import { RlnClient } from '../../src/rln/client.ts';
+import { sendGatewayError } from '../../src/gateway/gateway-reply.ts';
 import { freePort } from '../helpers/ports.ts';
 import { rawRequest, rawSocket } from './gateway-client.ts';
 
 const LIMIT = 2 * 1024 * 1024;
+
+/** What the gateways do once a request is allowed: forward it, failures answered in their shape. */
+const forward = (rln: RlnClient, req: http.IncomingMessage, res: http.ServerResponse, port: number) =>
+  rln.forward({ req, res, endpoint: { host: '127.0.0.1', port }, path: req.url!, client: { address: '127.0.0.1', proto: 'http' }, fail: (err, headers) => sendGatewayError(res, 'test-request', err, headers) });
 
 /** What the fake node answers to a request line, and what it saw. */
 type Script = (requestLine: string, socket: net.Socket) => void;
@@ -18,7 +23,7 @@ type Script = (requestLine: string, socket: net.Socket) => void;
 describe('forwarding to a node that misbehaves', () => {
   let node: net.Server;
   let gateway: http.Server;
-  let connector: NodeConnector;
+  let connector: RlnClient;
   let base: string;
   let script: Script = () => {};
   let connections = 0;
@@ -44,8 +49,8 @@ describe('forwarding to a node that misbehaves', () => {
     });
     const nodePort = await freePort();
     await new Promise<void>((r) => node.listen(nodePort, '127.0.0.1', r));
-    connector = new NodeConnector({ timeoutMs: 2000, maxRequestBytes: 1024, maxResponseBytes: LIMIT, maxConnectionsPerNode: 2 });
-    gateway = http.createServer((req, res) => connector.forward(req, res, { host: '127.0.0.1', port: nodePort }, req.url!, { address: '127.0.0.1', proto: 'http' }, 'test-request'));
+    connector = new RlnClient({ timeoutMs: 2000, maxRequestBytes: 1024, maxResponseBytes: LIMIT, maxConnectionsPerNode: 2 });
+    gateway = http.createServer((req, res) => forward(connector, req, res, nodePort));
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;
@@ -56,7 +61,7 @@ describe('forwarding to a node that misbehaves', () => {
   });
 
   afterAll(async () => {
-    connector.close();
+    await connector.close();
     gateway.closeAllConnections();
     await new Promise((r) => gateway.close(r));
     await new Promise((r) => node.close(r));
@@ -165,7 +170,7 @@ describe('forwarding to a node that misbehaves', () => {
 describe('forwarding request bodies', () => {
   let node: http.Server;
   let gateway: http.Server;
-  let connector: NodeConnector;
+  let connector: RlnClient;
   let base: string;
 
   beforeAll(async () => {
@@ -177,15 +182,15 @@ describe('forwarding request bodies', () => {
     });
     const nodePort = await freePort();
     await new Promise<void>((r) => node.listen(nodePort, '127.0.0.1', r));
-    connector = new NodeConnector({ timeoutMs: 2000, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024 });
-    gateway = http.createServer((req, res) => connector.forward(req, res, { host: '127.0.0.1', port: nodePort }, req.url!, { address: '127.0.0.1', proto: 'http' }, 'test-request'));
+    connector = new RlnClient({ timeoutMs: 2000, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024 });
+    gateway = http.createServer((req, res) => forward(connector, req, res, nodePort));
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;
   });
 
   afterAll(async () => {
-    connector.close();
+    await connector.close();
     for (const s of [gateway, node]) {
       s.closeAllConnections();
       await new Promise((r) => s.close(r));

@@ -9,7 +9,7 @@ import { errorResponses, NodeIdParams, ErrorBody } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { nodeParam } from '../audit-route.ts';
 import { withPasswordBodies } from './password-body.ts';
-import { parseUnlockInput } from '../../gateway/unlock-body.ts';
+import { parseUnlockInput } from '../../rln/unlock-body.ts';
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Visible = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7e]+$', description });

@@ -69,21 +69,6 @@ function passesToNode(rawName: string, listed: Set<string> | undefined): boolean
   return !(DROPPED_TO_NODE.has(name) || name.startsWith('x-forwarded-') || (listed !== undefined && listed.has(name)));
 }
 
-/**
- * The whole head of the request to the node as one string (written latin1, the way node:http read
- * the client's bytes): request line, the headers headersToNode keeps, Host, the forwarding headers
- * and `framing` (a "Transfer-Encoding: chunked" or "Content-Length: 0" line, or nothing). The
- * values are the client's as node:http's parser accepted them, which refuses CR, LF and NUL.
- */
-export function requestHeadToNode(method: string, target: string, raw: string[], client: ClientFacts, host: string, framing: string): string {
-  const listed = hasConnection(raw) ? connectionTokens(raw) : undefined;
-  let head = `${method} ${target} HTTP/1.1\r\n`;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (passesToNode(raw[i]!, listed)) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
-  }
-  return `${head}X-Forwarded-For: ${client.address}\r\nX-Forwarded-Proto: ${client.proto}\r\nHost: ${host}\r\n${framing}\r\n`;
-}
-
 /** Raw response headers as the client should receive them: the node's own, less hop-by-hop. */
 export function headersToClient(raw: string[]): string[] {
   const out: string[] = [];
@@ -107,4 +92,23 @@ export function responseHeadersInto(raw: string[], out: string[]): number {
     out.push(raw[i]!, raw[i + 1]!);
   }
   return contentLength;
+}
+
+/**
+ * The node's answer headers as undici hands them (names in lower case, a repeated header's values
+ * in a list) to pass to the client, as a raw list: less hop-by-hop and the node's CORS headers.
+ */
+export function responseHeadersFrom(headers: Record<string, string | string[] | undefined>): string[] {
+  const connection = headers.connection;
+  const listed = typeof connection === 'string' && connection.toLowerCase() !== 'keep-alive' ? connectionTokens(['connection', connection]) : undefined;
+  const out: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || (listed !== undefined && listed.has(name))) continue;
+    // CORS is the gateway's decision (gateway-server.ts), never the node's.
+    if (name.startsWith('access-control-')) continue;
+    if (typeof value === 'string') out.push(name, value);
+    else for (const v of value) out.push(name, v);
+  }
+  return out;
 }

@@ -2,22 +2,23 @@
 // chain-sync, indexer and proxy settings, sent to the node, and on success the node is recorded
 // as unlocked. Used by both gateways (which pass the node's answer through) and by the management
 // API's POST /api/nodes/{id}/unlock (which turns a refusal into one of its error codes).
-import type { NodeAccessConfig } from './config.ts';
 import type { Database } from '../db/database.ts';
 import { findUserNode, type NodeRow } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
-import type { NodeService } from '../nodes/service.ts';
-import type { PasswordCheck } from '../nodes/auto-unlock.ts';
+import type { NodeService } from './service.ts';
+import type { PasswordCheck } from './auto-unlock.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
-import type { NodeAnswer, NodeConnector } from './node-connector.ts';
-import { buildUnlockBody, unlockFormatFor, type UnlockInput } from './unlock-body.ts';
-import type { AnswerWarning, NodeIdentityWatch } from '../nodes/node-identity.ts';
+import type { RlnClient } from '../rln/client.ts';
+import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../rln/answer.ts';
+import type { UnlockSettings } from '../rln/chain-settings.ts';
+import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../rln/unlock-body.ts';
+import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;
-  config: NodeAccessConfig;
-  connector: NodeConnector;
+  config: UnlockSettings;
+  rln: Pick<RlnClient, 'unlock' | 'init' | 'nodeInfo'>;
   nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
   /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
@@ -26,9 +27,7 @@ export interface NodeUnlockerDeps {
 }
 
 /** The node's answer to an unlock, and what the service warns about once it succeeded. */
-export type UnlockAnswer = NodeAnswer & { warnings: AnswerWarning[] };
-
-export const isSuccess = (status: number) => status >= 200 && status < 300;
+export type UnlockAnswer = RlnAnswer & { warnings: AnswerWarning[] };
 
 export function requireRunning(node: NodeRow) {
   // Stopping already (its stop build may not have run yet): nothing more reaches its daemon.
@@ -52,7 +51,7 @@ export class NodeUnlocker {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config), config.unlockChainSettings);
-    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/unlock', Buffer.from(JSON.stringify(body)), extraHeaders);
+    const answer = await this.deps.rln.unlock(this.deps.endpointOf(node), body, extraHeaders);
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return { ...answer, warnings: await this.checkIdentity(node) };
@@ -65,10 +64,9 @@ export class NodeUnlocker {
   private async checkIdentity(node: NodeRow): Promise<AnswerWarning[]> {
     if (!this.deps.identity) return [];
     try {
-      const info = await this.deps.connector.call(this.deps.endpointOf(node), 'GET', '/nodeinfo', Buffer.alloc(0), {});
+      const info = await this.deps.rln.nodeInfo(this.deps.endpointOf(node));
       if (!isSuccess(info.status)) return [];
-      const { pubkey } = JSON.parse(info.body.toString('utf8')) as { pubkey?: unknown };
-      return await this.deps.identity.reported(node, pubkey);
+      return await this.deps.identity.reported(node, answerJson(info)?.pubkey);
     } catch (err) {
       this.deps.log.warn({ err, nodeId: node.id }, 'could not read the node pubkey after an unlock');
       return [];
@@ -83,7 +81,7 @@ export class NodeUnlocker {
   async unlockWithPassword(node: NodeRow, password: string): Promise<PasswordCheck> {
     const answer = await this.unlock(node, { password });
     if (isSuccess(answer.status)) return { outcome: 'unlocked' };
-    const refusal = unlockRefusal(answer);
+    const refusal = nodeRefusal(answer);
     const nodeError = refusal.details?.nodeError;
     // Only RLN's own verdict on the password: a 401 for missing credentials (a node run with
     // authentication by mistake) must not count as a wrong password and erase the sealed one.
@@ -107,13 +105,10 @@ export class NodeUnlocker {
     requireRunning(node);
     // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
     const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
-    const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'POST', '/init', Buffer.from(JSON.stringify(body)), {});
-    if (!isSuccess(answer.status)) throw unlockRefusal(answer, 'initialise');
+    const answer = await this.deps.rln.init(this.deps.endpointOf(node), body);
+    if (!isSuccess(answer.status)) throw nodeRefusal(answer, 'initialise');
     await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
-    let mnemonic: unknown;
-    try {
-      mnemonic = (JSON.parse(answer.body.toString('utf8')) as { mnemonic?: unknown }).mnemonic;
-    } catch {}
+    const mnemonic = answerJson(answer)?.mnemonic;
     if (typeof mnemonic !== 'string') throw new AppError('node_error', 'the node initialised its wallet but answered no mnemonic');
     return { mnemonic };
   }
@@ -124,7 +119,7 @@ export class NodeUnlocker {
     if (!node) throw nodeNotFound(nodeId);
     requireRunning(node);
     const answer = await this.unlock(node, input);
-    if (!isSuccess(answer.status)) throw unlockRefusal(answer);
+    if (!isSuccess(answer.status)) throw nodeRefusal(answer);
     return { warnings: answer.warnings };
   }
 }
@@ -138,25 +133,5 @@ export async function recordSafely(log: Logger, nodeId: string, what: string, re
     await record();
   } catch (err) {
     log.error({ err, nodeId }, `could not record that the node was ${what}`);
-  }
-}
-
-/** RLN answers `{"error": "<text>", "code": <status>, "name": "<Name>"}`; its text is kept. */
-export function unlockRefusal(answer: NodeAnswer, what = 'unlock'): AppError {
-  let parsed: { error?: unknown; name?: unknown } = {};
-  try {
-    parsed = JSON.parse(answer.body.toString('utf8'));
-  } catch {}
-  const text = typeof parsed.error === 'string' ? parsed.error.slice(0, 500) : `status ${answer.status}`;
-  const details = { nodeStatus: answer.status, ...(typeof parsed.name === 'string' ? { nodeError: parsed.name } : {}) };
-  switch (answer.status) {
-    case 401:
-      return new AppError('wrong_password', `the node refused the password: ${text}`, details);
-    case 403:
-      return new AppError('node_state_conflict', `the node cannot ${what} now: ${text}`, details);
-    case 400:
-      return new AppError('invalid_request', `the node refused the ${what}: ${text}`, details);
-    default:
-      return new AppError('node_error', `the node failed to ${what}: ${text}`, details);
   }
 }

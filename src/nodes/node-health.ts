@@ -6,9 +6,10 @@ import { buildsByNode } from '../db/builds.ts';
 import type { Database } from '../db/database.ts';
 import { findUserNode, type NodeRow } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
-import { presentBuild } from '../nodes/present.ts';
+import { presentBuild } from './present.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
-import type { NodeConnector } from './node-connector.ts';
+import type { RlnClient } from '../rln/client.ts';
+import { answerJson, type RlnAnswer } from '../rln/answer.ts';
 
 export const PROBE_TIMEOUT_MS = 1_500;
 
@@ -39,7 +40,7 @@ export interface NodeHealthReport {
 
 export interface NodeHealthDeps {
   db: Database;
-  connector: NodeConnector;
+  rln: Pick<RlnClient, 'nodeInfo' | 'networkInfo'>;
   endpointOf: (node: NodeRow) => NodeEndpoint;
 }
 
@@ -67,12 +68,12 @@ export class NodeHealth {
     const none = { latencyMs: null, httpStatus: null, error: null, network: null, height: null };
     if (node.status !== 'RUNNING') return { checked: false, answering: false, ...none };
     // A locked RLN answers only a few routes; /nodeinfo's 403 still proves it is up.
-    const path = node.locked ? '/nodeinfo' : '/networkinfo';
+    const endpoint = this.deps.endpointOf(node);
     const started = performance.now();
     try {
-      const answer = await this.deps.connector.call(this.deps.endpointOf(node), 'GET', path, Buffer.alloc(0), {}, PROBE_TIMEOUT_MS);
+      const answer = node.locked ? await this.deps.rln.nodeInfo(endpoint, PROBE_TIMEOUT_MS) : await this.deps.rln.networkInfo(endpoint, PROBE_TIMEOUT_MS);
       const latencyMs = Math.round((performance.now() - started) * 10) / 10;
-      const info = !node.locked && answer.status === 200 ? parseNetworkInfo(answer.body) : undefined;
+      const info = !node.locked && answer.status === 200 ? parseNetworkInfo(answer) : undefined;
       return { checked: true, answering: true, ...none, latencyMs, httpStatus: answer.status, network: info?.network ?? null, height: info?.height ?? null };
     } catch (err) {
       return { checked: true, answering: false, ...none, error: err instanceof AppError ? err.message : 'the node could not be reached' };
@@ -80,11 +81,8 @@ export class NodeHealth {
   }
 }
 
-function parseNetworkInfo(body: Buffer): { network: string | null; height: number | null } | undefined {
-  try {
-    const info = JSON.parse(body.toString('utf8')) as { network?: unknown; height?: unknown };
-    return { network: typeof info.network === 'string' ? info.network : null, height: typeof info.height === 'number' ? info.height : null };
-  } catch {
-    return undefined;
-  }
+function parseNetworkInfo(answer: RlnAnswer): { network: string | null; height: number | null } | undefined {
+  const info = answerJson(answer);
+  if (!info) return undefined;
+  return { network: typeof info.network === 'string' ? info.network : null, height: typeof info.height === 'number' ? info.height : null };
 }

@@ -1,0 +1,43 @@
+// Everything the service asks of the node daemons goes through one RLN client (rln/client.ts),
+// built here once: the gateways forward through it, and the unlock, the health probe, the builds,
+// automatic unlock, backups and restores call through it. It is closed once everything that uses
+// it has stopped (app.ts).
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { NodeRow } from '../db/nodes.ts';
+import type { Logger } from '../logger.ts';
+import type { AuditLog } from '../audit/audit-log.ts';
+import { specOf } from '../nodes/build-job.ts';
+import { NodeHealth } from '../nodes/node-health.ts';
+import { NodeIdentityWatch } from '../nodes/node-identity.ts';
+import { NodeUnlocker } from '../nodes/node-unlocker.ts';
+import type { NodeService } from '../nodes/service.ts';
+import { RlnClient } from '../rln/client.ts';
+import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
+
+export interface NodeCallsDeps {
+  config: Pick<Config, 'nodeAccess'>;
+  db: Database;
+  runtime: Pick<NodeRuntime, 'endpoint'>;
+  nodes: NodeService;
+  audit?: Pick<AuditLog, 'record'>;
+  log: Logger;
+}
+
+export interface NodeCalls {
+  rln: RlnClient;
+  endpointOf: (node: NodeRow) => NodeEndpoint;
+  unlocker: NodeUnlocker;
+  /** GET /api/nodes/{id}/health. */
+  health: NodeHealth;
+}
+
+export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeCallsDeps): NodeCalls {
+  const settings = config.nodeAccess;
+  const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
+  const endpointOf = (node: NodeRow) => runtime.endpoint(specOf(node));
+  // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
+  const identity = new NodeIdentityWatch({ db, audit, log });
+  const unlocker = new NodeUnlocker({ db, config: settings, rln, nodes, endpointOf, identity, log });
+  return { rln, endpointOf, unlocker, health: new NodeHealth({ db, rln, endpointOf }) };
+}
