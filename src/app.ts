@@ -24,7 +24,7 @@ import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
 import { buildBackupService } from './composition/backups.ts';
-import { buildNodeCalls } from './composition/node-calls.ts';
+import { buildNodeCalls, type NodeCalls } from './composition/node-calls.ts';
 import { buildEventStreams, type EventStreams } from './composition/event-streams.ts';
 import { loadConfiguredUnlockSeal, warnAboutUnknownSealKeys } from './composition/unlock-seal.ts';
 import { AutoUnlockService } from './nodes/auto-unlock.ts';
@@ -54,6 +54,9 @@ export interface RunningServer {
   /** Node timelines and this process's event streams. */
   events: EventStreams;
   runtime: NodeRuntime;
+  /** The RLN client and what calls the daemons through it (composition/node-calls.ts). */
+  nodeCalls: NodeCalls;
+  metrics: ServiceMetrics;
   /** Set on the very first start with an empty database (see BOOTSTRAP_DEV_USER). */
   devCredentials: DevCredentials | undefined;
   stop(): Promise<void>;
@@ -191,7 +194,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
         log.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: no new connections or work; finishing what is in flight');
         await releaseAll(Date.now() + config.shutdownTimeoutMs);
       })());
-    return { config, db, api, services, events, runtime, devCredentials, stop };
+    return { config, db, api, services, events, runtime, nodeCalls, metrics, devCredentials, stop };
   } catch (err) {
     await releaseAll(Date.now());
     throw err;

@@ -97,6 +97,8 @@ class Forwarding implements Dispatcher.DispatchHandler {
   private closeDelimited = false;
   /** Bytes of an answer whose length was not declared (a declared one was checked at its head). */
   private relayed = -1;
+  /** The declared length of the answer's body, -1 without one. */
+  private length = -1;
   /** While `onAnswer` runs, the node's body waits here (with `heldEnd` once it is complete). */
   private held: Buffer[] | undefined;
   private heldEnd = false;
@@ -144,6 +146,7 @@ class Forwarding implements Dispatcher.DispatchHandler {
       controller.abort(answerTooLarge(limits.maxResponseBytes));
       return;
     }
+    this.length = length;
     if (length === -1) this.relayed = 0;
     this.closeDelimited = length === -1 && headers['transfer-encoding'] === undefined;
     const out = responseHeadersFrom(headers);
@@ -177,6 +180,14 @@ class Forwarding implements Dispatcher.DispatchHandler {
     }
     if (this.held) {
       this.held.push(chunk);
+      return;
+    }
+    if (chunk.length === this.length) {
+      // The common case, the whole declared body in one read: as a latin1 string (byte for byte)
+      // node:http joins it to the head, so one string goes out rather than a head and a Buffer
+      // (bench/gateway.ts: a writev less per request).
+      this.finished = true;
+      this.r.res.end(chunk.toString('latin1'), 'latin1');
       return;
     }
     if (this.r.res.write(chunk)) return;
