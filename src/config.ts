@@ -13,6 +13,7 @@ import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
 import { readEventStreamConfig, type EventStreamConfig } from './events/config.ts';
 import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/config.ts';
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
+import { readCliConfig, type CliConfig } from './cli/config.ts';
 
 export type { ChainSettings, NodeAccessConfig } from './gateway/config.ts';
 
@@ -93,6 +94,8 @@ export interface Config {
   eventStreams: EventStreamConfig;
   /** The key file that seals the passwords of nodes with automatic unlock (UNLOCK_SEAL_KEY_FILE; see secrets/config.ts). */
   unlockSeal: UnlockSealConfig;
+  /** The user commands of the CLI: where the management API is and the token they call it with. */
+  cli: CliConfig;
 }
 
 export class ConfigError extends Error {
@@ -274,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: readWebhookConfig(env, problems, { dataDir, production }),
     eventStreams: readEventStreamConfig(env, problems),
     unlockSeal: readUnlockSealConfig(env, problems, { dataDir }),
+    cli: readCliConfig(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -2,7 +2,7 @@
 // serialisation, the TypeScript types and the OpenAPI document at once.
 import { Type, type Static } from '@sinclair/typebox';
 import { ERROR_CODES } from '../errors.ts';
-import { BUILD_PHASES, NODE_STATUSES } from '../domain/nodes.ts';
+import { BUILD_ACTIONS, BUILD_PHASES, BUILD_STATUSES, NETWORKS, NODE_STATUSES } from '../domain/nodes.ts';
 
 export const ID_PATTERN = '^[0-9a-f]{32}$';
 // Printable text, not starting or ending with whitespace. Refused anywhere: C0 and C1 control
@@ -43,7 +43,7 @@ export const Build = Type.Object(
   {
     id: Type.String({ description: "The build's stable id: `<nodeId>-<buildNumber>`, unique across the service." }),
     buildNumber: Type.Integer({ minimum: 1, description: 'Sequence number of the build, per node.' }),
-    buildStatus: Type.Union([Type.Literal('IN_PROGRESS'), Type.Literal('SUCCESS'), Type.Literal('FAILURE')]),
+    buildStatus: Type.Union(BUILD_STATUSES.map((s) => Type.Literal(s))),
     buildComplete: Type.Boolean(),
     currentPhase: Type.Union(BUILD_PHASES.map((p) => Type.Literal(p)), {
       description:
@@ -53,7 +53,7 @@ export const Build = Type.Object(
         'STOPPING_DAEMON, DESTROYING. DONE or FAILED once finished.',
     }),
     timestamp: Type.String({ format: 'date-time', description: 'When the build started.' }),
-    action: Type.Union(['create', 'start', 'stop', 'upgrade', 'destroy'].map((a) => Type.Literal(a))),
+    action: Type.Union(BUILD_ACTIONS.map((a) => Type.Literal(a))),
     imageVersion: Type.String({ description: 'The image version the build runs the node on.' }),
     finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     error: Type.Optional(Type.String({ description: 'Why a FAILURE build failed.' })),
@@ -82,7 +82,7 @@ export const Node = Type.Object(
   {
     nodeId: Type.String({ pattern: ID_PATTERN }),
     name: Type.String(),
-    network: Type.Union([Type.Literal('regtest'), Type.Literal('testnet')]),
+    network: Type.Union(NETWORKS.map((n) => Type.Literal(n))),
     status: Type.Union(NODE_STATUSES.map((s) => Type.Literal(s)), {
       description:
         'STARTING: created or started, coming up. RUNNING: the daemon answers. IN_PROGRESS: an upgrade is replacing the image. ' +

@@ -1,5 +1,6 @@
 // A backup as the API answers it.
 import type { BackupRow } from '../db/backups.ts';
+import type { Network } from '../domain/nodes.ts';
 
 export interface ApiBackup {
   backupId: string;
@@ -7,7 +8,7 @@ export interface ApiBackup {
   nodeId: string | null;
   origin: 'node' | 'upload';
   /** The network of the node backed up, or the one an upload is for. */
-  network: 'regtest' | 'testnet' | null;
+  network: Network | null;
   /** An upload recognised as a backup of one of the user's nodes: that node (restores follow its fence). */
   sourceNodeId: string | null;
   status: BackupRow['status'];

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, type ErrorCode } from '../errors.ts';
+import type { CliConfig } from './config.ts';
 
 export interface ApiClientSettings {
   apiUrl: string;
@@ -16,11 +17,10 @@ export interface ApiClientSettings {
  */
 export function apiClientSettings(
   options: Record<string, string | true>,
-  env: NodeJS.ProcessEnv,
-  config: { publicUrl: string; dataDir: string },
+  config: { publicUrl: string; dataDir: string; cli: CliConfig },
 ): ApiClientSettings {
-  const apiUrl = String(options['api-url'] ?? env.RLN_CLOUD_API_URL ?? config.publicUrl).replace(/\/+$/, '');
-  let token = env.RLN_CLOUD_TOKEN?.trim();
+  const apiUrl = String(options['api-url'] ?? config.cli.apiUrl ?? config.publicUrl).replace(/\/+$/, '');
+  let token = config.cli.token;
   const tokenFile = typeof options['token-file'] === 'string' ? options['token-file'] : join(config.dataDir, 'dev-token');
   if (!token && existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
   if (!token) {

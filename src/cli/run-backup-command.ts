@@ -3,9 +3,10 @@
 import { AppError } from '../errors.ts';
 import { apiClientSettings } from './api-client.ts';
 import { backupCommands, type CliArgs } from './backup-commands.ts';
+import type { CliConfig } from './config.ts';
 
-export async function runBackupCommand(config: { publicUrl: string; dataDir: string }, command: string, args: CliArgs): Promise<object> {
+export async function runBackupCommand(config: { publicUrl: string; dataDir: string; cli: CliConfig }, command: string, args: CliArgs): Promise<object> {
   const run = backupCommands[command];
   if (!run) throw new AppError('invalid_request', `"${command}" needs one of: ${Object.keys(backupCommands).map((c) => c.slice('backup '.length)).join(', ')}`);
-  return run(apiClientSettings(args.options, process.env, config), args);
+  return run(apiClientSettings(args.options, config), args);
 }

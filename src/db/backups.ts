@@ -1,6 +1,7 @@
 // Backups: what a user backed up (or uploaded to restore from), where its file is once finished,
 // and, while one runs, which replica runs it.
 import type { Queryable } from './database.ts';
+import type { Network } from '../domain/nodes.ts';
 
 export type BackupStatus = 'IN_PROGRESS' | 'SUCCEEDED' | 'FAILED';
 
@@ -10,7 +11,7 @@ export interface BackupRow {
   node_id: string | null;
   origin: 'node' | 'upload';
   status: BackupStatus;
-  network: 'regtest' | 'testnet' | null;
+  network: Network | null;
   image_version: string | null;
   was_unlocked: boolean;
   runner: string | null;

@@ -1,18 +1,23 @@
 // The words of a node, shared by every layer: the database stores them, the lifecycle table
 // decides between them, the runtime and the API speak them. They import nothing.
 
-export type NodeStatus = 'STARTING' | 'RUNNING' | 'IN_PROGRESS' | 'PAUSED' | 'FAILED' | 'DESTROYING' | 'DESTROYED';
-export const NODE_STATUSES: NodeStatus[] = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'];
+// Each set of words is listed once, as a list (the API's schemas and the migrations' CHECK
+// constraints follow it); its type is derived from the list.
+export const NODE_STATUSES = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'] as const;
+export type NodeStatus = (typeof NODE_STATUSES)[number];
 export type DesiredState = 'running' | 'stopped' | 'destroyed';
-export type Network = 'regtest' | 'testnet';
+export const NETWORKS = ['regtest', 'testnet'] as const;
+export type Network = (typeof NETWORKS)[number];
 
 export interface NodeSettings {
   webhookUrl?: string;
 }
 
 /** What a build does to a node's daemon. */
-export type BuildAction = 'create' | 'start' | 'stop' | 'upgrade' | 'destroy';
-export type BuildStatus = 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+export const BUILD_ACTIONS = ['create', 'start', 'stop', 'upgrade', 'destroy'] as const;
+export type BuildAction = (typeof BUILD_ACTIONS)[number];
+export const BUILD_STATUSES = ['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
+export type BuildStatus = (typeof BUILD_STATUSES)[number];
 
 /**
  * What a build in progress is doing now, step by step as nodes/build-job.ts carries it out

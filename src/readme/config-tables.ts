@@ -10,6 +10,7 @@ import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
 import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
 import { EVENT_STREAM_VARIABLES } from '../events/config.ts';
 import { UNLOCK_SEAL_VARIABLES } from '../secrets/config.ts';
+import { CLI_VARIABLES } from '../cli/config.ts';
 import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
@@ -35,6 +36,8 @@ export const CONFIG_TABLES = {
   ),
   // "## Kubernetes runtime"
   kubernetes: rows(KUBERNETES_VARIABLES),
+  // "## The CLI's user commands"
+  cli: rows(CLI_VARIABLES),
 };
 export type TableName = keyof typeof CONFIG_TABLES;
 

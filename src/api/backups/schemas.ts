@@ -1,13 +1,14 @@
 // The backup record as the API answers it (backups/present.ts builds it).
 import { Type } from '@sinclair/typebox';
 import { ID_PATTERN } from '../schemas.ts';
+import { NETWORKS } from '../../domain/nodes.ts';
 
 export const Backup = Type.Object(
   {
     backupId: Type.String({ pattern: ID_PATTERN }),
     nodeId: Type.Union([Type.String({ pattern: ID_PATTERN }), Type.Null()], { description: 'The node backed up; null for an uploaded file.' }),
     origin: Type.Union([Type.Literal('node'), Type.Literal('upload')]),
-    network: Type.Union([Type.Literal('regtest'), Type.Literal('testnet'), Type.Null()], {
+    network: Type.Union([...NETWORKS.map((n) => Type.Literal(n)), Type.Null()], {
       description: "The network of the node backed up, or the one an upload is for (recognised, or declared on upload); a restore must be into this network.",
     }),
     sourceNodeId: Type.Union([Type.String({ pattern: ID_PATTERN }), Type.Null()], {

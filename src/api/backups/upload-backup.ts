@@ -9,11 +9,12 @@ import { errorResponses } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { tooLarge } from '../../backups/service.ts';
 import { Backup } from './schemas.ts';
+import { NETWORKS } from '../../domain/nodes.ts';
 
 const UploadQuery = Type.Object(
   {
     network: Type.Optional(
-      Type.Union([Type.Literal('regtest'), Type.Literal('testnet')], {
+      Type.Union(NETWORKS.map((n) => Type.Literal(n)), {
         description:
           'The network the backup is for. Required unless the file is one of your node backups (recognised by its SHA-256), ' +
           'whose network it then takes; a declared network that contradicts it is a 400.',

@@ -6,11 +6,12 @@ import { errorResponses, ID_PATTERN, NAME_PATTERN, Node, Settings } from '../sch
 import type { ApiDeps } from '../deps.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
 import { withPasswordBodies } from './password-body.ts';
+import { NETWORKS } from '../../domain/nodes.ts';
 
 const CreateNodeBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: NAME_PATTERN, description: '1-64 printable characters.' }),
-    network: Type.Union([Type.Literal('regtest'), Type.Literal('testnet')]),
+    network: Type.Union(NETWORKS.map((n) => Type.Literal(n))),
     settings: Type.Optional(Settings),
     restore: Type.Optional(
       Type.Object(
