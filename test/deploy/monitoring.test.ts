@@ -1,21 +1,14 @@
 // The monitoring shipped with the manifests (deploy/monitoring, components/monitoring), checked with
 // Prometheus' own promtool: the rules are valid, each alert fires on its case and stays quiet on a
-// near miss, and the alerts fire from the service's real metrics. A real service (PGlite, devnode
-// daemons) is driven into trouble: builds fail, a rollout pauses, a node is FAILED, the node port
-// range runs out, webhooks go to a receiver that refuses them; then its database goes away and the
-// service stops. Its scrapes, a minute apart for promtool, must fire exactly the alerts that apply.
+// near miss (alert-cases.ts). alerts-from-real-metrics.test.ts fires them from a real service.
 // Without promtool the suite is skipped, and fails under REQUIRE_MONITORING_TESTS=1 (CI installs it).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { repoRoot } from '../helpers/service-process.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { randomNodePortRange } from '../helpers/ports.ts';
-import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { ALERT_CASES } from './alert-cases.ts';
-import { alertRules, hasPromtool, inputSeries, metricsRead, promtool, rulesDocument, RULES_FILE, testRules, type Expectation } from './promtool.ts';
+import { alertRules, hasPromtool, promtool, rulesDocument, RULES_FILE, testRules } from './promtool.ts';
 
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 
