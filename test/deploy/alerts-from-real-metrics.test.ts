@@ -4,14 +4,17 @@
 // created on it is FAILED, the node port range is used up, and webhooks go to a receiver that
 // refuses them. Then its database goes away, then it stops. Each scrape becomes one minute of
 // promtool input (monitoring/promtool.ts), and every alert must fire, or not, as the state says.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/service-process.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { randomNodePortRange } from '../helpers/ports.ts';
 import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { ALERT_CASES } from './alert-cases.ts';
-import { alertRules, hasPromtool, inputSeries, testRules, type Expectation } from './promtool.ts';
+import { alertRules, hasPromtool, inputSeries, metricsRead, testRules, type Expectation } from './promtool.ts';
 
 const evalTime = (alert: string) => ALERT_CASES[alert]!.evalTime;
 /** Every alert of the rules at its case's time: firing with `firing[alert]`'s labels, or not at all. */
@@ -96,6 +99,15 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     expect(sample(s, 'rlncloud_webhook_deliveries_total', { result: 'succeeded' })).toBe(0);
     expect(sample(s, 'rlncloud_webhook_deliveries_unfinished', { state: 'pending' })).toBeGreaterThan(0);
     expect(sample(scrapes.noDatabase!, 'rlncloud_rollouts_in_progress')).toBeNaN();
+  });
+
+  it("reads in the rules and the dashboard only metrics the service exposed (the pool's: PostgreSQL only)", () => {
+    const dashboard = readFileSync(join(repoRoot, 'deploy/monitoring/grafana-dashboard.json'), 'utf8');
+    const names = new Set([...metricsRead(), ...(dashboard.match(/\brlncloud_[a-z0-9_]+/g) ?? [])].map((n) => n.replace(/_(bucket|count|sum)$/, '')));
+    // declared families: a labelled gauge with no series yet (no job of any kind) is declared all the same
+    const exposed = new Set(scrapes.trouble!.types.keys());
+    const missing = [...names].filter((n) => n !== 'up' && !exposed.has(n) && !n.startsWith('rlncloud_db_pool_'));
+    expect(missing).toEqual([]);
   });
 
   it('fires nothing while the service is healthy', () => {

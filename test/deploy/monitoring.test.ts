@@ -78,3 +78,26 @@ describe('the alert rules (deploy/monitoring/rules.yml)', () => {
     expect(result.output).toContain('RlnCloudNodesFailed');
   });
 });
+
+describe('the Grafana dashboard (deploy/monitoring/grafana-dashboard.json)', () => {
+  const dashboard = JSON.parse(read('deploy/monitoring/grafana-dashboard.json'));
+  const panels = dashboard.panels.filter((p: any) => p.type !== 'row');
+  const exprs: string[] = panels.flatMap((p: any) => p.targets.map((t: any) => t.expr));
+
+  it("queries every metric of the service's and nothing it does not export, through the chosen data source", () => {
+    const defined = new Set([...read('src/metrics/definitions.ts').matchAll(/name: '(rlncloud_[a-z0-9_]+)'/g)].map((m) => m[1]!));
+    const queried = new Set(exprs.flatMap((e) => e.match(/\brlncloud_[a-z0-9_]+/g) ?? []).map((n) => n.replace(/_(bucket|count|sum)$/, '')));
+    // prom-client's process metrics are the only ones not declared in definitions.ts
+    expect([...queried].filter((n) => !defined.has(n) && !/^rlncloud_(process|nodejs)_/.test(n))).toEqual([]);
+    expect([...defined].filter((n) => !queried.has(n))).toEqual([]);
+    for (const e of exprs) expect(e, 'selects the rules\' job').toMatch(/job="rln-cloud"/);
+    for (const p of panels) expect(p.datasource.uid).toBe('${datasource}');
+    expect(new Set(dashboard.panels.map((p: any) => p.id)).size).toBe(dashboard.panels.length);
+  });
+
+  it.skipIf(!hasPromtool)('has only queries Prometheus parses (each checked by promtool as a recording rule)', () => {
+    const rules = { groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query_${i}`, expr })) }] };
+    const checked = promtool(['check', 'rules', '{}'], JSON.stringify(rules), 'dashboard-rules.yml');
+    expect(checked.ok, checked.output).toBe(true);
+  });
+});
