@@ -2,14 +2,16 @@
 // PGlite, devnode daemons) is scraped healthy, then driven into trouble the way production gets
 // there: a release whose image does not start fails its upgrades and pauses its rollout, a node
 // created on it is FAILED, the node port range is used up, and webhooks go to a receiver that
-// refuses them. Then its database goes away, then it stops. Each scrape becomes one minute of
-// promtool input (monitoring/promtool.ts), and every alert must fire, or not, as the state says.
+// refuses them. Then its database is slow (statements that sleep, on PostgreSQL more than its pool
+// holds), then goes away, then the service stops. Each scrape becomes one minute of promtool input
+// (promtool.ts), and every alert must fire, or not, as the state says.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/service-process.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { randomNodePortRange } from '../helpers/ports.ts';
+import { databaseLabel } from '../helpers/database.ts';
 import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -41,7 +43,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   let instance: string;
   let stopped = false;
   // healthy, in trouble, without its database, stopped (undefined: the scrape failed)
-  const scrapes: { healthy?: Scrape; trouble?: Scrape; noDatabase?: Scrape } = {};
+  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape } = {};
 
   const scrape = async (): Promise<Scrape> => {
     const res = await fetch(`http://${instance}/metrics`);
@@ -77,6 +79,18 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       const s = await scrape();
       return (sample(s, 'rlncloud_webhook_deliveries_total', { result: 'retry' }) ?? 0) > 0 && s;
     });
+
+    // Then a slow database, a scrape a minute for twelve minutes: slow statements on the service's
+    // own (timed) database handle. On PostgreSQL one more than the pool's 10 connections, so one
+    // waits and so do the service's own statements; PGlite runs one statement at a time anyway.
+    const slow = databaseLabel() === 'PostgreSQL' ? { statements: 11, seconds: 0.8 } : { statements: 2, seconds: 0.6 };
+    scrapes.slow = [await scrape()];
+    for (let minute = 1; minute <= 12; minute++) {
+      const sleeping = Promise.all(Array.from({ length: slow.statements }, () => t.server.db.query(`SELECT pg_sleep(${slow.seconds})`)));
+      await new Promise((r) => setTimeout(r, 100));
+      scrapes.slow.push(await scrape());
+      await sleeping;
+    }
 
     // The database goes away under the running service; its scrape still answers.
     await t.server.db.close();
@@ -130,9 +144,22 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     expect(result.ok, result.output).toBe(true);
   });
 
+  it('fires RlnCloudDatabaseSlow while statements take long', () => {
+    const expectations = [{ alert: 'RlnCloudDatabaseSlow', evalTime: evalTime('RlnCloudDatabaseSlow'), firing: [{}] }];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.slow!, instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it.runIf(databaseLabel() === 'PostgreSQL')('fires RlnCloudDatabasePoolExhausted while statements wait for a connection', () => {
+    for (const s of scrapes.slow!.slice(1)) expect(sample(s, 'rlncloud_db_pool_waiting_requests')).toBeGreaterThan(0);
+    const expectations = [{ alert: 'RlnCloudDatabasePoolExhausted', evalTime: evalTime('RlnCloudDatabasePoolExhausted'), firing: [{ job: 'rln-cloud', instance }] }];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.slow!, instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
   it('fires RlnCloudDatabaseUnreachable once the database is gone', () => {
     const expectations = [{ alert: 'RlnCloudDatabaseUnreachable', evalTime: evalTime('RlnCloudDatabaseUnreachable'), firing: [{ job: 'rln-cloud', instance }] }];
-    const result = testRules([{ inputSeries: inputSeries([scrapes.trouble!, scrapes.noDatabase!], instance, 10), expectations }]);
+    const result = testRules([{ inputSeries: inputSeries([scrapes.slow!.at(-1)!, scrapes.noDatabase!], instance, 10), expectations }]);
     expect(result.ok, result.output).toBe(true);
   });
 
