@@ -112,6 +112,13 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     // failed for 20 minutes, then started again
     quiet: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x20 0+0x15' },
   },
+  RlnCloudAuditRecordFailing: {
+    evalTime: '5m',
+    fires: { [`rlncloud_audit_record_failures_total{${one}}`]: '0 0 1+0x20' },
+    labels: {},
+    // failures long past: the counter has not moved for the last 15 minutes
+    quiet: { [`rlncloud_audit_record_failures_total{${one}}`]: '3+0x20' },
+  },
   RlnCloudNodePortsNearlyExhausted: {
     evalTime: '17m',
     fires: { [`rlncloud_node_ports{${one},state="free"}`]: '4+0x20', [`rlncloud_node_ports{${one},state="used"}`]: '96+0x20' },

@@ -1,10 +1,11 @@
 // The alert rules evaluated by promtool on what a real service exposed. The service (in process, on
-// PGlite, devnode daemons) is scraped healthy, then driven into trouble the way production gets
-// there: a release whose image does not start fails its upgrades and pauses its rollout, a node
-// created on it is FAILED, the node port range is used up, and webhooks go to a receiver that
-// refuses them. Then its database is slow (statements that sleep, on PostgreSQL more than its pool
-// holds), then goes away, then the service stops. Each scrape becomes one minute of promtool input
-// (promtool.ts), and every alert must fire, or not, as the state says.
+// the test database, devnode daemons) is scraped healthy, then driven into trouble the way
+// production gets there: a release whose image does not start fails its upgrades and pauses its
+// rollout, a node created on it is FAILED, the node port range is used up, webhooks go to a
+// receiver that refuses them, and an audit event cannot be recorded. Then its database is slow
+// (statements that sleep; on PostgreSQL more than its pool holds), then goes away, then the service
+// stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
+// or not, as the state says.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +68,11 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     scrapes.healthy = await scrape();
 
     const settings = { webhookUrl: receiver.url };
-    await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    const [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    // The audit table out of reach for one audited action (a certificate issued): it goes ahead, unrecorded.
+    await t.server.db.exec('ALTER TABLE audit_events RENAME TO audit_events_away');
+    expect((await t.call(`/api/nodes/${running}/generate-cert`, { method: 'POST', token: owner.token })).status).toBe(200);
+    await t.server.db.exec('ALTER TABLE audit_events_away RENAME TO audit_events');
     // devnode exits at once on versions named fail-*: both upgrades fail, the budget of 1 is spent.
     const version = `fail-${Date.now()}`;
     await t.server.services.releases.publish(version, { concurrency: 1, failureBudget: 1 });
@@ -111,6 +116,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     expect(sample(s, 'rlncloud_node_ports', { state: 'free' })).toBe(0);
     expect(sample(s, 'rlncloud_node_ports', { state: 'used' })).toBe(6);
     expect(sample(s, 'rlncloud_webhook_deliveries_total', { result: 'succeeded' })).toBe(0);
+    expect(sample(s, 'rlncloud_audit_record_failures_total')).toBe(1);
     expect(sample(s, 'rlncloud_webhook_deliveries_unfinished', { state: 'pending' })).toBeGreaterThan(0);
     expect(sample(scrapes.noDatabase!, 'rlncloud_rollouts_in_progress')).toBeNaN();
   });
@@ -136,6 +142,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       RlnCloudWebhookBacklog: {},
       RlnCloudRolloutPaused: {},
       RlnCloudNodesFailed: {},
+      RlnCloudAuditRecordFailing: {},
       RlnCloudNodePortsNearlyExhausted: { job: 'rln-cloud', instance },
     };
     // Statement times on a machine shared with other tests are not the service's to promise.
