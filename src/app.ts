@@ -88,7 +88,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const opened = await dbPromise;
     cleanups.push(() => opened.close());
     // Every part is handed the database with its statements timed, and reports through `metrics`.
-    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }));
+    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }), config.kubernetes ? {} : { nodePortRange: config.nodePortRange });
     const db = metrics.database;
     // Before the slower parts: a key file that cannot be read stops the start with its reason.
     const unlockSeal = loadConfiguredUnlockSeal(config);

@@ -157,6 +157,16 @@ export async function usedPorts(db: Queryable): Promise<Set<number>> {
   return new Set(rows.flatMap((r) => [r.rest_port, r.peer_port]).filter((port): port is number => port !== null));
 }
 
+/** How many ports of `range` nodes hold (as usedPorts counts them), for the metrics; takes no lock. */
+export async function countHeldPorts(db: Queryable, range: { from: number; to: number }): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM nodes, LATERAL (VALUES (rest_port), (peer_port)) AS p(port)
+      WHERE destroyed_at IS NULL AND p.port BETWEEN $1 AND $2`,
+    [range.from, range.to],
+  );
+  return Number(row?.n ?? 0);
+}
+
 export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number) {
   const rows = await db.query<{ id: string }>(
     `DELETE FROM nodes WHERE status = 'DESTROYED' AND destroyed_at < now() - make_interval(hours => $1) RETURNING id`,

@@ -4,6 +4,7 @@ import type { NodeRow } from './nodes.ts';
 import { AUTO_UPGRADE_PLANS } from '../domain/plans.ts';
 
 export type RolloutState = 'running' | 'paused' | 'completed';
+export const ROLLOUT_STATES: RolloutState[] = ['running', 'paused', 'completed'];
 export type RolloutNodeState = 'pending' | 'upgrading' | 'deferred' | 'succeeded' | 'failed' | 'skipped';
 export const ROLLOUT_NODE_STATES: RolloutNodeState[] = ['pending', 'upgrading', 'deferred', 'succeeded', 'failed', 'skipped'];
 
@@ -146,6 +147,14 @@ export async function deferredRolloutVersion(db: Queryable, nodeId: string) {
       [nodeId],
     )
   )[0]?.version;
+}
+
+/** Rollouts by state, for the metrics (a paused one waits for an operator). */
+export async function countRolloutsByState(db: Queryable): Promise<Record<RolloutState, number>> {
+  const rows = await db.query<{ state: RolloutState; n: number }>(`SELECT state, count(*)::int AS n FROM rollouts GROUP BY state`);
+  const counts: Record<RolloutState, number> = { running: 0, paused: 0, completed: 0 };
+  for (const r of rows) counts[r.state] = Number(r.n);
+  return counts;
 }
 
 /** Rollouts upgrading nodes now (not paused, not completed), for the metrics. */

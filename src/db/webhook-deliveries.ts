@@ -356,3 +356,15 @@ export async function insertRedelivery(db: Queryable, original: { id: number; ev
   );
   return row!.delivery_id;
 }
+
+/**
+ * Deliveries not finished yet, waiting (pending: due now or retrying later) or being sent
+ * (delivering), for the metrics. Read through the partial index on unfinished rows.
+ */
+export async function countUnfinishedDeliveries(db: Queryable): Promise<{ pending: number; delivering: number }> {
+  const rows = await db.query<{ state: string; n: number }>(
+    `SELECT state, count(*)::int AS n FROM webhook_deliveries WHERE finished_at IS NULL GROUP BY state`,
+  );
+  const n = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
+  return { pending: n('pending'), delivering: n('delivering') };
+}

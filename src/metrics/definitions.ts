@@ -5,8 +5,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import { countUnfinishedJobs } from '../db/jobs.ts';
-import { countNodesByStatus } from '../db/nodes.ts';
-import { countRunningRollouts } from '../db/rollouts.ts';
+import { countHeldPorts, countNodesByStatus } from '../db/nodes.ts';
+import { countRolloutsByState, countRunningRollouts, ROLLOUT_STATES } from '../db/rollouts.ts';
+import { countUnfinishedDeliveries } from '../db/webhook-deliveries.ts';
 import { NODE_STATUSES, type BuildAction } from '../domain/nodes.ts';
 import type { Logger } from '../logger.ts';
 import { STATUS_CLASSES } from './status-class.ts';
@@ -25,15 +26,21 @@ const GATEWAY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const BACKUP_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
+export interface MetricOptions {
+  /** NODE_PORT_RANGE on the process runtime (on Kubernetes each pod has its own ports): its use is reported. */
+  nodePortRange?: { from: number; to: number };
+}
+
 /**
  * The service's metrics in `registry`. The gauges of shared state (jobs, nodes, rollouts) are read
  * from `db` at each scrape: every replica reports the same values (aggregate them with max, not
  * sum), and there is nothing to keep in step between scrapes.
  */
-export function defineMetrics(registry: Registry, db: Database, log: Logger) {
+export function defineMetrics(registry: Registry, db: Database, log: Logger, options: MetricOptions = {}) {
   const registers = [registry];
   // First: a scrape collects in this order, so the pool is read before the reads below take connections.
   if (db.poolStats) definePoolGauges(registry, () => db.poolStats!());
+  if (options.nodePortRange) defineNodePortGauge(registry, db, log, options.nodePortRange);
   // One read of the jobs table serves both job gauges: a scrape collects every metric at once.
   const unfinishedJobs = sharedRead(() => countUnfinishedJobs(db));
   const [setQueued, setRunning] = [jobCounts('queued'), jobCounts('running')];
@@ -77,6 +84,16 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger) {
       labelNames: ['result'] as const,
       registers,
     }),
+    webhookDeliveriesUnfinished: new Gauge({
+      name: 'rlncloud_webhook_deliveries_unfinished',
+      help: 'Webhook deliveries not finished, by state: pending (due now or retrying later), delivering; the same on every replica.',
+      labelNames: ['state'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_webhook_deliveries_unfinished', async (gauge) => {
+        const counts = await countUnfinishedDeliveries(db);
+        for (const state of ['pending', 'delivering'] as const) gauge.set({ state }, counts[state]);
+      }),
+    }),
     webhookDeliveryDuration: new Histogram({
       name: 'rlncloud_webhook_delivery_duration_seconds',
       help: "Time from sending a webhook to the receiver's whole answer (or the failure), by result.",
@@ -102,6 +119,16 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger) {
       help: 'Release rollouts upgrading nodes now (neither paused nor completed).',
       registers,
       collect: fromDatabase(log, 'rlncloud_rollouts_in_progress', async (gauge) => gauge.set(await countRunningRollouts(db)), false),
+    }),
+    rollouts: new Gauge({
+      name: 'rlncloud_rollouts',
+      help: 'Release rollouts by state (running, paused, completed); a paused one waits for an operator. The same on every replica.',
+      labelNames: ['state'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_rollouts', async (gauge) => {
+        const counts = await countRolloutsByState(db);
+        for (const state of ROLLOUT_STATES) gauge.set({ state }, counts[state]);
+      }),
     }),
     nodes: new Gauge({
       name: 'rlncloud_nodes',
@@ -191,6 +218,22 @@ function definePoolGauges(registry: Registry, stats: () => { total: number; idle
     collect() {
       this.set(stats().waiting);
     },
+  });
+}
+
+/** The process runtime's NODE_PORT_RANGE, two ports per node: when none is free, no node can be created. */
+function defineNodePortGauge(registry: Registry, db: Database, log: Logger, range: { from: number; to: number }) {
+  const size = range.to - range.from + 1;
+  new Gauge({
+    name: 'rlncloud_node_ports',
+    help: 'Ports of NODE_PORT_RANGE (process runtime) by state: used (held by a node not destroyed) or free; the same on every replica.',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect: fromDatabase(log, 'rlncloud_node_ports', async (gauge) => {
+      const used = await countHeldPorts(db, range);
+      gauge.set({ state: 'used' }, used);
+      gauge.set({ state: 'free' }, size - used);
+    }),
   });
 }
 

@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { BuildAction } from '../domain/nodes.ts';
 import type { Logger } from '../logger.ts';
-import { defineMetrics, type ServiceMetricSet } from './definitions.ts';
+import { defineMetrics, type MetricOptions, type ServiceMetricSet } from './definitions.ts';
 import { processMetrics } from './process-metrics.ts';
 import { STATUS_CLASSES, statusClassIndex } from './status-class.ts';
 import { timedDatabase } from './timed-database.ts';
@@ -20,9 +20,9 @@ export class ServiceMetrics {
   private readonly metrics: ServiceMetricSet;
 
   /** `db`: the database as opened; the gauges read from it directly, so a scrape times none of its own reads. */
-  constructor(db: Database, log: Logger) {
+  constructor(db: Database, log: Logger, options: MetricOptions = {}) {
     const own = new Registry();
-    this.metrics = defineMetrics(own, db, log);
+    this.metrics = defineMetrics(own, db, log, options);
     this.registry = Registry.merge([processMetrics(), own]);
     const queryDuration = this.metrics.queryDuration;
     this.database = timedDatabase(db, (seconds) => queryDuration.observe(seconds));

@@ -1,9 +1,10 @@
 // deploy/kubernetes rendered with `kubectl kustomize` (no cluster needed): the base holds no secret,
 // each overlay gets the PodDisruptionBudget its cluster version serves, the ports satisfy v1.20's
 // server-side apply, the probes and the shutdown timing fit together, and every *_FILE variable
-// names a key of a mounted Secret. service-on-cluster.test.ts applies the test overlay for real.
+// names a key of a mounted Secret, and the monitoring component scrapes through a headless Service.
+// service-on-cluster.test.ts applies the test overlay for real.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,10 +32,14 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
   for (const f of ['database-url', 'ca.pem', 'ca.key', 'webhook-signing-keys', 'unlock-seal-keys', 's3-access-key-id', 's3-secret-access-key']) {
     writeFileSync(join(copy, 'overlays/example/secrets', f), `placeholder ${f}`);
   }
+  // An installation with the Prometheus Operator: the example's base and budget plus the monitoring component.
+  mkdirSync(join(copy, 'overlays/monitoring'));
+  writeFileSync(join(copy, 'overlays/monitoring/kustomization.yaml'), 'resources: [../../base]\ncomponents: [../../components/disruption-budget, ../../components/monitoring]\n');
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
   const base = render(join(copy, 'base'));
   const example = render(join(copy, 'overlays/example'));
   const testCluster = render(join(copy, 'overlays/test-cluster'));
+  const monitored = render(join(copy, 'overlays/monitoring'));
 
   it('keeps secrets out of the base and the test overlay; the example overlay generates the five Secrets', () => {
     expect(ofKind(base, 'Secret')).toEqual([]);
@@ -99,6 +104,28 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
         for (const p of s.spec.ports) expect(p.targetPort, `${s.metadata.name} ${p.name}`).not.toBe('metrics');
       }
     }
+  });
+
+  it("with the monitoring component, has a ServiceMonitor scrape each replica's metrics port through a headless Service, and the alert rules", () => {
+    const [monitor] = ofKind(monitored, 'ServiceMonitor');
+    const selected = ofKind(monitored, 'Service').filter((s) => Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v));
+    expect(selected.map((s) => s.metadata.name)).toEqual(['rln-cloud-metrics']);
+    const [service] = selected;
+    expect(monitor.spec.namespaceSelector.matchNames).toEqual([service.metadata.namespace]);
+    // Headless: endpoints for discovery, no address of its own that could publish the port.
+    expect(service.spec.clusterIP).toBe('None');
+    expect(service.spec.type ?? 'ClusterIP').toBe('ClusterIP');
+    const template = deploymentOf(monitored).spec.template;
+    expect(template.metadata.labels).toMatchObject(service.spec.selector);
+    const containerPort = template.spec.containers[0].ports.find((p: any) => p.name === 'metrics');
+    expect(service.spec.ports).toEqual([{ name: 'metrics', port: containerPort.containerPort, targetPort: 'metrics', protocol: 'TCP' }]);
+    expect(monitor.spec.endpoints).toMatchObject([{ port: 'metrics', path: '/metrics' }]);
+    // The rules select job="rln-cloud", as the plain scrape job is named.
+    expect(monitor.spec.endpoints[0].relabelings).toContainEqual({ targetLabel: 'job', replacement: 'rln-cloud' });
+    expect(ofKind(monitored, 'PrometheusRule').map((r) => r.spec.groups.map((g: any) => g.name))).toEqual([['rln-cloud']]);
+    // No other Service publishes the metrics port; the component is in no overlay by default.
+    for (const s of ofKind(monitored, 'Service').filter((s) => s !== service)) for (const p of s.spec.ports) expect(p.targetPort).not.toBe('metrics');
+    for (const objects of [base, example, testCluster]) expect(ofKind(objects, 'ServiceMonitor')).toEqual([]);
   });
 
   it('names in every *_FILE variable a key of a Secret mounted at that directory', () => {

@@ -42,6 +42,9 @@ const SERVICE_METRICS = [
   'rlncloud_gateway_requests_total',
   'rlncloud_gateway_request_duration_seconds',
   'rlncloud_rollouts_in_progress',
+  'rlncloud_rollouts',
+  'rlncloud_webhook_deliveries_unfinished',
+  'rlncloud_node_ports',
   'rlncloud_nodes',
   'rlncloud_backups_total',
   'rlncloud_backup_duration_seconds',
@@ -196,6 +199,9 @@ describe(`metrics on ${databaseLabel()}`, () => {
     expect(gauge('rlncloud_jobs_running', { kind: 'metrics.test' })).toBe(0);
     expect(gauge('rlncloud_jobs_queued', { kind: 'node.build' }) ?? 0).toBe(0);
     expect(gauge('rlncloud_rollouts_in_progress')).toBe(0);
+    // Every delivery done; the one node holds two ports of the server's range.
+    expect(gauge('rlncloud_webhook_deliveries_unfinished', { state: 'pending' })).toBe(0);
+    expect(gauge('rlncloud_node_ports', { state: 'used' })).toBe(2);
     // Durations are real times: a build takes a while, a gateway call less than its timeout.
     expect(gauge('rlncloud_build_duration_seconds_sum', { action: 'create', result: 'success' })! - (before.samples.get(series('rlncloud_build_duration_seconds_sum', { action: 'create', result: 'success' })) ?? 0)).toBeGreaterThan(0);
     expect(gauge('rlncloud_gateway_request_duration_seconds_sum', { gateway: 'bearer', status_class: '4xx' })).toBeLessThan(10);

@@ -1,0 +1,128 @@
+// One case per alert of deploy/monitoring/rules.yml for `promtool test rules`: input series (in
+// promtool's notation, one sample a minute) on which it fires, and near misses on which it stays
+// quiet. monitoring.test.ts fails when an alert has no case, or a case no alert.
+
+export interface AlertCase {
+  /** When to look: past the rule's `for`, with its rate window still holding the input's changes. */
+  evalTime: string;
+  fires: Record<string, string>;
+  /** The labels the alert carries besides alertname and severity. */
+  labels: Record<string, string>;
+  quiet: Record<string, string>;
+}
+
+const job = 'job="rln-cloud"';
+const one = `${job},instance="10.0.0.5:9464"`;
+const two = `${job},instance="10.0.0.6:9464"`;
+const replica = { job: 'rln-cloud', instance: '10.0.0.5:9464' };
+
+export const ALERT_CASES: Record<string, AlertCase> = {
+  RlnCloudReplicaDown: {
+    evalTime: '7m',
+    fires: { [`up{${one}}`]: '0+0x10', [`up{${two}}`]: '1+0x10' },
+    labels: replica,
+    // down for 3 minutes only, then back
+    quiet: { [`up{${one}}`]: '1 1 0 0 0 1+0x5', [`up{${two}}`]: '1+0x10' },
+  },
+  RlnCloudNoReplicaUp: {
+    evalTime: '7m',
+    fires: { [`up{${one}}`]: '0+0x10', [`up{${two}}`]: '0+0x10' },
+    // absent() of a filtered vector carries no labels
+    labels: {},
+    quiet: { [`up{${one}}`]: '0+0x10', [`up{${two}}`]: '1+0x10' },
+  },
+  RlnCloudBuildsFailing: {
+    evalTime: '15m',
+    fires: {
+      [`rlncloud_builds_total{${one},action="create",result="failure"}`]: '0+2x20',
+      [`rlncloud_builds_total{${one},action="create",result="success"}`]: '0+2x20',
+    },
+    labels: {},
+    // one build in eleven fails
+    quiet: {
+      [`rlncloud_builds_total{${one},action="create",result="failure"}`]: '0+1x20',
+      [`rlncloud_builds_total{${one},action="create",result="success"}`]: '0+10x20',
+    },
+  },
+  RlnCloudWebhookDeliveriesFailing: {
+    evalTime: '15m',
+    fires: {
+      [`rlncloud_webhook_deliveries_total{${one},result="retry"}`]: '0+5x20',
+      [`rlncloud_webhook_deliveries_total{${two},result="succeeded"}`]: '0+1x20',
+    },
+    labels: {},
+    quiet: {
+      [`rlncloud_webhook_deliveries_total{${one},result="retry"}`]: '0+1x20',
+      [`rlncloud_webhook_deliveries_total{${two},result="succeeded"}`]: '0+10x20',
+    },
+  },
+  RlnCloudWebhookBacklog: {
+    evalTime: '20m',
+    fires: {
+      [`rlncloud_webhook_deliveries_unfinished{${one},state="pending"}`]: '3+0x25',
+      [`rlncloud_webhook_deliveries_unfinished{${two},state="pending"}`]: '3+0x25',
+      [`rlncloud_webhook_deliveries_total{${one},result="succeeded"}`]: '5+0x25',
+    },
+    labels: {},
+    // a backlog that drains: deliveries keep succeeding
+    quiet: {
+      [`rlncloud_webhook_deliveries_unfinished{${one},state="pending"}`]: '3+0x25',
+      [`rlncloud_webhook_deliveries_total{${one},result="succeeded"}`]: '5+1x25',
+    },
+  },
+  RlnCloudRolloutPaused: {
+    evalTime: '7m',
+    fires: { [`rlncloud_rollouts{${one},state="paused"}`]: '1+0x10', [`rlncloud_rollouts{${two},state="paused"}`]: '1+0x10' },
+    labels: {},
+    quiet: { [`rlncloud_rollouts{${one},state="paused"}`]: '0+0x10', [`rlncloud_rollouts{${one},state="running"}`]: '1+0x10' },
+  },
+  RlnCloudDatabaseUnreachable: {
+    evalTime: '4m',
+    fires: { [`rlncloud_rollouts_in_progress{${one}}`]: 'NaN NaN NaN NaN NaN NaN', [`rlncloud_rollouts_in_progress{${two}}`]: '0+0x5' },
+    labels: replica,
+    // no rollout running is 0, a fact, not an outage
+    quiet: { [`rlncloud_rollouts_in_progress{${one}}`]: '0+0x5' },
+  },
+  RlnCloudDatabaseSlow: {
+    evalTime: '15m',
+    // nine statements in ten take between 0.1 and 1 s
+    fires: {
+      [`rlncloud_db_query_duration_seconds_bucket{${one},le="0.1"}`]: '0+10x20',
+      [`rlncloud_db_query_duration_seconds_bucket{${one},le="1"}`]: '0+100x20',
+      [`rlncloud_db_query_duration_seconds_bucket{${one},le="+Inf"}`]: '0+100x20',
+    },
+    labels: {},
+    quiet: {
+      [`rlncloud_db_query_duration_seconds_bucket{${one},le="0.1"}`]: '0+100x20',
+      [`rlncloud_db_query_duration_seconds_bucket{${one},le="1"}`]: '0+100x20',
+      [`rlncloud_db_query_duration_seconds_bucket{${one},le="+Inf"}`]: '0+100x20',
+    },
+  },
+  RlnCloudDatabasePoolExhausted: {
+    evalTime: '12m',
+    fires: { [`rlncloud_db_pool_waiting_requests{${one}}`]: '2+0x15' },
+    labels: replica,
+    // statements wait now and then, and the pool catches up between scrapes
+    quiet: { [`rlncloud_db_pool_waiting_requests{${one}}`]: '0 2 0 2 0 2 0 2 0 2 0 2 0 2 0' },
+  },
+  RlnCloudNodesFailed: {
+    evalTime: '32m',
+    fires: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x35', [`rlncloud_nodes{${two},status="FAILED"}`]: '1+0x35' },
+    labels: {},
+    // failed for 20 minutes, then started again
+    quiet: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x20 0+0x15' },
+  },
+  RlnCloudAuditRecordFailing: {
+    evalTime: '5m',
+    fires: { [`rlncloud_audit_record_failures_total{${one}}`]: '0 0 1+0x20' },
+    labels: {},
+    // failures long past: the counter has not moved for the last 15 minutes
+    quiet: { [`rlncloud_audit_record_failures_total{${one}}`]: '3+0x20' },
+  },
+  RlnCloudNodePortsNearlyExhausted: {
+    evalTime: '17m',
+    fires: { [`rlncloud_node_ports{${one},state="free"}`]: '4+0x20', [`rlncloud_node_ports{${one},state="used"}`]: '96+0x20' },
+    labels: replica,
+    quiet: { [`rlncloud_node_ports{${one},state="free"}`]: '40+0x20', [`rlncloud_node_ports{${one},state="used"}`]: '60+0x20' },
+  },
+};

@@ -1,0 +1,185 @@
+// The alert rules evaluated by promtool on what a real service exposed. The service (in process, on
+// the test database, devnode daemons) is scraped healthy, then driven into trouble the way
+// production gets there: a release whose image does not start fails its upgrades and pauses its
+// rollout, a node created on it is FAILED, the node port range is used up, webhooks go to a
+// receiver that refuses them, and an audit event cannot be recorded. Then its database is slow
+// (statements that sleep; on PostgreSQL more than its pool holds), then goes away, then the service
+// stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
+// or not, as the state says.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/service-process.ts';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+import { randomNodePortRange } from '../helpers/ports.ts';
+import { databaseLabel } from '../helpers/database.ts';
+import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
+import { createNodes } from '../helpers/tenants.ts';
+import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { ALERT_CASES } from './alert-cases.ts';
+import { alertRules, hasPromtool, inputSeries, metricsRead, testRules, type Expectation } from './promtool.ts';
+
+const evalTime = (alert: string) => ALERT_CASES[alert]!.evalTime;
+/** Every alert of the rules at its case's time: firing with `firing[alert]`'s labels, or not at all. */
+const expectAll = (firing: Record<string, Record<string, string>>, except: string[] = []): Expectation[] =>
+  alertRules()
+    .map((r) => r.alert)
+    .filter((alert) => !except.includes(alert))
+    .map((alert) => ({ alert, evalTime: evalTime(alert), firing: firing[alert] ? [firing[alert]!] : [] }));
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service', () => {
+  let t: TestServer;
+  let receiver: Receiver;
+  let owner: TestUser;
+  let instance: string;
+  let stopped = false;
+  // healthy, in trouble, without its database, stopped (undefined: the scrape failed)
+  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape } = {};
+
+  const scrape = async (): Promise<Scrape> => {
+    const res = await fetch(`http://${instance}/metrics`);
+    expect(res.status).toBe(200);
+    return parseExposition(await res.text());
+  };
+  const sample = (s: Scrape, name: string, labels?: Record<string, string>) => s.samples.get(series(name, labels));
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    receiver.answer = () => ({ status: 503 });
+    t = await startTestServer({
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      // a refused delivery waits an hour for its retry: a backlog that stays
+      WEBHOOK_RETRY_SCHEDULE: '0,1h',
+      // three nodes' worth of ports
+      NODE_PORT_RANGE: randomNodePortRange(6),
+    });
+    instance = `127.0.0.1:${t.config.metricsPort}`;
+    owner = await t.createUser('scale');
+    scrapes.healthy = await scrape();
+
+    const settings = { webhookUrl: receiver.url };
+    const [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    // The audit table out of reach for one audited action (a certificate issued): it goes ahead, unrecorded.
+    await t.server.db.exec('ALTER TABLE audit_events RENAME TO audit_events_away');
+    expect((await t.call(`/api/nodes/${running}/generate-cert`, { method: 'POST', token: owner.token })).status).toBe(200);
+    await t.server.db.exec('ALTER TABLE audit_events_away RENAME TO audit_events');
+    // devnode exits at once on versions named fail-*: both upgrades fail, the budget of 1 is spent.
+    const version = `fail-${Date.now()}`;
+    await t.server.services.releases.publish(version, { concurrency: 1, failureBudget: 1 });
+    await until('the rollout to pause', async () => (await t.server.services.releases.status(version)).state === 'paused');
+    // New nodes get the latest release, which does not start: FAILED, holding the last two ports.
+    const [failed] = await createNodes(t, owner, [{ name: 'c', settings }], { untilRunning: false });
+    await t.waitForStatus(owner, failed, 'FAILED', 60_000);
+    scrapes.trouble = await until('a refused delivery counted', async () => {
+      const s = await scrape();
+      return (sample(s, 'rlncloud_webhook_deliveries_total', { result: 'retry' }) ?? 0) > 0 && s;
+    });
+
+    // Then a slow database, a scrape a minute for twelve minutes: slow statements on the service's
+    // own (timed) database handle. On PostgreSQL one more than the pool's 10 connections, so one
+    // waits and so do the service's own statements; PGlite runs one statement at a time anyway.
+    const slow = databaseLabel() === 'PostgreSQL' ? { statements: 11, seconds: 0.8 } : { statements: 2, seconds: 0.6 };
+    scrapes.slow = [await scrape()];
+    for (let minute = 1; minute <= 12; minute++) {
+      const sleeping = Promise.all(Array.from({ length: slow.statements }, () => t.server.db.query(`SELECT pg_sleep(${slow.seconds})`)));
+      await new Promise((r) => setTimeout(r, 100));
+      scrapes.slow.push(await scrape());
+      await sleeping;
+    }
+
+    // The database goes away under the running service; its scrape still answers.
+    await t.server.db.close();
+    scrapes.noDatabase = await scrape();
+  }, 180_000);
+  afterAll(async () => {
+    if (!stopped) await t?.stop();
+    await receiver?.close();
+  });
+
+  it('scraped the trouble it was driven into', () => {
+    const s = scrapes.trouble!;
+    expect(sample(s, 'rlncloud_builds_total', { action: 'upgrade', result: 'failure' })).toBe(2);
+    expect(sample(s, 'rlncloud_builds_total', { action: 'create', result: 'failure' })).toBe(1);
+    expect(sample(s, 'rlncloud_builds_total', { action: 'create', result: 'success' })).toBe(2);
+    expect(sample(s, 'rlncloud_rollouts', { state: 'paused' })).toBe(1);
+    expect(sample(s, 'rlncloud_nodes', { status: 'FAILED' })).toBe(1);
+    expect(sample(s, 'rlncloud_node_ports', { state: 'free' })).toBe(0);
+    expect(sample(s, 'rlncloud_node_ports', { state: 'used' })).toBe(6);
+    expect(sample(s, 'rlncloud_webhook_deliveries_total', { result: 'succeeded' })).toBe(0);
+    expect(sample(s, 'rlncloud_audit_record_failures_total')).toBe(1);
+    expect(sample(s, 'rlncloud_webhook_deliveries_unfinished', { state: 'pending' })).toBeGreaterThan(0);
+    expect(sample(scrapes.noDatabase!, 'rlncloud_rollouts_in_progress')).toBeNaN();
+  });
+
+  it("reads in the rules and the dashboard only metrics the service exposed (the pool's: PostgreSQL only)", () => {
+    const dashboard = readFileSync(join(repoRoot, 'deploy/monitoring/grafana-dashboard.json'), 'utf8');
+    const names = new Set([...metricsRead(), ...(dashboard.match(/\brlncloud_[a-z0-9_]+/g) ?? [])].map((n) => n.replace(/_(bucket|count|sum)$/, '')));
+    // declared families: a labelled gauge with no series yet (no job of any kind) is declared all the same
+    const exposed = new Set(scrapes.trouble!.types.keys());
+    const missing = [...names].filter((n) => n !== 'up' && !exposed.has(n) && !n.startsWith('rlncloud_db_pool_'));
+    expect(missing).toEqual([]);
+  });
+
+  it('fires nothing while the service is healthy', () => {
+    const result = testRules([{ inputSeries: inputSeries([scrapes.healthy!], instance, 40), expectations: expectAll({}) }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires what the trouble calls for, and nothing else', () => {
+    const firing = {
+      RlnCloudBuildsFailing: {},
+      RlnCloudWebhookDeliveriesFailing: {},
+      RlnCloudWebhookBacklog: {},
+      RlnCloudRolloutPaused: {},
+      RlnCloudNodesFailed: {},
+      RlnCloudAuditRecordFailing: {},
+      RlnCloudNodePortsNearlyExhausted: { job: 'rln-cloud', instance },
+    };
+    // Statement times on a machine shared with other tests are not the service's to promise.
+    const expectations = expectAll(firing, ['RlnCloudDatabaseSlow']);
+    const result = testRules([{ inputSeries: inputSeries([scrapes.healthy!, scrapes.trouble!], instance, 40), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires RlnCloudDatabaseSlow while statements take long', () => {
+    const expectations = [{ alert: 'RlnCloudDatabaseSlow', evalTime: evalTime('RlnCloudDatabaseSlow'), firing: [{}] }];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.slow!, instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it.runIf(databaseLabel() === 'PostgreSQL')('fires RlnCloudDatabasePoolExhausted while statements wait for a connection', () => {
+    for (const s of scrapes.slow!.slice(1)) expect(sample(s, 'rlncloud_db_pool_waiting_requests')).toBeGreaterThan(0);
+    const expectations = [{ alert: 'RlnCloudDatabasePoolExhausted', evalTime: evalTime('RlnCloudDatabasePoolExhausted'), firing: [{ job: 'rln-cloud', instance }] }];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.slow!, instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires RlnCloudDatabaseUnreachable once the database is gone', () => {
+    const expectations = [{ alert: 'RlnCloudDatabaseUnreachable', evalTime: evalTime('RlnCloudDatabaseUnreachable'), firing: [{ job: 'rln-cloud', instance }] }];
+    const result = testRules([{ inputSeries: inputSeries([scrapes.slow!.at(-1)!, scrapes.noDatabase!], instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires RlnCloudReplicaDown and RlnCloudNoReplicaUp once the service has stopped', async () => {
+    await t.stop();
+    stopped = true;
+    const failed = await fetch(`http://${instance}/metrics`).then(() => false, () => true);
+    expect(failed, 'the metrics port still answers').toBe(true);
+    const expectations = [
+      { alert: 'RlnCloudReplicaDown', evalTime: evalTime('RlnCloudReplicaDown'), firing: [{ job: 'rln-cloud', instance }] },
+      { alert: 'RlnCloudNoReplicaUp', evalTime: evalTime('RlnCloudNoReplicaUp'), firing: [{}] },
+    ];
+    const result = testRules([{ inputSeries: inputSeries([scrapes.noDatabase!, undefined], instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+});

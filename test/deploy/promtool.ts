@@ -1,0 +1,114 @@
+// Prometheus' own tooling for the monitoring tests: the rules of deploy/monitoring/rules.yml,
+// `promtool test rules` on a test file written here, and a service's scrapes turned into the input
+// series of such a test (each scrape one minute apart, the last held), so rules are evaluated by
+// Prometheus' engine on the samples the service really exposed.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { repoRoot } from '../helpers/service-process.ts';
+import type { Scrape } from '../helpers/metrics.ts';
+
+export const RULES_FILE = join(repoRoot, 'deploy/monitoring/rules.yml');
+
+export interface AlertRule {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export const hasPromtool = (() => {
+  try {
+    execFileSync('promtool', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+export const rulesDocument = (): any => loadAllYaml(readFileSync(RULES_FILE, 'utf8'))[0];
+export const alertRules = (): AlertRule[] => rulesDocument().groups.flatMap((g: any) => g.rules.filter((r: any) => r.alert));
+
+/** Runs promtool with `args`, where "{}" is replaced by a file holding `content`. */
+export function promtool(args: string[], content?: string, name = 'input.yml') {
+  const dir = mkdtempSync(join(tmpdir(), 'rln-promtool-'));
+  try {
+    const file = join(dir, name);
+    if (content !== undefined) writeFileSync(file, content);
+    const r = spawnSync('promtool', args.map((a) => (a === '{}' ? file : a)), { encoding: 'utf8', timeout: 60_000 });
+    return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface Expectation {
+  alert: string;
+  evalTime: string;
+  /** Each firing alert's labels besides alertname and severity; [] for none firing. */
+  firing: Array<Record<string, string>>;
+}
+
+export interface RuleTest {
+  inputSeries: Array<{ series: string; values: string }>;
+  expectations: Expectation[];
+}
+
+/** `promtool test rules` on the rules file with these tests (JSON is YAML); annotations as the rules say. */
+export function testRules(tests: RuleTest[]) {
+  const rules = new Map(alertRules().map((r) => [r.alert, r]));
+  const file = {
+    rule_files: [RULES_FILE],
+    evaluation_interval: '1m',
+    tests: tests.map((t) => ({
+      interval: '1m',
+      input_series: t.inputSeries,
+      alert_rule_test: t.expectations.map((e) => ({
+        eval_time: e.evalTime,
+        alertname: e.alert,
+        exp_alerts: e.firing.map((labels) => ({
+          exp_labels: { ...labels, ...rules.get(e.alert)!.labels },
+          exp_annotations: rules.get(e.alert)!.annotations,
+        })),
+      })),
+    })),
+  };
+  return promtool(['test', 'rules', '{}'], JSON.stringify(file, null, 1), 'tests.yml');
+}
+
+/** The metric names the rules read, `up` included. */
+export function metricsRead(): Set<string> {
+  return new Set(alertRules().flatMap((r) => r.expr.match(/\b(up|rlncloud_[a-z0-9_]+)\b/g) ?? []));
+}
+
+/** A sample value in promtool's notation, which has no exponent form ("1e+9" would read as a series). */
+const value = (v: number) => (Number.isNaN(v) ? 'NaN' : /e/.test(String(v)) ? v.toFixed(12) : String(v));
+
+/**
+ * Input series from scrapes of one target, a minute apart, as a Prometheus scraping it would have
+ * stored them: each sample labelled with job and instance, `up` 1 for a scrape and 0 for a failed
+ * one (undefined), a series missing from a scrape missing from the input; the last step held for
+ * `holdMinutes`. Only the metrics the rules read are kept.
+ */
+export function inputSeries(steps: Array<Scrape | undefined>, instance: string, holdMinutes: number) {
+  const read = metricsRead();
+  const target = `job="rln-cloud",instance="${instance}"`;
+  const keys = new Set<string>();
+  for (const s of steps) for (const key of s?.samples.keys() ?? []) if (read.has(key.split('{')[0]!)) keys.add(key);
+  const withTarget = (key: string) => {
+    const [name, labels] = [key.split('{')[0]!, /\{(.*)\}$/.exec(key)?.[1]];
+    return `${name}{${target}${labels ? `,${labels}` : ''}}`;
+  };
+  const hold = (step: string) => Array(holdMinutes + 1).fill(step).join(' ');
+  const valuesOf = (at: (s: Scrape | undefined) => string) => [...steps.slice(0, -1).map(at), hold(at(steps.at(-1)))].join(' ');
+  return [
+    { series: `up{${target}}`, values: valuesOf((s) => (s ? '1' : '0')) },
+    ...[...keys].map((key) => ({
+      series: withTarget(key),
+      values: valuesOf((s) => (s?.samples.has(key) ? value(s.samples.get(key)!) : '_')),
+    })),
+  ];
+}
