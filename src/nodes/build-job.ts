@@ -116,7 +116,7 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
         // A wrong password or a corrupt file: the node is FAILED with the reason, never RUNNING without its wallet.
         if ('failed' in restore) return finish(deps, build, 'FAILURE', { type: 'buildFailed' }, `restore failed: ${restore.failed}`);
       }
-      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress?.(node.id) });
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(node.id) });
       return;
     }
     case 'stop': {
@@ -170,12 +170,12 @@ async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) 
     await finish(deps, build, 'FAILURE', { type: 'upgradeRolledBack', imageVersion: previous }, `${reason}; rolled back to ${previous}`);
     return;
   }
-  await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress?.(node.id) });
+  await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(node.id) });
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
   try {
-    await deps.runtime.awaitRunning?.(spec, deps.nodeStartTimeoutMs);
+    await deps.runtime.awaitRunning(spec, deps.nodeStartTimeoutMs);
     await waitForDaemon(deps.rln, deps.runtime.endpoint(spec), deps.nodeStartTimeoutMs, async () => {
       return (await deps.runtime.status(spec.nodeId)).state !== 'running';
     });

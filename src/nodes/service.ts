@@ -25,7 +25,7 @@ import { insertNodeRestore } from '../db/node-restores.ts';
 import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
-import type { NodePorts } from '../runtime/types.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
 import { applyDecision } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
@@ -72,8 +72,8 @@ export interface NodeServiceDeps {
   db: Database;
   /** Where clients reach the API and the nodes: what a node's answer tells them. */
   config: { nodeApiUrl: string; publicUrl: string };
-  /** The ports a new node gets from the configured runtime (runtime/create-runtime.ts: nodePortsFor). */
-  assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
+  /** What runs the nodes: a new node gets its ports from it. */
+  runtime: Pick<NodeRuntime, 'assignPorts'>;
   /** Every webhook URL passes this before it is stored, whoever calls the service. */
   checkWebhookUrl: WebhookUrlCheck;
   /** Seals a restore password for the node's create build (backups/restore-into-node.ts); absent: restores refused. */
@@ -169,7 +169,7 @@ export class NodeService {
       }
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
-      const ports = await this.deps.assignPorts(() => usedPorts(tx));
+      const ports = await this.deps.runtime.assignPorts(() => usedPorts(tx));
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.
