@@ -3,13 +3,11 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
-import { recordNodeEvent } from '../db/node-events.ts';
 import { upgradesAutomatically } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
 import {
   findUserNode,
   findUserNodeStatus,
-  insertNode,
   listUserNodesWithBuilds,
   lockNode,
   lockUserNode,
@@ -26,7 +24,7 @@ import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
-import { applyDecision } from './transition.ts';
+import { applyDecision, insertDecidedNode } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
 import { listUserNodesJson } from '../db/node-list-json.ts';
@@ -177,17 +175,21 @@ export class NodeService {
       const supersedeBuild = fence.supersede ? await findBuildInProgress(tx, fence.supersede.id) : undefined;
       const supersede = fence.supersede && decide({ type: 'supersede', by: '' }, fence.supersede, supersedeBuild);
       if (supersede?.outcome === 'refused') throw refusalError(supersede.refusal);
-      const node = await insertNode(tx, {
-        id: newId(),
-        user_id: userId,
-        name: input.name,
-        network: input.network,
-        image_version: release.version,
-        settings,
-        rest_port: ports.restPort,
-        peer_port: ports.peerPort,
-      });
-      await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
+      const creation = decide({ type: 'create' });
+      const node = await insertDecidedNode(
+        tx,
+        {
+          id: newId(),
+          user_id: userId,
+          name: input.name,
+          network: input.network,
+          image_version: release.version,
+          settings,
+          rest_port: ports.restPort,
+          peer_port: ports.peerPort,
+        },
+        creation,
+      );
       if (backup && input.restore) {
         const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
@@ -199,7 +201,7 @@ export class NodeService {
         const source = fence.supersede;
         await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);
       }
-      await enqueueBuild(tx, node, 'create', release.version);
+      if (creation.outcome === 'change' && creation.build) await enqueueBuild(tx, node, creation.build, release.version);
       const body = presentCreatedNode(node, await this.present(tx, node));
       if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };

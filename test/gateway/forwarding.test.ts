@@ -88,7 +88,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     token = (await accounts.createToken(user.email)).token;
     await db.db.query(`INSERT INTO image_versions (version) VALUES ('v1')`);
     for (const [name, port] of [['echo', echoPort], ['down', downPort], ['hang', hangPort]] as const) {
-      const node = await insertNode(db.db, { id: newId(), user_id: userId, name, network: 'regtest', image_version: 'v1', settings: {}, rest_port: port, peer_port: port + 1 });
+      const node = await insertNode(db.db, { id: newId(), user_id: userId, name, network: 'regtest', status: 'STARTING', desired_state: 'running', image_version: 'v1', settings: {}, rest_port: port, peer_port: port + 1 });
       await updateNode(db.db, node.id, { status: 'RUNNING' });
       nodeIds[name] = node.id;
     }
