@@ -52,7 +52,7 @@ describe(`build phases on ${databaseLabel()}`, () => {
   });
 
   const job = () =>
-    buildJob({ db, runtime, nodeStartTimeoutMs: 5_000, rln, log: createLogger('silent'), requestRolloutPass: () => {} });
+    buildJob({ db, runtime, nodeStartTimeoutMs: 5_000, rln, log: createLogger('silent') });
 
   async function run(nodeId: string, action: BuildAction, imageVersion: string, previous?: string) {
     const build = await insertBuild(db, { nodeId, action, imageVersion, previousImageVersion: previous });
