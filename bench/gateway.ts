@@ -233,7 +233,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     const previousPort = await freePort();
     if ('asClient' in previous) {
       previousGateway = createBearerGateway({
-        access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon!(id) }),
+        access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon(id) }),
         rln: previous.asClient(server.nodeCalls.rln),
         unlocker: server.nodeCalls.unlocker,
         nodes: server.services.nodes,

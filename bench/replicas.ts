@@ -16,7 +16,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { insertRelease } from '../src/db/releases.ts';
 import { recordNodeEvent } from '../src/db/node-events.ts';
 import { ReleaseService } from '../src/releases/service.ts';
-import { RolloutPasses } from '../src/releases/rollout-passes.ts';
+import { rolloutPassJob } from '../src/releases/rollout-pass-job.ts';
 import { JobWorker } from '../src/jobs/worker.ts';
 import { buildJob } from '../src/nodes/build-job.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
@@ -133,23 +133,17 @@ async function runReplica(mode: Mode, url: string) {
     for (const { id } of await db.query<{ id: string }>('SELECT id FROM nodes')) {
       await runtime.start({ nodeId: id, network: 'regtest', imageVersion: 'bench-v1', restPort: 0, peerPort: 0 });
     }
-    const passes = new RolloutPasses({ db, log });
-    const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 });
     const worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log, requestRolloutPass: (v) => passes.request(v) })],
+      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log }), rolloutPassJob({ db, log })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,
     });
-    passes.start();
+    // Publish (elsewhere) runs the first pass; every later one is a rollout pass job these workers claim.
     worker.start();
-    // The first pass of a release published elsewhere: what the reconcile lease holder's pass does.
-    const tick = setInterval(() => void releases.advanceAll().catch(() => {}), 200);
     stops.push(async () => {
-      clearInterval(tick);
       await worker.stop();
-      await passes.stop();
       await runtime.shutdown();
     });
   } else {

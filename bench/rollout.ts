@@ -9,7 +9,7 @@ import { openPglite, openPostgres, type Database, type Queryable } from '../src/
 import { migrate } from '../src/db/migrate.ts';
 import { insertRelease } from '../src/db/releases.ts';
 import { ReleaseService } from '../src/releases/service.ts';
-import { RolloutPasses } from '../src/releases/rollout-passes.ts';
+import { rolloutPassJob } from '../src/releases/rollout-pass-job.ts';
 import { JobWorker } from '../src/jobs/worker.ts';
 import { buildJob } from '../src/nodes/build-job.ts';
 import { createLogger } from '../src/logger.ts';
@@ -82,7 +82,6 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
   const raw = target.url ? await openPostgres(target.url) : await openPglite(join(dataDir, 'pglite'));
   const runtime = await new InMemoryRuntimeForTests().listen();
   let worker: JobWorker | undefined;
-  let rolloutPasses: RolloutPasses | undefined;
   try {
     await migrate(raw);
     await seed(raw, nodes / 20, 20);
@@ -90,11 +89,9 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     const log = createLogger('silent');
     for (const ids of await raw.query<{ id: string }>('SELECT id FROM nodes')) await runtime.start({ nodeId: ids.id, network: 'regtest', imageVersion: 'bench-v1', restPort: 0, peerPort: 0 });
     const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 });
-    rolloutPasses = new RolloutPasses({ db, log });
-    rolloutPasses.start();
     worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log, requestRolloutPass: (v) => rolloutPasses!.request(v) })],
+      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log }), rolloutPassJob({ db, log })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,
@@ -118,8 +115,6 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     }
     await worker.stop();
     worker = undefined;
-    await rolloutPasses.stop();
-    rolloutPasses = undefined;
 
     const baselineStart = performance.now();
     const ids = await raw.query<{ id: string }>('SELECT id FROM nodes');
@@ -135,7 +130,6 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     };
   } finally {
     await worker?.stop();
-    await rolloutPasses?.stop();
     await runtime.shutdown();
     await raw.close();
     await target.drop();

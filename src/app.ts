@@ -97,18 +97,19 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
-    const services = buildServices(db, config, ca, unlockSeal, log, metrics);
-    await services.releases.seed(config.initialImageVersion);
-    for (const warning of services.webhookKeys.ensure()) log.warn({ part: 'webhooks' }, warning);
-    await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
-    const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
-
+    // The runtime before the services: a new node gets its ports from it (NodeService).
     if (config.runtime === 'process' && db.kind === 'postgres') {
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
     const runtime = await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }));
     cleanups.push(() => runtime.shutdown());
+    const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
+    await services.releases.seed(config.initialImageVersion);
+    for (const warning of services.webhookKeys.ensure()) log.warn({ part: 'webhooks' }, warning);
+    await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
+    const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
+
     // Embedded PGlite has exactly one worker process (the lock above), so every job and delivery
     // still marked running was left by a crash of this service: take them over now rather than
     // after their lease.

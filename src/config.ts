@@ -14,6 +14,7 @@ import { readEventStreamConfig, type EventStreamConfig } from './events/config.t
 import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/config.ts';
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
 import { readCliConfig, type CliConfig } from './cli/config.ts';
+import { passedToDaemons } from './runtime/daemon-env.ts';
 
 export type { ChainSettings, NodeAccessConfig } from './gateway/config.ts';
 
@@ -47,6 +48,11 @@ export interface Config {
   rlnCommand: string | undefined;
   /** Ports handed to node daemons (REST and Lightning peer), allocated in pairs. */
   nodePortRange: { from: number; to: number };
+  /**
+   * What node daemons of the process runtime see of the service's environment (only what a program
+   * needs and devnode's settings, runtime/daemon-env.ts), read here so nothing else reads process.env.
+   */
+  daemonEnvironment: Env;
   /** Image version seeded into the release catalog on first start. */
   initialImageVersion: string;
   /** How long a node daemon may take to answer after a start before the build fails. */
@@ -278,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventStreams: readEventStreamConfig(env, problems),
     unlockSeal: readUnlockSealConfig(env, problems, { dataDir }),
     cli: readCliConfig(env, problems),
+    daemonEnvironment: passedToDaemons(env),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

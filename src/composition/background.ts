@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
-import { RolloutPasses } from '../releases/rollout-passes.ts';
+import { rolloutPassJob } from '../releases/rollout-pass-job.ts';
 import { buildJob } from '../nodes/build-job.ts';
 import { Reconciler } from '../nodes/reconcile.ts';
 import { JobWorker } from '../jobs/worker.ts';
@@ -60,8 +60,6 @@ function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<Backgrou
 }
 
 export function buildBackground({ db, config, runtime, services, rln, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
-  // Started before the worker, so stopped after it: builds finishing during shutdown still ask for passes.
-  const rolloutPasses = new RolloutPasses({ db, log: log.child({ part: 'rollouts' }) });
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
   const worker = new JobWorker({
     db,
@@ -72,12 +70,12 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
         nodeStartTimeoutMs: config.nodeStartTimeoutMs,
         rln,
         log: log.child({ part: 'builds' }),
-        requestRolloutPass: (v) => rolloutPasses.request(v),
         restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }),
         metrics,
       }),
       logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
+      rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),
     ],
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,
@@ -100,7 +98,6 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const reconciler = new Reconciler({
     db,
     runtime,
-    advanceRollouts: () => services.releases.advanceAll(),
     intervalMs: config.reconcileIntervalMs,
     destroyedRetentionHours: config.destroyedRetentionHours,
     replicaId,
@@ -117,5 +114,5 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     log: log.child({ part: 'backups' }),
     metrics,
   });
-  return [rolloutPasses, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
+  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
 }

@@ -32,8 +32,7 @@ export async function checkReadiness({ db, runtime, serviceState }: ReadinessDep
     service: serviceState(),
     database,
     migrations,
-    // A runtime without watches to sync (local processes) is ready once it exists.
-    runtime: runtime.isReady === undefined || runtime.isReady() ? 'ok' : 'the Kubernetes watches have not synced yet',
+    runtime: runtime.isReady() ? 'ok' : 'the Kubernetes watches have not synced yet',
   };
   return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
 }

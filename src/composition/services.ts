@@ -6,7 +6,7 @@ import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
-import { nodePortsFor } from '../runtime/create-runtime.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
 import { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import { WebhookService } from '../webhooks/service.ts';
 import { createBlobStore } from '../blobs/create-blob-store.ts';
@@ -36,11 +36,20 @@ const auditOf = (db: Database, log: Logger, metrics?: AuditMetrics) => new Audit
 const unlockSealKeysOf = (db: Database, seal: UnlockSeal) => new UnlockSealKeys({ db, seal, stores: SEALED_VALUE_STORES });
 
 /**
- * Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts) and
- * `unlockSeal` the seal of the passwords the service keeps (automatic unlock, restores in flight;
- * composition/unlock-seal.ts), both loaded first.
+ * Every service of a serving process. `ca` is the node access CA (pki/ca-store.ts), `unlockSeal`
+ * the seal of the passwords the service keeps (automatic unlock, restores in flight;
+ * composition/unlock-seal.ts) and `runtime` what runs the nodes (runtime/create-runtime.ts), all
+ * loaded first.
  */
-export function buildServices(db: Database, config: Config, ca: CertificateAuthority | undefined, unlockSeal: UnlockSeal, log: Logger, metrics?: AuditMetrics) {
+export function buildServices(
+  db: Database,
+  config: Config,
+  ca: CertificateAuthority | undefined,
+  unlockSeal: UnlockSeal,
+  runtime: Pick<NodeRuntime, 'assignPorts'>,
+  log: Logger,
+  metrics?: AuditMetrics,
+) {
   const accounts = accountsOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -52,7 +61,7 @@ export function buildServices(db: Database, config: Config, ca: CertificateAutho
   const nodes = new NodeService({
     db,
     config,
-    assignPorts: nodePortsFor(config),
+    runtime,
     // Every webhook URL a node is given passes the SSRF policy inside the service.
     checkWebhookUrl: (url) => webhooks.checkWebhookUrl(url),
     // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).

@@ -50,6 +50,19 @@ export async function insertJobs(db: Queryable, jobs: NewJob[]) {
   return rows;
 }
 
+/**
+ * Marks done the queued jobs of `kind` whose payload contains `match`: a job doing their work for
+ * them has begun (a rollout pass covers every pass of its version asked for before it). Returns how many.
+ */
+export async function absorbQueuedJobs(db: Queryable, kind: string, match: Record<string, unknown>) {
+  const rows = await db.query(
+    `UPDATE jobs SET state = 'done', lease_until = NULL, finished_at = now()
+     WHERE kind = $1 AND state = 'queued' AND payload @> $2::jsonb RETURNING id`,
+    [kind, jsonParam(match)],
+  );
+  return rows.length;
+}
+
 export async function claimJob(db: Queryable, kinds: string[], leaseMs: number) {
   return (
     await db.query<JobRow>(

@@ -28,15 +28,17 @@ export interface NodeRow {
   destroyed_at: Date | null;
 }
 
+/** A new node row; its status and desired state are the create rule's (nodes/lifecycle.ts), lock and init flags the columns' defaults unless given. */
 export async function insertNode(
   db: Queryable,
-  n: Pick<NodeRow, 'id' | 'user_id' | 'name' | 'network' | 'image_version' | 'settings' | 'rest_port' | 'peer_port'>,
+  n: Pick<NodeRow, 'id' | 'user_id' | 'name' | 'network' | 'status' | 'desired_state' | 'image_version' | 'settings' | 'rest_port' | 'peer_port'> &
+    Partial<Pick<NodeRow, 'locked' | 'initialized'>>,
 ) {
   return (
     await db.query<NodeRow>(
-      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
-       VALUES ($1, $2, $3, $4, 'STARTING', 'running', $5, $6, $7, $8) RETURNING *`,
-      [n.id, n.user_id, n.name, n.network, n.image_version, jsonParam(n.settings), n.rest_port, n.peer_port],
+      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, locked, initialized, image_version, settings, rest_port, peer_port)
+       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, true), coalesce($8, false), $9, $10, $11, $12) RETURNING *`,
+      [n.id, n.user_id, n.name, n.network, n.status, n.desired_state, n.locked ?? null, n.initialized ?? null, n.image_version, jsonParam(n.settings), n.rest_port, n.peer_port],
     )
   )[0]!;
 }

@@ -29,7 +29,7 @@ export interface NodeAccessDeps {
   certificates: CertificateService;
   /** The CA client certificates are issued by and verified against (pki/ca-store.ts). */
   ca: CertificateAuthority;
-  runtime: Pick<NodeRuntime, 'status' | 'runsDaemon' | 'storageFiles'>;
+  runtime: Pick<NodeRuntime, 'runsDaemon' | 'storageFiles'>;
   /** The one client of the daemons; forwarded requests and the confined backup calls go through it. */
   rln: Pick<RlnClient, 'forward' | 'call'>;
   unlocker: NodeUnlocker;
@@ -53,7 +53,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const access = new NodeAccess({
     db,
     accounts: deps.accounts,
-    runsNode: (nodeId) => deps.runtime.runsDaemon?.(nodeId) ?? deps.runtime.status(nodeId).then((s) => s.state === 'running'),
+    runsNode: (nodeId) => deps.runtime.runsDaemon(nodeId),
   });
   deps.certificates.onRevoked((serial) => access.forgetCertificate(serial));
   const serverDeps: GatewayServerDeps = {

@@ -16,6 +16,7 @@ import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
 import type { RlnClient } from '../rln/client.ts';
 import { enqueueAutoUnlock } from './auto-unlock-job.ts';
+import { enqueueRolloutPass } from './rollout-pass-job.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',
@@ -32,12 +33,6 @@ export interface BuildJobDeps {
   /** Asks a started daemon whether it answers yet. */
   rln: Pick<RlnClient, 'answers'>;
   log: Logger;
-  /**
-   * Asks for a pass of the release's rollout after one of its nodes settled (see
-   * releases/rollout-passes.ts): outside the build's transaction, so builds finishing together
-   * never queue on the rollout's row lock.
-   */
-  requestRolloutPass: (version: string) => void;
   /** Restores the backup a node was created from (backups/restore-into-node.ts); absent: no restores. */
   restorer?: BuildRestorer;
   /** Told of every build that finished (metrics/); absent: nobody counts. */
@@ -116,7 +111,7 @@ async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRe
         // A wrong password or a corrupt file: the node is FAILED with the reason, never RUNNING without its wallet.
         if ('failed' in restore) return finish(deps, build, 'FAILURE', { type: 'buildFailed' }, `restore failed: ${restore.failed}`);
       }
-      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress?.(node.id) });
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(node.id) });
       return;
     }
     case 'stop': {
@@ -170,12 +165,12 @@ async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) 
     await finish(deps, build, 'FAILURE', { type: 'upgradeRolledBack', imageVersion: previous }, `${reason}; rolled back to ${previous}`);
     return;
   }
-  await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress?.(node.id) });
+  await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(node.id) });
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
   try {
-    await deps.runtime.awaitRunning?.(spec, deps.nodeStartTimeoutMs);
+    await deps.runtime.awaitRunning(spec, deps.nodeStartTimeoutMs);
     await waitForDaemon(deps.rln, deps.runtime.endpoint(spec), deps.nodeStartTimeoutMs, async () => {
       return (await deps.runtime.status(spec.nodeId)).state !== 'running';
     });
@@ -187,7 +182,9 @@ async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
 
 /**
  * Closes the build and applies its outcome (`happened`, as the lifecycle table names it) to the
- * node, atomically, with the events it causes.
+ * node, atomically, with the events it causes. An upgrade a rollout was waiting for is settled in
+ * its rollout and the rollout's next pass asked for in the same transaction (nodes/rollout-pass-job.ts):
+ * a job row, no lock on the rollout, so builds finishing together never queue on it.
  */
 async function finish(
   deps: BuildJobDeps,
@@ -203,19 +200,19 @@ async function finish(
     const decision = decide(happened, node);
     if (!changesImage(build)) {
       await daemonStarted(tx, happened, await applyDecision(tx, node, decision));
-      return { build, rolloutVersion: undefined };
+      return build;
     }
     const settled = outcome === 'SUCCESS' ? 'succeeded' : 'failed';
     await daemonStarted(tx, happened, await applyDecision(tx, node, decision, (n) => [upgradeEvent(n, build, settled, error)]));
-    const inRollout = await settleRolloutNode(tx, build.image_version, node.id, settled, error);
-    return { build, rolloutVersion: inRollout ? build.image_version : undefined };
+    if (await settleRolloutNode(tx, build.image_version, node.id, settled, error)) {
+      await enqueueRolloutPass(tx, build.image_version, `build:${node.id}:${build.build_number}`);
+    }
+    return build;
   });
   if (!finished) return;
   // Counted once committed, so a build is counted once whichever attempt or replica finished it.
-  const { build, rolloutVersion } = finished;
-  const seconds = Math.max(0, (build.finished_at ?? build.started_at).getTime() - build.started_at.getTime()) / 1000;
-  deps.metrics?.buildFinished(build.action, outcome === 'SUCCESS' ? 'success' : 'failure', seconds);
-  if (rolloutVersion) deps.requestRolloutPass(rolloutVersion);
+  const seconds = Math.max(0, (finished.finished_at ?? finished.started_at).getTime() - finished.started_at.getTime()) / 1000;
+  deps.metrics?.buildFinished(finished.action, outcome === 'SUCCESS' ? 'success' : 'failure', seconds);
 }
 
 /** A build that (re)started the daemon left it locked: automatic unlock follows, where it is on. */

@@ -41,6 +41,7 @@ const verdict = (request: NodeRequest, node: LifecycleNode, build?: BuildInProgr
 // Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED DESTROYING DESTROYED.
 // No build in progress, a newer version to upgrade to, the node locked, not initialized, with a webhook URL.
 const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expect: string }> = [
+  { request: { type: 'create' }, expect: 'change change change change change change change' },
   { request: { type: 'start' }, expect: 'change already_running change change change node_destroyed node_destroyed' },
   { request: { type: 'stop' }, expect: 'change change change already_stopped change node_destroyed node_destroyed' },
   { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
@@ -78,7 +79,7 @@ describe('the lifecycle table', () => {
 
   describe('while a build is in progress', () => {
     const build: BuildInProgress = { build_number: 3, action: 'stop' };
-    const building: RequestType[] = ['start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede'];
+    const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede'];
     const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;
 
     it('refuses exactly the requests that begin a build, in every live status', () => {

@@ -12,6 +12,8 @@ import type { NodeChange } from './transition.ts';
 
 export type NodeRequest =
   // Users, through the management API (the web UI and the CLI call the same service).
+  /** A new node: judged before there is a row (decide() is asked without a node). */
+  | { type: 'create' }
   | { type: 'start' }
   | { type: 'stop' }
   /** `toVersion` is the latest release, undefined when none was published. */
@@ -102,6 +104,8 @@ export interface Rule<R = NodeRequest> {
   changeFrom?: { describe: string; of: (j: Judged<R>) => NodeChange };
   /** The build that carries the change out, enqueued in the same transaction. */
   build?: BuildAction;
+  /** The request makes the node: there is no status before it (create). */
+  makesNode?: true;
 }
 
 // Compile-time complete: a new NodeStatus that is missing here fails the type check.
@@ -166,6 +170,17 @@ const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
 ];
 
 export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
+  create: {
+    name: 'create',
+    by: 'user',
+    // Never holds for a node that does not exist yet; kept so that every request beginning a build
+    // is refused while one runs, whichever it is (a node has one build at a time).
+    checks: [buildRunning],
+    // The daemon starts at once and, like every daemon start, locked; it has no wallet yet.
+    change: { status: 'STARTING', desired_state: 'running', locked: true, initialized: false },
+    build: 'create',
+    makesNode: true,
+  },
   start: {
     name: 'start',
     by: 'user',
@@ -338,11 +353,14 @@ export const REQUEST_TYPES = Object.keys(LIFECYCLE) as RequestType[];
 const ruleOf = (type: RequestType) => LIFECYCLE[type] as Rule<NodeRequest>;
 
 /** What the lifecycle table says to `request` on `node` (with the build it has in progress, if any). */
-export function decide(request: NodeRequest, node: LifecycleNode, build?: BuildInProgress): Decision {
+export function decide(request: RequestOf<'create'>): Decision;
+export function decide(request: NodeRequest, node: LifecycleNode, build?: BuildInProgress): Decision;
+export function decide(request: NodeRequest, node?: LifecycleNode, build?: BuildInProgress): Decision {
   const rule = ruleOf(request.type);
-  const judged: Judged<NodeRequest> = { request, node, build };
+  // Only a create comes without a node, and its checks look at the build alone.
+  const judged: Judged<NodeRequest> = { request, node: node!, build };
   for (const check of rule.checks) {
-    const holds = check.statuses ? check.statuses.includes(node.status) : check.holds!(judged);
+    const holds = check.statuses ? check.statuses.includes(judged.node.status) : check.holds!(judged);
     if (!holds) continue;
     if (!check.refusal) return { outcome: 'no change' };
     const { code, message, details } = check.refusal;

@@ -3,8 +3,8 @@
 // comes back locked); a daemon that should not run is stopped. Nodes with a build in progress
 // are left to their build.
 //
-// With several replicas on one database, only the holder of the `reconciler` lease repairs,
-// advances rollouts and does the housekeeping (jobs/leader-lease.ts), so two replicas never act
+// With several replicas on one database, only the holder of the `reconciler` lease repairs and
+// does the housekeeping (jobs/leader-lease.ts), so two replicas never act
 // on one node at once; the others take the lease over within RECONCILE_LEASE_TTL_MS of its holder
 // dying, at once when it stops cleanly. Every replica still records the restarts its runtime
 // reports (a node that came back is locked): that is one row change under the row's lock, the
@@ -25,11 +25,6 @@ import { LeaderLease } from '../jobs/leader-lease.ts';
 export interface ReconcilerOptions {
   db: Database;
   runtime: NodeRuntime;
-  /**
-   * One pass over the running release rollouts (ReleaseService.advanceAll), run after each
-   * reconcile pass. Given as a function: releases/ builds on nodes/, not the other way round.
-   */
-  advanceRollouts: () => Promise<unknown>;
   intervalMs: number;
   destroyedRetentionHours: number;
   /** This replica's name in the lease table (jobs/leader-lease.ts: newReplicaId). */
@@ -121,9 +116,8 @@ export class Reconciler {
         this.opts.log.error({ nodeId: node.id, err }, 'reconciling a node failed');
       }
     }
+    // Rollouts need no pass from here: every pass is a durable job (nodes/rollout-pass-job.ts).
     if (!(await this.lease.ensure())) return;
-    // Rollouts continue here after a restart, and pick up nodes whose own build held them back.
-    await this.opts.advanceRollouts();
     if (Date.now() - this.lastHousekeeping > HOUSEKEEPING_EVERY_MS) {
       this.lastHousekeeping = Date.now();
       const purged = await purgeDestroyedNodes(this.opts.db, this.opts.destroyedRetentionHours);

@@ -3,13 +3,11 @@
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
-import { recordNodeEvent } from '../db/node-events.ts';
 import { upgradesAutomatically } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
 import {
   findUserNode,
   findUserNodeStatus,
-  insertNode,
   listUserNodesWithBuilds,
   lockNode,
   lockUserNode,
@@ -25,8 +23,8 @@ import { insertNodeRestore } from '../db/node-restores.ts';
 import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
-import type { NodePorts } from '../runtime/types.ts';
-import { applyDecision } from './transition.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
+import { applyDecision, insertDecidedNode } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
 import { listUserNodesJson } from '../db/node-list-json.ts';
@@ -72,8 +70,8 @@ export interface NodeServiceDeps {
   db: Database;
   /** Where clients reach the API and the nodes: what a node's answer tells them. */
   config: { nodeApiUrl: string; publicUrl: string };
-  /** The ports a new node gets from the configured runtime (runtime/create-runtime.ts: nodePortsFor). */
-  assignPorts: (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined>;
+  /** What runs the nodes: a new node gets its ports from it. */
+  runtime: Pick<NodeRuntime, 'assignPorts'>;
   /** Every webhook URL passes this before it is stored, whoever calls the service. */
   checkWebhookUrl: WebhookUrlCheck;
   /** Seals a restore password for the node's create build (backups/restore-into-node.ts); absent: restores refused. */
@@ -169,7 +167,7 @@ export class NodeService {
       }
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
-      const ports = await this.deps.assignPorts(() => usedPorts(tx));
+      const ports = await this.deps.runtime.assignPorts(() => usedPorts(tx));
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.
@@ -177,17 +175,21 @@ export class NodeService {
       const supersedeBuild = fence.supersede ? await findBuildInProgress(tx, fence.supersede.id) : undefined;
       const supersede = fence.supersede && decide({ type: 'supersede', by: '' }, fence.supersede, supersedeBuild);
       if (supersede?.outcome === 'refused') throw refusalError(supersede.refusal);
-      const node = await insertNode(tx, {
-        id: newId(),
-        user_id: userId,
-        name: input.name,
-        network: input.network,
-        image_version: release.version,
-        settings,
-        rest_port: ports.restPort,
-        peer_port: ports.peerPort,
-      });
-      await recordNodeEvent(tx, node, 'NODE_STATUS_UPDATED', { status: node.status, previousStatus: null });
+      const creation = decide({ type: 'create' });
+      const node = await insertDecidedNode(
+        tx,
+        {
+          id: newId(),
+          user_id: userId,
+          name: input.name,
+          network: input.network,
+          image_version: release.version,
+          settings,
+          rest_port: ports.restPort,
+          peer_port: ports.peerPort,
+        },
+        creation,
+      );
       if (backup && input.restore) {
         const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
@@ -199,7 +201,7 @@ export class NodeService {
         const source = fence.supersede;
         await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);
       }
-      await enqueueBuild(tx, node, 'create', release.version);
+      if (creation.outcome === 'change' && creation.build) await enqueueBuild(tx, node, creation.build, release.version);
       const body = presentCreatedNode(node, await this.present(tx, node));
       if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };

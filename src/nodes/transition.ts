@@ -3,7 +3,7 @@
 // lifecycle.ts); this module carries its answer out. Callers hold the nodes' row locks
 // (lockNode / lockUserNode / lockUpgradeCandidates).
 import type { Queryable } from '../db/database.ts';
-import { updateNode, updateNodes, type NodePatch, type NodeRow } from '../db/nodes.ts';
+import { insertNode, updateNode, updateNodes, type NodePatch, type NodeRow } from '../db/nodes.ts';
 import { recordNodeEvents, type NodeEventInput } from '../db/node-events.ts';
 import { refusalError, type Decision } from './lifecycle.ts';
 
@@ -22,6 +22,22 @@ export async function applyDecision(
   if (decision.outcome === 'refused') throw refusalError(decision.refusal);
   if (decision.outcome === 'no change') return before;
   return changeNode(tx, before, decision.change, alsoRecord);
+}
+
+/** What a new node row holds besides what the create rule decides. */
+export type NewNodeFields = Pick<NodeRow, 'id' | 'user_id' | 'name' | 'network' | 'image_version' | 'settings' | 'rest_port' | 'peer_port'>;
+
+/**
+ * Carries out the create rule's answer (decide({ type: 'create' })): the node is inserted as it
+ * says, and its first status recorded, with no status before it. Returns the new node.
+ */
+export async function insertDecidedNode(tx: Queryable, fields: NewNodeFields, decision: Decision): Promise<NodeRow> {
+  if (decision.outcome === 'refused') throw refusalError(decision.refusal);
+  const { status, desired_state, locked, initialized } = decision.outcome === 'change' ? decision.change : {};
+  if (status === undefined || desired_state === undefined) throw new Error('the create rule names the status and desired state of a new node');
+  const node = await insertNode(tx, { ...fields, status, desired_state, locked, initialized });
+  await recordNodeEvents(tx, [{ node, eventType: 'NODE_STATUS_UPDATED', details: { status: node.status, previousStatus: null } }]);
+  return node;
 }
 
 /** `alsoRecord` adds events that depend on the node after the change (e.g. an upgrade's outcome). */

@@ -52,6 +52,7 @@ function splitAtBlock(guide: string) {
 
 /** Statuses no status check catches: where the request goes through (when nothing else holds). */
 function acceptedFrom(rule: Rule): string {
+  if (rule.makesNode) return '(a new node)';
   const caught = new Set<NodeStatus>(rule.checks.flatMap((c) => c.statuses ?? []));
   const from = EVERY_STATUS.filter((s) => !caught.has(s));
   return from.length === EVERY_STATUS.length ? 'any' : from.join(', ');

@@ -1,12 +1,13 @@
 // Rolling out a release: upgrades the nodes enrolled in a rollout a few at a time. A pass fills
 // free slots (up to the rollout's concurrency) and runs in its caller's transaction whenever a
-// slot may have opened: inside publish's and resume's transactions; in a transaction of its own
-// after an upgrade build finished (the build job asks for it once the build's transaction has
-// committed, see ReleaseService.requestAdvance, so builds finishing together never queue on the
-// rollout's row lock); and periodically from the reconcile loop, which is also how a rollout
-// resumes after a restart. Passes serialise on the rollout's row lock; candidate nodes are taken
-// with SKIP LOCKED, so a pass never waits for a node another transaction holds. Which candidates
-// take the upgrade is the lifecycle table's to say (rolloutUpgrade in nodes/lifecycle.ts).
+// slot may have opened: inside publish's and resume's transactions, and as the rollout pass job
+// (rollout-pass-job.ts), which a build enqueues in its own transaction when it settles an upgrade
+// of the rollout, or ends on a node the rollout is waiting for. Passes serialise on the rollout's
+// row lock; candidate nodes are taken with SKIP LOCKED, so a pass never waits for a node another
+// transaction holds. A pass that leaves nodes pending with none upgrading (each busy with a build
+// of its own, or locked at that moment) says so (`waiting`): no upgrade will settle to ask for the
+// next pass, so its caller asks for one later. Which candidates take the upgrade is the lifecycle
+// table's to say (rolloutUpgrade in nodes/lifecycle.ts).
 import type { Queryable } from '../db/database.ts';
 import { latestRelease } from '../db/releases.ts';
 import {
@@ -18,6 +19,7 @@ import {
   updateRollout,
 } from '../db/rollouts.ts';
 import { enqueueBuilds } from '../nodes/enqueue-build.ts';
+import { enqueueRolloutPass } from '../nodes/rollout-pass-job.ts';
 import { decide, type RefusalCode } from '../nodes/lifecycle.ts';
 import { changeNodes, type NodeChange } from '../nodes/transition.ts';
 import type { NodeRow } from '../db/nodes.ts';
@@ -26,10 +28,28 @@ import type { NodeRow } from '../db/nodes.ts';
 // refused for any other reason (destroyed, already on the version) has nothing left to do.
 const DEFERS: RefusalCode = 'node_not_running';
 
-/** Returns how many upgrades the pass started (the caller wakes its workers when > 0). */
-export async function advanceRollout(tx: Queryable, version: string): Promise<number> {
+export interface RolloutPass {
+  /** Upgrades the pass started. */
+  started: number;
+  /** Nodes are left pending and none is upgrading: no settled upgrade will ask for the next pass. */
+  waiting: boolean;
+}
+
+const NOTHING: RolloutPass = { started: 0, waiting: false };
+
+/** How long a rollout left waiting (see RolloutPass.waiting) waits before its next pass looks again. */
+export const WAITING_RECHECK_MS = 5_000;
+
+/** A pass, and when it leaves the rollout waiting, another asked for (as `askedBy`) a little later. */
+export async function runRolloutPass(tx: Queryable, version: string, askedBy: string): Promise<RolloutPass> {
+  const pass = await advanceRollout(tx, version);
+  if (pass.waiting) await enqueueRolloutPass(tx, version, askedBy, WAITING_RECHECK_MS);
+  return pass;
+}
+
+export async function advanceRollout(tx: Queryable, version: string): Promise<RolloutPass> {
   const rollout = await lockRollout(tx, version);
-  if (!rollout || rollout.state !== 'running') return 0;
+  if (!rollout || rollout.state !== 'running') return NOTHING;
   const counts = await countRolloutNodes(tx, version);
 
   if (counts.failed > rollout.failure_budget) {
@@ -37,14 +57,14 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<nu
       state: 'paused',
       paused_reason: `${counts.failed} upgrades failed, more than the failure budget of ${rollout.failure_budget}`,
     });
-    return 0;
+    return NOTHING;
   }
   const latest = await latestRelease(tx);
   if (latest && latest.version !== version) {
     // A newer release has its own rollout; moving nodes to this one first would be wasted work.
     await skipPendingRolloutNodes(tx, version, `superseded by ${latest.version}`);
     if (counts.upgrading === 0) await updateRollout(tx, version, { state: 'completed' });
-    return 0;
+    return NOTHING;
   }
 
   let started = 0;
@@ -71,6 +91,7 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<nu
   if (started === 0 && counts.upgrading === 0) {
     const now = await countRolloutNodes(tx, version);
     if (now.pending === 0 && now.upgrading === 0) await updateRollout(tx, version, { state: 'completed' });
+    return { started, waiting: now.pending > 0 && now.upgrading === 0 };
   }
-  return started;
+  return { started, waiting: false };
 }

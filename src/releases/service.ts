@@ -14,7 +14,7 @@ import {
   updateRollout,
 } from '../db/rollouts.ts';
 import { AppError } from '../errors.ts';
-import { advanceRollout } from './rollout.ts';
+import { advanceRollout, runRolloutPass } from './rollout.ts';
 
 // Image versions are RLN commit ids or release tags: keep them safe to put in paths and commands.
 export const VERSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -51,7 +51,7 @@ export class ReleaseService {
       );
       const enrolled = await enrolRolloutNodes(tx, version);
       const notified = await recordUpgradeAvailableEvents(tx, version);
-      const started = await advanceRollout(tx, version);
+      const { started } = await runRolloutPass(tx, version, 'publish');
       return {
         version: row.version,
         releasedAt: row.released_at.toISOString(),
@@ -99,16 +99,20 @@ export class ReleaseService {
       if (rollout.state !== 'paused') throw new AppError('invalid_state', `the rollout of ${version} is ${rollout.state}, not paused`);
       const { failed } = await countRolloutNodes(tx, version);
       await updateRollout(tx, version, { state: 'running', failure_budget: failed + extraFailures });
-      await advanceRollout(tx, version);
+      // Each resume is its own request: one still running must not swallow it.
+      await runRolloutPass(tx, version, `resume:${Date.now()}`);
     });
     return this.status(version);
   }
 
-  /** One pass over every running rollout; how a rollout continues after a restart. Returns upgrades started. */
+  /**
+   * One pass over every running rollout, now. Serving needs none (the rollout pass job asks for
+   * every pass, durably); tests and benchmarks use it to look at once. Returns upgrades started.
+   */
   async advanceAll(): Promise<number> {
     let started = 0;
     for (const rollout of await listRunningRollouts(this.db)) {
-      started += await this.db.transaction((tx) => advanceRollout(tx, rollout.version));
+      started += (await this.db.transaction((tx) => advanceRollout(tx, rollout.version))).started;
     }
     return started;
   }

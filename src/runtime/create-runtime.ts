@@ -2,11 +2,10 @@
 // runtime. The Kubernetes client is loaded only when RUNTIME=kubernetes.
 import type { KubernetesConfig } from './kubernetes/config.ts';
 import type { Logger } from '../logger.ts';
-import { allocatePortPair } from './ports.ts';
 import { ProcessRuntime } from './process.ts';
-import type { NodePorts, NodeRuntime } from './types.ts';
+import type { NodeRuntime } from './types.ts';
 
-/** The settings the runtimes are chosen and built from (RUNTIME, K8S_*, RLN_COMMAND, NODE_PORT_RANGE, LOG_FILE*). */
+/** The settings the runtimes are chosen and built from (RUNTIME, K8S_*, RLN_COMMAND, NODE_PORT_RANGE, LOG_FILE*, the environment daemons see). */
 export interface RuntimeSettings {
   kubernetes: KubernetesConfig | undefined;
   dataDir: string;
@@ -14,6 +13,8 @@ export interface RuntimeSettings {
   rlnCommand: string | undefined;
   nodePortRange: { from: number; to: number };
   logs: { maxFileBytes: number; maxFiles: number };
+  /** What daemons of the process runtime see of the service's environment (config.ts). */
+  daemonEnvironment: NodeJS.ProcessEnv;
 }
 
 /** The runtime, started: its watches running (Kubernetes) or its orphans stopped (process). */
@@ -29,19 +30,14 @@ export async function createRuntime(config: RuntimeSettings, log: Logger): Promi
       log,
     });
   }
-  const runtime = new ProcessRuntime({ dataDir: config.dataDir, rlnCommand: config.rlnCommand, log, logRotation });
+  const runtime = new ProcessRuntime({
+    dataDir: config.dataDir,
+    rlnCommand: config.rlnCommand,
+    nodePortRange: config.nodePortRange,
+    daemonEnvironment: config.daemonEnvironment,
+    log,
+    logRotation,
+  });
   await runtime.stopOrphans();
   return runtime;
-}
-
-/**
- * How a new node gets its ports on the configured runtime, without starting the runtime (the CLI
- * creates no runtime). `taken` is asked only by runtimes that hand out host ports.
- */
-export function nodePortsFor(config: Pick<RuntimeSettings, 'kubernetes' | 'nodePortRange'>): (taken: () => Promise<Set<number>>) => Promise<NodePorts | undefined> {
-  if (config.kubernetes) return async () => ({ restPort: null, peerPort: null });
-  return async (taken) => {
-    const pair = await allocatePortPair(config.nodePortRange, await taken());
-    return pair && { restPort: pair[0], peerPort: pair[1] };
-  };
 }

@@ -6,11 +6,15 @@
 const PASSED = new Set(['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'RUST_LOG', 'RUST_BACKTRACE']);
 const PASSED_PREFIXES = ['DEVNODE_'];
 
-export function daemonEnvironment(serviceEnv: NodeJS.ProcessEnv, imageVersion: string): NodeJS.ProcessEnv {
+/** The part of the service's environment a daemon may see (the configuration keeps this, see config.ts). */
+export function passedToDaemons(serviceEnv: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(serviceEnv)) {
     if (value !== undefined && (PASSED.has(name) || PASSED_PREFIXES.some((p) => name.startsWith(p)))) env[name] = value;
   }
-  env.DEVNODE_VERSION = imageVersion;
   return env;
+}
+
+export function daemonEnvironment(serviceEnv: NodeJS.ProcessEnv, imageVersion: string): NodeJS.ProcessEnv {
+  return { ...passedToDaemons(serviceEnv), DEVNODE_VERSION: imageVersion };
 }

@@ -4,7 +4,7 @@
 // that answers like a locked node; versions named `fail-*` point at a closed port and never come up.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import type { LogRange } from '../logs/read-range.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,8 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
   /** Real files, in a folder of the temporary directory per node. */
   readonly storageFiles = new LocalStorageFiles((nodeId) => join(tmpdir(), `rln-cloud-in-memory-${process.pid}`, nodeId));
 
+  readonly reportsEveryRestart = false;
+
   /** Starts the shared health endpoint; call before the first build runs. */
   async listen(): Promise<this> {
     this.server = http.createServer((_req, res) => {
@@ -29,6 +31,11 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
+  }
+
+  /** Every node shares the one health endpoint: no ports of its own. */
+  async assignPorts(): Promise<NodePorts> {
+    return { restPort: null, peerPort: null };
   }
 
   async provision(spec: NodeSpec) {
@@ -69,6 +76,16 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
   endpoint(spec: NodeSpec): NodeEndpoint {
     // Port 1 (tcpmux) is closed on these machines: a broken version refuses connections at once.
     return { host: '127.0.0.1', port: spec.imageVersion.startsWith('fail-') ? 1 : this.port };
+  }
+
+  async awaitRunning() {}
+
+  peerAddress(): undefined {
+    return undefined;
+  }
+
+  isReady() {
+    return true;
   }
 
   async tailLog() {

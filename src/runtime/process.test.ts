@@ -16,7 +16,7 @@ describe('the process runtime', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('stops a daemon without leaving a timer running, and hands it no secret', async () => {
-    const runtime = new ProcessRuntime({ dataDir, rlnCommand: undefined, log: createLogger('silent') });
+    const runtime = new ProcessRuntime({ dataDir, rlnCommand: undefined, nodePortRange: { from: 0, to: -1 }, daemonEnvironment: process.env, log: createLogger('silent') });
     const before = timers();
     process.env.DATABASE_URL_FOR_THIS_TEST = 'postgres://app:hunter2@db/rln';
     const spec = { nodeId: 'a'.repeat(32), network: 'regtest' as const, imageVersion: 'devnode-0.1.0', restPort: await freePort(), peerPort: await freePort() };

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { daemonEnvironment } from './daemon-env.ts';
 import { isProcessAlive } from '../process-alive.ts';
@@ -17,6 +17,7 @@ import { CURRENT_LOG } from '../logs/log-files.ts';
 import { tailLogFile } from '../logs/tail-log.ts';
 import { projectPath } from '../paths.ts';
 import { LocalStorageFiles } from './local-storage-files.ts';
+import { allocatePortPair } from './ports.ts';
 
 const DEVNODE_LAUNCHER = projectPath('bin', 'devnode.mjs');
 const STOP_GRACE_MS = 10_000;
@@ -37,12 +38,21 @@ export interface ProcessRuntimeOptions {
   dataDir: string;
   /** Command template for the daemon; unset runs devnode. */
   rlnCommand: string | undefined;
+  /** Where each node's REST and peer ports come from (NODE_PORT_RANGE). */
+  nodePortRange: { from: number; to: number };
+  /**
+   * The service's environment as the configuration read it (config.ts: daemonEnvironment), so
+   * only the configuration reads process.env; daemon-env.ts picks what a daemon sees of it.
+   */
+  daemonEnvironment: NodeJS.ProcessEnv;
   log: Logger;
   /** Size and count bounds of each node's log files (LOG_FILE_MAX_BYTES, LOG_FILES_KEPT). */
   logRotation?: LogRotation;
 }
 
 export class ProcessRuntime implements NodeRuntime {
+  /** Only the daemons it started: a repair by start() is a restart, recorded by the reconcile loop. */
+  readonly reportsEveryRestart = false;
   private readonly daemons = new Map<string, Daemon>();
   private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
   private readonly nodesDir: string;
@@ -74,6 +84,11 @@ export class ProcessRuntime implements NodeRuntime {
     return stopped;
   }
 
+  async assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined> {
+    const pair = await allocatePortPair(this.opts.nodePortRange, await taken());
+    return pair && { restPort: pair[0], peerPort: pair[1] };
+  }
+
   async provision(spec: NodeSpec) {
     mkdirSync(this.storageDir(spec.nodeId), { recursive: true });
   }
@@ -93,7 +108,7 @@ export class ProcessRuntime implements NodeRuntime {
     // rotated; a daemon orphaned by a crash of the service loses its output until it is restarted.
     const child: ChildProcess = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: daemonEnvironment(process.env, spec.imageVersion),
+      env: daemonEnvironment(this.opts.daemonEnvironment, spec.imageVersion),
     });
     const daemonLog = new RotatingLog(this.dir(spec.nodeId), this.opts.logRotation);
     daemonLog.follow(child.stdout!, 'stdout');
@@ -172,6 +187,19 @@ export class ProcessRuntime implements NodeRuntime {
 
   endpoint(spec: NodeSpec): NodeEndpoint {
     return { host: '127.0.0.1', port: spec.restPort ?? 0 };
+  }
+
+  /** start() returns with the child spawned: there is nothing more the runtime can wait for. */
+  async awaitRunning(_spec: NodeSpec, _timeoutMs: number) {}
+
+  /** Peers reach the node at the service's public host and its own peer port (nodes/present.ts). */
+  peerAddress(_nodeId: string): undefined {
+    return undefined;
+  }
+
+  /** Local processes need nothing synced before the runtime can answer. */
+  isReady() {
+    return true;
   }
 
   readLogs(nodeId: string, range: LogRange) {

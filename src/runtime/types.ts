@@ -42,6 +42,12 @@ export interface NodeEndpoint {
 }
 
 export interface NodeRuntime {
+  /**
+   * The ports a new node gets: a free pair of NODE_PORT_RANGE on the process runtime (`taken`:
+   * the ports other nodes hold, asked only by runtimes that hand out host ports), none on
+   * Kubernetes (null ports). undefined when none are left.
+   */
+  assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined>;
   /** Creates the node's storage. Idempotent. */
   provision(spec: NodeSpec): Promise<void>;
   /** Starts the daemon on spec.imageVersion; a daemon already running that version is kept. */
@@ -57,19 +63,22 @@ export interface NodeRuntime {
    * Whether status() would answer `running`, answered at once where the runtime knows without
    * asking anything (the gateways check it on every request).
    */
-  runsDaemon?(nodeId: string): boolean;
+  runsDaemon(nodeId: string): boolean;
   /** Where the daemon's REST API answers. */
   endpoint(spec: NodeSpec): NodeEndpoint;
   /**
    * Waits until a daemon that start() or replaceImage() asked for is up as far as the runtime can
    * tell (a Kubernetes pod scheduled, its image pulled, its port open), failing early with the
-   * reason when it cannot come up. Runtimes whose start() already returns a running daemon omit it.
+   * reason when it cannot come up. Runtimes whose start() already returns a running daemon resolve at once.
    */
-  awaitRunning?(spec: NodeSpec, timeoutMs: number): Promise<void>;
-  /** Where Lightning peers reach the node, when the runtime decides it (a Kubernetes Service). */
-  peerAddress?(nodeId: string): PeerAddress | undefined;
-  /** Whether the runtime's view of its nodes is current (the Kubernetes watches are synced). */
-  isReady?(): boolean;
+  awaitRunning(spec: NodeSpec, timeoutMs: number): Promise<void>;
+  /**
+   * Where Lightning peers reach the node when the runtime decides it (a Kubernetes Service);
+   * undefined where the service's public host and the node's peer port say it (process).
+   */
+  peerAddress(nodeId: string): PeerAddress | undefined;
+  /** Whether the runtime's view of its nodes is current (the Kubernetes watches are synced; always, for local processes). */
+  isReady(): boolean;
   /**
    * Files in the node's storage, for backups and restores: the daemon writes a backup to a path
    * on its own disk (RLN's POST /backup {backup_path}) and reads one from there (POST /restore).
@@ -88,7 +97,7 @@ export interface NodeRuntime {
    * onUnexpectedExit (Kubernetes restarts containers itself and repairs objects without touching
    * a running pod): then a repair by start() is not assumed to have restarted the daemon.
    */
-  readonly reportsEveryRestart?: boolean;
+  readonly reportsEveryRestart: boolean;
   /** Called with a node id whenever a daemon exits without being asked to. */
   onUnexpectedExit(listener: (nodeId: string, detail: string) => void): void;
   /** Releases the runtime's own resources; the process runtime stops the daemons it started. */

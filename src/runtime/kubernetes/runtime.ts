@@ -11,7 +11,7 @@ import type { Logger } from '../../logger.ts';
 import type { LogRotation } from '../../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../../logs/read-range.ts';
 import { tailLogFile } from '../../logs/tail-log.ts';
-import type { NodeEndpoint, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
 import type { KubernetesConfig } from './config.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
 import {
@@ -134,6 +134,11 @@ export class KubernetesRuntime implements NodeRuntime {
 
   isReady() {
     return this.sets.synced && this.services.synced && this.pods.synced;
+  }
+
+  /** Every pod has its own address and the daemon listens on fixed ports: nothing to hand out. */
+  async assignPorts(): Promise<NodePorts> {
+    return { restPort: null, peerPort: null };
   }
 
   async provision(_spec: NodeSpec) {
