@@ -104,7 +104,7 @@ async function seedWebhookNodes(db: Database, url: string) {
 }
 
 async function recordWebhookEvents(db: Database, events: number) {
-  const nodes = await db.query<{ id: string; user_id: string }>('SELECT id, user_id FROM nodes ORDER BY id');
+  const nodes = await db.query<{ id: string; userId: string }>('SELECT id, user_id AS "userId" FROM nodes ORDER BY id');
   for (let i = 0; i < events; i += 200) {
     await db.transaction(async (tx) => {
       for (let j = i; j < Math.min(events, i + 200); j++) await recordNodeEvent(tx, nodes[j % nodes.length]!, 'TEST', { n: j });

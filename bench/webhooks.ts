@@ -166,7 +166,7 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
     await migrate(db);
     await db.query(`INSERT INTO image_versions (version) VALUES ('bench')`);
     await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'bench@example.com', 'starter')`);
-    const nodeRows: Array<{ id: string; user_id: string }> = [];
+    const nodeRows: Array<{ id: string; userId: string }> = [];
     for (let i = 0; i < nodes; i++) {
       const id = i.toString(16).padStart(32, '0');
       await db.query(
@@ -174,7 +174,7 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
          VALUES ($1, 'u', $2, 'regtest', 'RUNNING', 'running', 'bench', $3, $4, $5)`,
         [id, `n${i}`, JSON.stringify({ webhookUrl: receiver.url }), 20000 + 2 * i, 20001 + 2 * i],
       );
-      nodeRows.push({ id, user_id: 'u' });
+      nodeRows.push({ id, userId: 'u' });
     }
     for (let i = 0; i < events; i += 200) {
       await db.transaction(async (tx) => {

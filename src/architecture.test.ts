@@ -137,6 +137,10 @@ describe('the layers of src/', () => {
     expect(HAND_WRITTEN_HTTP.test('head += `${name}: ${value}\\r\\n`')).toBe(true);
   });
 
+  it('keeps the node row inside db/: every other part speaks the domain Node (domain/nodes.ts)', () => {
+    expect(sources.filter((f) => partOf(f.path) !== 'db' && /\bNodeRow\b/.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+
   it('keeps runtime/ apart from the database and the services', () => {
     expect(crossing.filter((i) => partOf(i.from) === 'runtime' && !RUNTIME_MAY_IMPORT.includes(partOf(i.to))).map(describeImport)).toEqual([]);
   });

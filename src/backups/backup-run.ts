@@ -5,7 +5,7 @@
 // and an event, and a node that was unlocked is unlocked again unless that unlock itself fails.
 import type { Database } from '../db/database.ts';
 import { markBackupFailed, markBackupSucceeded, touchBackup, type BackupRow } from '../db/backups.ts';
-import { findNode, type NodeRow } from '../db/nodes.ts';
+import { findNode } from '../db/nodes.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { NodeRuntime, NodeEndpoint } from '../runtime/types.ts';
@@ -13,15 +13,16 @@ import type { Logger } from '../logger.ts';
 import { AppError } from '../errors.ts';
 import { backupBlobKey, nodeFileName, storeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls } from './node-calls.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface BackupRunDeps {
   db: Database;
   blobs: BlobStore;
   runtime: Pick<NodeRuntime, 'storageFiles'>;
   calls: BackupNodeCalls;
-  endpointOf: (node: NodeRow) => NodeEndpoint;
+  endpointOf: (node: Node) => NodeEndpoint;
   /** Unlocks the node with the password through the service's unlock (chain settings filled in). */
-  unlock: (node: NodeRow, password: string) => Promise<void>;
+  unlock: (node: Node, password: string) => Promise<void>;
   markLocked: (nodeId: string) => Promise<void>;
   /**
    * A node the backup locked could not be unlocked again with the password given: the service
@@ -43,7 +44,7 @@ export interface BackupMetrics {
 /** How often a running backup says it is alive; the janitor fails one silent for 4 of these. */
 export const BACKUP_HEARTBEAT_MS = 5_000;
 
-export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: NodeRow, password: string, signal: AbortSignal) {
+export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: Node, password: string, signal: AbortSignal) {
   const log = deps.log.child({ backupId: backup.id, nodeId: node.id });
   const started = performance.now();
   const heartbeat = setInterval(() => {

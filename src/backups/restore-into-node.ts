@@ -8,7 +8,7 @@ import { findBackup, untieUploadFromNode } from '../db/backups.ts';
 import { findNodeRestore, finishNodeRestore, listSealedRestorePasswords, replaceSealedRestorePassword } from '../db/node-restores.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
-import { listSupersededBy, releaseSupersededBy, type NodeRow } from '../db/nodes.ts';
+import { listSupersededBy, releaseSupersededBy } from '../db/nodes.ts';
 import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BlobMissingError } from '../blobs/blob-store.ts';
@@ -17,6 +17,7 @@ import { AppError } from '../errors.ts';
 import { nodeFileName, placeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls, NodeRefusal } from './node-calls.ts';
 import type { BuildRestorer } from '../nodes/build-job.ts';
+import type { Node } from '../domain/nodes.ts';
 
 /** Seals secrets under a key outside the database, bound to what they are for (secrets/unlock-seal.ts). */
 export type SecretSeal = Pick<UnlockSeal, 'seal' | 'open'>;
@@ -60,7 +61,7 @@ export class NodeRestorer implements BuildRestorer {
    * Restores the node's pending backup, if it has one. Answers {restored: false} for a node created
    * without one, {failed: reason} when the restore cannot succeed; throws when it may on a retry.
    */
-  async restorePending(node: NodeRow, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<RestoreOutcome> {
+  async restorePending(node: Node, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<RestoreOutcome> {
     const pending = await findNodeRestore(this.deps.db, node.id);
     if (!pending || pending.status === 'SUCCEEDED') return { restored: pending !== undefined };
     if (pending.status === 'FAILED') return { failed: pending.error ?? 'the restore failed' };

@@ -1,7 +1,7 @@
 // Backups as users see them: start one of a node (this replica runs it, holding the password in
 // memory only), list a node's, read one with a fresh download URL once finished, delete one.
 import type { Database } from '../db/database.ts';
-import { findUserNode, lockUserNode, type NodeRow } from '../db/nodes.ts';
+import { findUserNode, lockUserNode } from '../db/nodes.ts';
 import {
   deleteBackup,
   findBackupInProgress,
@@ -16,7 +16,7 @@ import {
   type BackupRow,
 } from '../db/backups.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
-import type { Network } from '../domain/nodes.ts';
+import type { Network, Node } from '../domain/nodes.ts';
 import { newId } from '../auth/tokens.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import type { BackupsConfig } from './config.ts';
@@ -58,7 +58,7 @@ export class BackupService {
         userId,
         nodeId,
         network: node.network,
-        imageVersion: node.image_version,
+        imageVersion: node.imageVersion,
         wasUnlocked: !node.locked,
         runner: this.deps.replicaId,
       });
@@ -212,11 +212,11 @@ export class BackupService {
 }
 
 /** RLN backs up only an initialized wallet, and the daemon must be up to write the file. */
-function requireBackupable(node: NodeRow) {
+function requireBackupable(node: Node) {
   if (node.status === 'DESTROYING' || node.status === 'DESTROYED') {
     throw new AppError('node_destroyed', `node ${node.id} is ${node.status}`, { status: node.status });
   }
-  if (node.status !== 'RUNNING' || node.desired_state !== 'running') {
+  if (node.status !== 'RUNNING' || node.desiredState !== 'running') {
     const what = node.status === 'RUNNING' ? 'being stopped' : node.status;
     throw new AppError('node_not_running', `node ${node.id} is ${what}; a backup needs it RUNNING`, { status: node.status });
   }

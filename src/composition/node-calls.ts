@@ -4,7 +4,7 @@
 // it has stopped (app.ts).
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import type { NodeRow } from '../db/nodes.ts';
+
 import type { Logger } from '../logger.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { specOf } from '../nodes/build-job.ts';
@@ -14,6 +14,7 @@ import { NodeUnlocker } from '../nodes/node-unlocker.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { RlnClient } from '../rln/client.ts';
 import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface NodeCallsDeps {
   config: Pick<Config, 'nodeAccess'>;
@@ -26,7 +27,7 @@ export interface NodeCallsDeps {
 
 export interface NodeCalls {
   rln: RlnClient;
-  endpointOf: (node: NodeRow) => NodeEndpoint;
+  endpointOf: (node: Node) => NodeEndpoint;
   unlocker: NodeUnlocker;
   /** GET /api/nodes/{id}/health. */
   health: NodeHealth;
@@ -35,7 +36,7 @@ export interface NodeCalls {
 export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeCallsDeps): NodeCalls {
   const settings = config.nodeAccess;
   const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
-  const endpointOf = (node: NodeRow) => runtime.endpoint(specOf(node));
+  const endpointOf = (node: Node) => runtime.endpoint(specOf(node));
   // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
   const unlocker = new NodeUnlocker({ db, config: settings, rln, nodes, endpointOf, identity, log });

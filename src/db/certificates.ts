@@ -1,6 +1,7 @@
 // Client certificate records: issued, listed, revoked, and looked up by the mutual-TLS gateway.
 import type { Queryable } from './database.ts';
-import type { NodeRow } from './nodes.ts';
+import { nodeFromRow, type NodeRow } from './nodes.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface CertificateRow {
   serial: string;
@@ -54,7 +55,7 @@ export async function revokeCertificate(db: Queryable, serial: string, nodeId?: 
 
 export interface PresentedCertificate {
   cert: Pick<CertificateRow, 'serial' | 'user_id' | 'node_id' | 'fingerprint' | 'not_after' | 'revoked_at'>;
-  node: NodeRow;
+  node: Node;
 }
 
 /** The certificate a TLS client presented, with the node it is bound to, in one round trip. */
@@ -70,6 +71,6 @@ export async function findCertificateWithNode(db: Queryable, serial: string): Pr
   const { c_serial, c_user_id, c_fingerprint, c_not_after, c_revoked_at, ...node } = row;
   return {
     cert: { serial: c_serial, user_id: c_user_id, node_id: node.id, fingerprint: c_fingerprint, not_after: c_not_after, revoked_at: c_revoked_at },
-    node,
+    node: nodeFromRow(node),
   };
 }

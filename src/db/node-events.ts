@@ -13,14 +13,14 @@ export interface RecordedEvent {
 }
 
 export interface NodeEventInput {
-  node: { id: string; user_id: string };
+  node: { id: string; userId: string };
   eventType: NodeEventType;
   details?: Record<string, unknown>;
 }
 
 export async function recordNodeEvent(
   tx: Queryable,
-  node: { id: string; user_id: string },
+  node: { id: string; userId: string },
   eventType: NodeEventType,
   details: Record<string, unknown> = {},
 ): Promise<RecordedEvent> {
@@ -46,7 +46,7 @@ export async function recordNodeEvents(tx: Queryable, events: NodeEventInput[]):
     [
       recorded.map((r) => r.eventId),
       recorded.map((r) => r.node.id),
-      recorded.map((r) => r.node.user_id),
+      recorded.map((r) => r.node.userId),
       recorded.map((r) => r.envelope.eventType),
       recorded.map((r) => jsonParam(r.envelope)),
     ],

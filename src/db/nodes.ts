@@ -1,9 +1,10 @@
 // Nodes: the record of what a user asked for (desired_state) and what is true now (status).
 import type { Queryable } from './database.ts';
 import type { BuildRow } from './builds.ts';
-import type { DesiredState, Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
+import type { DesiredState, Network, Node, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { jsonParam } from './storable-text.ts';
 
+/** The row as the database answers it; nothing outside db/ sees it (nodeFromRow maps it once). */
 export interface NodeRow {
   id: string;
   user_id: string;
@@ -15,37 +16,63 @@ export interface NodeRow {
   initialized: boolean;
   image_version: string;
   settings: NodeSettings;
-  /** Host ports from the process runtime; null on runtimes that give none (Kubernetes). */
   rest_port: number | null;
   peer_port: number | null;
   peer_host: string | null;
-  /** The wallet password sealed for automatic unlock (secrets/unlock-seal.ts); null: off. Never shown. */
   auto_unlock_sealed: string | null;
-  /** The node a restore of this node's wallet went into: this one is stopped for good (nodes/lifecycle.ts). */
   superseded_by: string | null;
   created_at: Date;
   updated_at: Date;
   destroyed_at: Date | null;
 }
 
-/** A new node row; its status and desired state are the create rule's (nodes/lifecycle.ts), lock and init flags the columns' defaults unless given. */
+export function nodeFromRow(r: NodeRow): Node {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    name: r.name,
+    network: r.network,
+    status: r.status,
+    desiredState: r.desired_state,
+    locked: r.locked,
+    initialized: r.initialized,
+    imageVersion: r.image_version,
+    settings: r.settings,
+    restPort: r.rest_port,
+    peerPort: r.peer_port,
+    peerHost: r.peer_host,
+    autoUnlockSealed: r.auto_unlock_sealed,
+    supersededBy: r.superseded_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    destroyedAt: r.destroyed_at,
+  };
+}
+
+/** The nodes a statement answered, as nodes. */
+export async function queryNodes(db: Queryable, sql: string, params: unknown[] = []): Promise<Node[]> {
+  return (await db.query<NodeRow>(sql, params)).map(nodeFromRow);
+}
+
+/** A new node; its status and desired state are the create rule's (nodes/lifecycle.ts), lock and init flags the columns' defaults unless given. */
 export async function insertNode(
   db: Queryable,
-  n: Pick<NodeRow, 'id' | 'user_id' | 'name' | 'network' | 'status' | 'desired_state' | 'image_version' | 'settings' | 'rest_port' | 'peer_port'> &
-    Partial<Pick<NodeRow, 'locked' | 'initialized'>>,
+  n: Pick<Node, 'id' | 'userId' | 'name' | 'network' | 'status' | 'desiredState' | 'imageVersion' | 'settings' | 'restPort' | 'peerPort'> &
+    Partial<Pick<Node, 'locked' | 'initialized'>>,
 ) {
   return (
-    await db.query<NodeRow>(
+    await queryNodes(
+      db,
       `INSERT INTO nodes (id, user_id, name, network, status, desired_state, locked, initialized, image_version, settings, rest_port, peer_port)
        VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, true), coalesce($8, false), $9, $10, $11, $12) RETURNING *`,
-      [n.id, n.user_id, n.name, n.network, n.status, n.desired_state, n.locked ?? null, n.initialized ?? null, n.image_version, jsonParam(n.settings), n.rest_port, n.peer_port],
+      [n.id, n.userId, n.name, n.network, n.status, n.desiredState, n.locked ?? null, n.initialized ?? null, n.imageVersion, jsonParam(n.settings), n.restPort, n.peerPort],
     )
   )[0]!;
 }
 
 /** A node as its owner sees it: another user's node is indistinguishable from a missing one. */
 export async function findUserNode(db: Queryable, userId: string, nodeId: string) {
-  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId]))[0];
+  return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1 AND user_id = $2', [nodeId, userId]))[0];
 }
 
 /** Which of `nodeIds` are the user's nodes (another user's are left out, exactly like missing ones). */
@@ -61,16 +88,16 @@ export async function findUserNodeStatus(db: Queryable, userId: string, nodeId: 
 }
 
 export async function findNode(db: Queryable, nodeId: string) {
-  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1', [nodeId]))[0];
+  return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1', [nodeId]))[0];
 }
 
 /** Locks the node row for the rest of the transaction so concurrent requests serialise on it. */
 export async function lockUserNode(db: Queryable, userId: string, nodeId: string) {
-  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 AND user_id = $2 FOR UPDATE', [nodeId, userId]))[0];
+  return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1 AND user_id = $2 FOR UPDATE', [nodeId, userId]))[0];
 }
 
 export async function lockNode(db: Queryable, nodeId: string) {
-  return (await db.query<NodeRow>('SELECT * FROM nodes WHERE id = $1 FOR UPDATE', [nodeId]))[0];
+  return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1 FOR UPDATE', [nodeId]))[0];
 }
 
 /**
@@ -82,7 +109,7 @@ export async function listUserNodesWithBuilds(
   db: Queryable,
   userId: string,
   page: { afterId?: string; limit?: number; onlyIds?: readonly string[] | null } = {},
-): Promise<Array<{ node: NodeRow; builds: BuildRow[] }>> {
+): Promise<Array<{ node: Node; builds: BuildRow[] }>> {
   // A page is the nodes after `afterId` in (created_at, id) order: stable while nodes are added.
   // `onlyIds`: just these (a token limited to some nodes); null or absent: every node.
   const [row] = await db.query<{ nodes: Array<{ node: Json<NodeRow>; builds: Json<BuildRow>[] | null }> }>(
@@ -97,12 +124,12 @@ export async function listUserNodesWithBuilds(
     [userId, page.afterId ?? null, page.limit ?? null, page.onlyIds ?? null],
   );
   return (row?.nodes ?? []).map((entry) => ({
-    node: {
+    node: nodeFromRow({
       ...entry.node,
       created_at: new Date(entry.node.created_at),
       updated_at: new Date(entry.node.updated_at),
       destroyed_at: entry.node.destroyed_at === null ? null : new Date(entry.node.destroyed_at),
-    },
+    }),
     builds: (entry.builds ?? []).map((b) => ({
       ...b,
       started_at: new Date(b.started_at),
@@ -116,14 +143,28 @@ type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date 
 
 /** Nodes the control plane still looks after (everything not yet destroyed). */
 export async function listLiveNodes(db: Queryable) {
-  return db.query<NodeRow>(`SELECT * FROM nodes WHERE status <> 'DESTROYED' ORDER BY created_at, id`);
+  return queryNodes(db, `SELECT * FROM nodes WHERE status <> 'DESTROYED' ORDER BY created_at, id`);
 }
 
-/** The columns a node change may set; `destroyed` stamps destroyed_at. */
+/** What a node change may set; `destroyed` stamps destroyedAt. */
 export type NodePatch = Partial<
-  Pick<NodeRow, 'status' | 'desired_state' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'peer_host' | 'peer_port' | 'auto_unlock_sealed' | 'superseded_by'>
+  Pick<Node, 'status' | 'desiredState' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'peerHost' | 'peerPort' | 'autoUnlockSealed' | 'supersededBy'>
 > & {
   destroyed?: boolean;
+};
+
+/** The column of each field a patch may set. */
+const PATCH_COLUMNS: Record<Exclude<keyof NodePatch, 'destroyed'>, string> = {
+  status: 'status',
+  desiredState: 'desired_state',
+  locked: 'locked',
+  initialized: 'initialized',
+  imageVersion: 'image_version',
+  settings: 'settings',
+  peerHost: 'peer_host',
+  peerPort: 'peer_port',
+  autoUnlockSealed: 'auto_unlock_sealed',
+  supersededBy: 'superseded_by',
 };
 
 export async function updateNode(db: Queryable, nodeId: string, patch: NodePatch) {
@@ -134,13 +175,13 @@ export async function updateNode(db: Queryable, nodeId: string, patch: NodePatch
 export async function updateNodes(db: Queryable, nodeIds: string[], patch: NodePatch) {
   const sets: string[] = ['updated_at = now()'];
   const params: unknown[] = [nodeIds];
-  for (const [column, value] of Object.entries(patch)) {
-    if (value === undefined || column === 'destroyed') continue;
-    params.push(column === 'settings' ? jsonParam(value) : value);
-    sets.push(`${column} = $${params.length}`);
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined || field === 'destroyed') continue;
+    params.push(field === 'settings' ? jsonParam(value) : value);
+    sets.push(`${PATCH_COLUMNS[field as keyof typeof PATCH_COLUMNS]} = $${params.length}`);
   }
   if (patch.destroyed) sets.push('destroyed_at = now()');
-  return db.query<NodeRow>(`UPDATE nodes SET ${sets.join(', ')} WHERE id = ANY($1) RETURNING *`, params);
+  return queryNodes(db, `UPDATE nodes SET ${sets.join(', ')} WHERE id = ANY($1) RETURNING *`, params);
 }
 
 const PORT_ALLOCATION_LOCK = 727_002; // arbitrary, constant: "rln-cloud port allocation" among advisory locks
@@ -179,7 +220,8 @@ export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number)
 
 /** Settled nodes (no build in progress) whose daemon the reconcile loop may start or stop. */
 export async function listNodesToReconcile(db: Queryable) {
-  return db.query<NodeRow>(
+  return queryNodes(
+    db,
     `SELECT n.* FROM nodes n
      WHERE n.status IN ('RUNNING', 'PAUSED', 'FAILED')
        AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')

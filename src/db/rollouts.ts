@@ -1,6 +1,6 @@
 // Release rollouts: one per published version, with one row per node it is to upgrade.
 import type { Queryable } from './database.ts';
-import type { NodeRow } from './nodes.ts';
+import { queryNodes } from './nodes.ts';
 import { AUTO_UPGRADE_PLANS } from '../domain/plans.ts';
 
 export type RolloutState = 'running' | 'paused' | 'completed';
@@ -97,7 +97,8 @@ export async function countRolloutNodes(db: Queryable, version: string): Promise
  * transaction holds, or with a build in progress, are passed over and stay pending for a later pass.
  */
 export async function lockUpgradeCandidates(db: Queryable, version: string, limit: number) {
-  return db.query<NodeRow>(
+  return queryNodes(
+    db,
     `SELECT n.* FROM rollout_nodes rn JOIN nodes n ON n.id = rn.node_id
      WHERE rn.version = $1 AND rn.state = 'pending'
        AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')

@@ -13,6 +13,31 @@ export interface NodeSettings {
   webhookUrl?: string;
 }
 
+/** A node: what its user asked for (desiredState) and what is true now (status). Mapped from its row by db/nodes.ts. */
+export interface Node {
+  id: string;
+  userId: string;
+  name: string;
+  network: Network;
+  status: NodeStatus;
+  desiredState: DesiredState;
+  locked: boolean;
+  initialized: boolean;
+  imageVersion: string;
+  settings: NodeSettings;
+  /** Host ports from the process runtime; null on runtimes that give none (Kubernetes). */
+  restPort: number | null;
+  peerPort: number | null;
+  peerHost: string | null;
+  /** The wallet password sealed for automatic unlock (secrets/unlock-seal.ts); null: off. Never shown. */
+  autoUnlockSealed: string | null;
+  /** The node a restore of this node's wallet went into: this one is stopped for good (nodes/lifecycle.ts). */
+  supersededBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  destroyedAt: Date | null;
+}
+
 /** What a build does to a node's daemon. */
 export const BUILD_ACTIONS = ['create', 'start', 'stop', 'upgrade', 'destroy'] as const;
 export type BuildAction = (typeof BUILD_ACTIONS)[number];

@@ -9,7 +9,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { AuthenticatedUser } from '../accounts/service.ts';
-import type { NodeRow } from '../db/nodes.ts';
+
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ClientFacts } from '../rln/forward-headers.ts';
@@ -19,6 +19,7 @@ import type { NodeAccess, NodeTarget, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
 import { RateLimiter, rateLimitHeaders } from '../rate-limit.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
@@ -63,7 +64,7 @@ interface Guard<Caller> {
   /** Whose rate limit a request counts against: its API token, or its client certificate. */
   limitKey(caller: Caller): string;
   /** `fresh`: no remembered lookup (see node-access.ts). */
-  nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): NodeRow | Promise<NodeRow>;
+  nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): Node | Promise<Node>;
 }
 
 // The status document and the calls whose success the control plane records read the node afresh.
@@ -129,7 +130,7 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
     : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node));
 }
 
-function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: string, path: { route: string; search: string }, node: NodeRow): NodeRequest {
+function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: string, path: { route: string; search: string }, node: Node): NodeRequest {
   return { requestId, node, route: path.route, search: path.search, client: { address: req.socket.remoteAddress ?? '', proto: gw.proto } };
 }
 

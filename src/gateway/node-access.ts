@@ -21,11 +21,12 @@
 import type { AccountService, AuthenticatedUser } from '../accounts/service.ts';
 import { findCertificateWithNode, type PresentedCertificate } from '../db/certificates.ts';
 import type { Database } from '../db/database.ts';
-import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { findUserNode } from '../db/nodes.ts';
 import { tokenFromAuthorization } from '../auth/authorization-header.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
 import { isReadOnlyNodeRequest } from './route-scope.ts';
+import type { Node } from '../domain/nodes.ts';
 
 /** What the TLS layer proved about the client: a certificate our CA signed, in date at handshake. */
 export interface PeerCertificate {
@@ -91,7 +92,7 @@ export interface NodeAccessDeps {
 // path of every forwarded request) and a promise only when the database must be read.
 export class NodeAccess {
   private readonly users: ShortCache<AuthenticatedUser>;
-  private readonly nodes: ShortCache<NodeRow>;
+  private readonly nodes: ShortCache<Node>;
   private readonly certificates: ShortCache<PresentedCertificate>;
 
   constructor(private readonly deps: NodeAccessDeps) {
@@ -133,7 +134,7 @@ export class NodeAccess {
    * a node outside the token's nodes is 403 only once it is known to be the owner's, so another
    * user's node still answers exactly like a missing one.
    */
-  scopedNode(user: AuthenticatedUser, target: NodeTarget, fresh = false): NodeRow | Promise<NodeRow> {
+  scopedNode(user: AuthenticatedUser, target: NodeTarget, fresh = false): Node | Promise<Node> {
     const { scope } = user;
     requireListener(scope, 'gateway');
     if (scope.readOnly && !isReadOnlyNodeRequest(target.method, target.route)) {
@@ -147,7 +148,7 @@ export class NodeAccess {
   }
 
   /** `fresh`: read the node row even if one was read less than ACCESS_CACHE_MS ago. */
-  ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): NodeRow | Promise<NodeRow> {
+  ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): Node | Promise<Node> {
     if (userId !== user.id) return Promise.reject(nodeNotFound(nodeId));
     const key = `${userId}/${nodeId}`;
     const remembered = fresh ? undefined : this.nodes.get(key);
@@ -159,14 +160,14 @@ export class NodeAccess {
     return this.readNode(key, userId, nodeId);
   }
 
-  private async readNode(key: string, userId: string, nodeId: string): Promise<NodeRow> {
+  private async readNode(key: string, userId: string, nodeId: string): Promise<Node> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
     this.nodes.set(key, node);
     return node;
   }
 
-  certifiedNode(peer: PeerCertificate, userId: string, nodeId: string, fresh = false): NodeRow | Promise<NodeRow> {
+  certifiedNode(peer: PeerCertificate, userId: string, nodeId: string, fresh = false): Node | Promise<Node> {
     const remembered = fresh ? undefined : this.certificates.get(peer.serial);
     if (remembered) {
       const runs = this.stillRuns(remembered.node);
@@ -176,11 +177,11 @@ export class NodeAccess {
     return this.readCertificate(peer, userId, nodeId);
   }
 
-  private async readCertificate(peer: PeerCertificate, userId: string, nodeId: string): Promise<NodeRow> {
+  private async readCertificate(peer: PeerCertificate, userId: string, nodeId: string): Promise<Node> {
     return this.checkCertificate(peer, userId, nodeId, await findCertificateWithNode(this.deps.db, peer.serial), undefined);
   }
 
-  private checkCertificate(peer: PeerCertificate, userId: string, nodeId: string, found: PresentedCertificate | undefined, remembered: PresentedCertificate | undefined): NodeRow {
+  private checkCertificate(peer: PeerCertificate, userId: string, nodeId: string, found: PresentedCertificate | undefined, remembered: PresentedCertificate | undefined): Node {
     // An unknown serial or another fingerprint: signed by our CA but not a certificate we recorded
     // (a database restored from before it, or a CA key used elsewhere). Never trusted.
     if (!found || found.cert.fingerprint !== peer.fingerprint) {
@@ -195,7 +196,7 @@ export class NodeAccess {
     return found.node;
   }
 
-  private stillRuns(node: NodeRow): boolean | Promise<boolean> {
+  private stillRuns(node: Node): boolean | Promise<boolean> {
     return node.status === 'RUNNING' && this.deps.runsNode !== undefined && this.deps.runsNode(node.id);
   }
 }

@@ -3,7 +3,7 @@
 // node's own storage (backup-path.ts), /init (recorded on success), and everything else forwarded
 // as it came. The node must be RUNNING for anything but the status document.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NodeRow } from '../db/nodes.ts';
+
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
@@ -16,14 +16,15 @@ import { recordSafely, requireRunning, type NodeUnlocker } from '../nodes/node-u
 import { parseUnlockInput } from '../rln/unlock-body.ts';
 import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface NodeRequestDeps {
   rln: Pick<RlnClient, 'forward' | 'call'>;
   unlocker: NodeUnlocker;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
-  endpointOf: (node: NodeRow) => NodeEndpoint;
+  endpointOf: (node: Node) => NodeEndpoint;
   /** The absolute path of a file named `fileName` in the node's storage, as its daemon sees it (runtime storageFiles.daemonPath). */
-  storagePathOf: (node: NodeRow, fileName: string) => string;
+  storagePathOf: (node: Node, fileName: string) => string;
   /** Unlock attempts through the gateways go into the node owner's audit trail. */
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -31,7 +32,7 @@ export interface NodeRequestDeps {
 
 export interface NodeRequest {
   requestId: string;
-  node: NodeRow;
+  node: Node;
   route: string;
   search: string;
   client: ClientFacts;
@@ -83,7 +84,7 @@ function recorder(deps: NodeRequestDeps, r: NodeRequest): ((status: number) => P
 }
 
 /** GET {gateway}/<user_id>/<node_id>: what the control plane knows, without asking the node. */
-export function statusDocument(node: NodeRow) {
+export function statusDocument(node: Node) {
   return {
     nodeId: node.id,
     name: node.name,
@@ -91,7 +92,7 @@ export function statusDocument(node: NodeRow) {
     status: node.status,
     locked: node.locked,
     initialized: node.initialized,
-    rln_commit_id: node.image_version,
+    rln_commit_id: node.imageVersion,
   };
 }
 
@@ -103,7 +104,7 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
   res.writeHead(answer.status, [...headersToClient(answer.rawHeaders), ...warnings.flatMap((w) => [WARNING_HEADER, w])]);
   res.end(answer.body);
   void deps.audit?.record({
-    userId: r.node.user_id,
+    userId: r.node.userId,
     actor: r.client.proto === 'https' ? 'gateway:mtls' : 'gateway:bearer',
     sourceIp: r.client.address,
     action: 'node.unlock',

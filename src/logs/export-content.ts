@@ -3,12 +3,13 @@
 // its daemon output in the range. Builds are few and explain the log, so they are never cut by
 // the range.
 import type { BuildRow } from '../db/builds.ts';
-import type { NodeRow } from '../db/nodes.ts';
+
 import type { LogRange } from './read-range.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface ExportHeader {
   taskId: string;
-  node: Pick<NodeRow, 'id' | 'name' | 'network' | 'status' | 'image_version'>;
+  node: Pick<Node, 'id' | 'name' | 'network' | 'status' | 'imageVersion'>;
   builds: BuildRow[];
   range: LogRange;
   exportedAt: Date;
@@ -19,7 +20,7 @@ const oneLine = (s: string) => s.replace(/[\r\n]+/g, ' ');
 export function formatExportHeader(h: ExportHeader): string {
   const lines = [
     '# RLN Cloud log export',
-    `# node ${h.node.id} ${JSON.stringify(oneLine(h.node.name))} (${h.node.network}), image ${h.node.image_version}, status ${h.node.status}`,
+    `# node ${h.node.id} ${JSON.stringify(oneLine(h.node.name))} (${h.node.network}), image ${h.node.imageVersion}, status ${h.node.status}`,
     `# task ${h.taskId}, exported ${h.exportedAt.toISOString()}`,
     `# daemon output from ${h.range.from?.toISOString() ?? 'the oldest kept line'} to ${h.range.to?.toISOString() ?? 'the export'}`,
     `# build history (${h.builds.length}, oldest first):`,

@@ -6,12 +6,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Queryable } from '../db/database.ts';
 import { insertJob } from '../db/jobs.ts';
-import type { NodeRow } from '../db/nodes.ts';
+
 import { declareJob } from '../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import type { Logger } from '../logger.ts';
 import type { AutoUnlockService } from './auto-unlock.ts';
 import { daemonShouldRun } from './lifecycle.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export const AUTO_UNLOCK_JOB = declareJob({
   kind: 'node.auto-unlock',
@@ -26,8 +27,8 @@ export const AUTO_UNLOCK_JOB = declareJob({
 export type AutoUnlockJobPayload = ReturnType<typeof AUTO_UNLOCK_JOB.parse>;
 
 /** After a daemon start recorded on `node` (as it is now): an unlock follows when it has automatic unlock on. */
-export async function enqueueAutoUnlock(tx: Queryable, node: NodeRow): Promise<void> {
-  if (node.auto_unlock_sealed !== null && daemonShouldRun(node)) await insertJob(tx, AUTO_UNLOCK_JOB.newJob({ v: 1, nodeId: node.id }));
+export async function enqueueAutoUnlock(tx: Queryable, node: Node): Promise<void> {
+  if (node.autoUnlockSealed !== null && daemonShouldRun(node)) await insertJob(tx, AUTO_UNLOCK_JOB.newJob({ v: 1, nodeId: node.id }));
 }
 
 export function autoUnlockJob(deps: { autoUnlock: Pick<AutoUnlockService, 'unlockAfterStart'>; log: Logger }): JobDefinition<AutoUnlockJobPayload> {

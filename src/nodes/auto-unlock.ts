@@ -4,7 +4,7 @@
 // auto-unlock-job.ts). A password the node refuses later (changed on the node) turns it off, with
 // a NODE_AUTO_UNLOCK_DISABLED event. docs/API.md "Automatic unlock" states who can unlock what.
 import type { Database } from '../db/database.ts';
-import { findNode, findUserNode, lockNode, lockUserNode, type NodeRow } from '../db/nodes.ts';
+import { findNode, findUserNode, lockNode, lockUserNode } from '../db/nodes.ts';
 import { listSealedAutoUnlockPasswords, replaceSealedAutoUnlockPassword } from '../db/auto-unlock.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -13,6 +13,7 @@ import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
 import { applyDecision } from './transition.ts';
+import type { Node } from '../domain/nodes.ts';
 
 /**
  * What the node answered to /unlock with a password (nodes/node-unlocker.ts: unlockWithPassword,
@@ -28,7 +29,7 @@ export type PasswordCheck =
   /** Anything else (busy changing state, an error): to report, or to try again later. */
   | { outcome: 'refused'; error: AppError };
 
-export type UnlockWithPassword = (node: NodeRow, password: string) => Promise<PasswordCheck>;
+export type UnlockWithPassword = (node: Node, password: string) => Promise<PasswordCheck>;
 
 /** Why automatic unlock was turned off without the user asking (NODE_AUTO_UNLOCK_DISABLED's `reason`). */
 export type AutoUnlockDisabledReason = 'wrong_password' | 'not_initialized' | 'seal_unreadable';
@@ -128,9 +129,9 @@ export class AutoUnlockService {
    */
   async unlockAfterStart(nodeId: string): Promise<AutoUnlockResult> {
     const node = await findNode(this.deps.db, nodeId);
-    const sealed = node?.auto_unlock_sealed;
+    const sealed = node?.autoUnlockSealed;
     // A superseded node is being stopped for good (nodes/lifecycle.ts): never unlocked again.
-    if (!node || !sealed || node.status !== 'RUNNING' || !node.locked || node.superseded_by) return 'nothing to do';
+    if (!node || !sealed || node.status !== 'RUNNING' || !node.locked || node.supersededBy) return 'nothing to do';
     let password: string;
     try {
       password = this.deps.seal.open(sealed, autoUnlockAssociatedData(nodeId));
@@ -155,11 +156,11 @@ export class AutoUnlockService {
   }
 
   /** The service's own unlock, in the owner's trail; one that found the node unlocked already did nothing. */
-  private async auditAutomaticUnlock(node: NodeRow, check: PasswordCheck) {
+  private async auditAutomaticUnlock(node: Node, check: PasswordCheck) {
     if (check.outcome === 'already_unlocked') return;
     const unlocked = check.outcome === 'unlocked';
     await this.deps.audit?.record({
-      userId: node.user_id,
+      userId: node.userId,
       actor: 'service',
       sourceIp: null,
       action: 'node.unlock',
@@ -183,7 +184,7 @@ export class AutoUnlockService {
     if (!changed) return 'nothing to do';
     const owner = await findNode(this.deps.db, nodeId);
     await this.deps.audit?.record({
-      userId: owner?.user_id ?? null,
+      userId: owner?.userId ?? null,
       actor: 'service',
       sourceIp: null,
       action: 'node.auto_unlock.disabled',

@@ -3,10 +3,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Database, Queryable } from '../db/database.ts';
 import { findBuild, finishBuild, setBuildPhase, type BuildRow } from '../db/builds.ts';
-import { findNode, lockNode, type NodeRow } from '../db/nodes.ts';
+import { findNode, lockNode } from '../db/nodes.ts';
 import { settleRolloutNode } from '../db/rollouts.ts';
 import type { NodeEventInput } from '../db/node-events.ts';
-import type { BuildAction, BuildStep } from '../domain/nodes.ts';
+import type { BuildAction, BuildStep, Node } from '../domain/nodes.ts';
 import { applyDecision } from './transition.ts';
 import { decide, type NodeRequest } from './lifecycle.ts';
 import type { Logger } from '../logger.ts';
@@ -51,17 +51,17 @@ export interface BuildRestorer {
    * Restores the node's pending backup, if any: {failed} ends the build, a throw retries it.
    * `restoring` is called once it knows there is a backup to restore (the build's phase).
    */
-  restorePending(node: NodeRow, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<{ restored: boolean } | { failed: string }>;
+  restorePending(node: Node, endpoint: NodeEndpoint, restoring?: () => Promise<void>): Promise<{ restored: boolean } | { failed: string }>;
   /** The build gave up: whatever the restore kept (its sealed password) goes. */
   abandon(nodeId: string, reason: string): Promise<void>;
 }
 
-export const specOf = (node: NodeRow, imageVersion = node.image_version): NodeSpec => ({
+export const specOf = (node: Node, imageVersion = node.imageVersion): NodeSpec => ({
   nodeId: node.id,
   network: node.network,
   imageVersion,
-  restPort: node.rest_port,
-  peerPort: node.peer_port,
+  restPort: node.restPort,
+  peerPort: node.peerPort,
 });
 
 export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
@@ -89,7 +89,7 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
 /** Whether a build moves the node to another image version (an upgrade, or a start that applies one). */
 const changesImage = (b: BuildRow) => (b.action === 'upgrade' || b.action === 'start') && b.image_version !== b.previous_image_version;
 
-async function carryOut(deps: BuildJobDeps, node: NodeRow, build: BuildRow, isRetry: boolean) {
+async function carryOut(deps: BuildJobDeps, node: Node, build: BuildRow, isRetry: boolean) {
   const { runtime } = deps;
   if (changesImage(build)) return replaceImage(deps, node, build);
   const spec = specOf(node, build.image_version);
@@ -139,7 +139,7 @@ async function enterPhase(deps: BuildJobDeps, build: BuildRow, phase: BuildStep)
  * come up healthy the previous one is brought back: the build is a FAILURE with the reason and
  * the node RUNNING (locked) on its old version; only if that fails too is the node FAILED.
  */
-async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) {
+async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildRow) {
   const target = specOf(node, build.image_version);
   try {
     await enterPhase(deps, build, 'PROVISIONING');
@@ -149,7 +149,7 @@ async function replaceImage(deps: BuildJobDeps, node: NodeRow, build: BuildRow) 
     await enterPhase(deps, build, 'WAITING_FOR_DAEMON');
     await waitUntilAnswering(deps, target);
   } catch (err) {
-    const previous = build.previous_image_version ?? node.image_version;
+    const previous = build.previous_image_version ?? node.imageVersion;
     const reason = `version ${build.image_version} did not come up healthy: ${(err as Error).message}`;
     deps.log.warn({ nodeId: node.id, build: build.build_number, reason }, 'rolling back to the previous version');
     try {
@@ -216,14 +216,14 @@ async function finish(
 }
 
 /** A build that (re)started the daemon left it locked: automatic unlock follows, where it is on. */
-async function daemonStarted(tx: Queryable, happened: NodeRequest, node: NodeRow) {
+async function daemonStarted(tx: Queryable, happened: NodeRequest, node: Node) {
   if (happened.type === 'startBuildSucceeded' || happened.type === 'upgradeRolledBack') await enqueueAutoUnlock(tx, node);
 }
 
 /** What the user is told about an image change (the rollout learns it through settleRolloutNode). */
-function upgradeEvent(node: NodeRow, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string): NodeEventInput {
+function upgradeEvent(node: Node, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string): NodeEventInput {
   const versions = { fromVersion: build.previous_image_version, toVersion: build.image_version };
   return outcome === 'succeeded'
     ? { node, eventType: 'NODE_UPGRADE_COMPLETED', details: versions }
-    : { node, eventType: 'NODE_UPGRADE_FAILED', details: { ...versions, reason: error, status: node.status, runningVersion: node.image_version } };
+    : { node, eventType: 'NODE_UPGRADE_FAILED', details: { ...versions, reason: error, status: node.status, runningVersion: node.imageVersion } };
 }

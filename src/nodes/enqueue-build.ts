@@ -4,19 +4,19 @@
 // What the node becomes meanwhile is the lifecycle table's to say (decide() in lifecycle.ts).
 import type { Queryable } from '../db/database.ts';
 import { insertBuilds, type BuildRow } from '../db/builds.ts';
-import type { BuildAction } from '../domain/nodes.ts';
+import type { BuildAction, Node } from '../domain/nodes.ts';
 import { insertJobs } from '../db/jobs.ts';
-import type { NodeRow } from '../db/nodes.ts';
+
 import { BUILD_JOB } from './build-job.ts';
 
-export async function enqueueBuild(tx: Queryable, node: NodeRow, action: BuildAction, imageVersion: string): Promise<BuildRow> {
+export async function enqueueBuild(tx: Queryable, node: Node, action: BuildAction, imageVersion: string): Promise<BuildRow> {
   return (await enqueueBuilds(tx, [node], action, imageVersion))[0]!;
 }
 
-export async function enqueueBuilds(tx: Queryable, nodes: NodeRow[], action: BuildAction, imageVersion: string): Promise<BuildRow[]> {
+export async function enqueueBuilds(tx: Queryable, nodes: Node[], action: BuildAction, imageVersion: string): Promise<BuildRow[]> {
   const builds = await insertBuilds(
     tx,
-    nodes.map((n) => ({ nodeId: n.id, action, imageVersion, previousImageVersion: n.image_version })),
+    nodes.map((n) => ({ nodeId: n.id, action, imageVersion, previousImageVersion: n.imageVersion })),
   );
   await insertJobs(
     tx,

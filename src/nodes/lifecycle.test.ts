@@ -25,10 +25,10 @@ const nodeIn = (status: NodeStatus, more: Partial<LifecycleNode> = {}): Lifecycl
   status,
   locked: true,
   initialized: false,
-  image_version: 'v1',
+  imageVersion: 'v1',
   settings: { webhookUrl: HOOK },
-  auto_unlock_sealed: null,
-  superseded_by: null,
+  autoUnlockSealed: null,
+  supersededBy: null,
   ...more,
 });
 
@@ -60,8 +60,8 @@ const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expec
   { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
   { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change' },
   { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_destroyed node_destroyed' },
-  { request: { type: 'disableAutoUnlock' }, node: { auto_unlock_sealed: 'S' }, expect: 'change change change change change change change' },
-  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { auto_unlock_sealed: 'S' }, expect: 'change change change change change change change' },
+  { request: { type: 'disableAutoUnlock' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change' },
+  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change' },
 ];
 
 describe('the lifecycle table', () => {
@@ -160,13 +160,13 @@ describe('the lifecycle table', () => {
     const change = (request: NodeRequest, node = nodeIn('RUNNING')) => decide(request, node);
     expect(change({ type: 'start' }, nodeIn('PAUSED', { locked: false }))).toEqual({
       outcome: 'change',
-      change: { status: 'STARTING', desired_state: 'running', locked: true },
+      change: { status: 'STARTING', desiredState: 'running', locked: true },
       build: 'start',
     });
-    expect(change({ type: 'stop' })).toEqual({ outcome: 'change', change: { desired_state: 'stopped' }, build: 'stop' });
+    expect(change({ type: 'stop' })).toEqual({ outcome: 'change', change: { desiredState: 'stopped' }, build: 'stop' });
     expect(change({ type: 'destroy' })).toEqual({
       outcome: 'change',
-      change: { status: 'DESTROYING', desired_state: 'destroyed', auto_unlock_sealed: null },
+      change: { status: 'DESTROYING', desiredState: 'destroyed', autoUnlockSealed: null },
       build: 'destroy',
     });
     expect(change({ type: 'markUnlocked' })).toEqual({ outcome: 'change', change: { locked: false } });
@@ -175,13 +175,13 @@ describe('the lifecycle table', () => {
     expect(change({ type: 'startBuildSucceeded' })).toEqual({ outcome: 'change', change: { status: 'RUNNING', locked: true } });
     expect(change({ type: 'startBuildSucceeded', imageVersion: 'v2' })).toEqual({
       outcome: 'change',
-      change: { status: 'RUNNING', locked: true, image_version: 'v2' },
+      change: { status: 'RUNNING', locked: true, imageVersion: 'v2' },
     });
     expect(change({ type: 'stopBuildSucceeded' })).toEqual({ outcome: 'change', change: { status: 'PAUSED' } });
     expect(change({ type: 'destroyBuildSucceeded' })).toEqual({ outcome: 'change', change: { status: 'DESTROYED', destroyed: true } });
     expect(change({ type: 'upgradeRolledBack', imageVersion: 'v0' })).toEqual({
       outcome: 'change',
-      change: { status: 'RUNNING', locked: true, image_version: 'v0' },
+      change: { status: 'RUNNING', locked: true, imageVersion: 'v0' },
     });
     expect(change({ type: 'buildFailed' })).toEqual({ outcome: 'change', change: { status: 'FAILED' } });
     // A restarted daemon is locked again even if the row already says so (RLN semantics).
@@ -198,9 +198,9 @@ describe('the lifecycle table', () => {
   });
 
   it('turns auto-unlock on with the sealed password, and off, erasing it', () => {
-    expect(decide({ type: 'enableAutoUnlock', sealed: 'S2' }, nodeIn('RUNNING', { auto_unlock_sealed: 'S1' }))).toEqual({
+    expect(decide({ type: 'enableAutoUnlock', sealed: 'S2' }, nodeIn('RUNNING', { autoUnlockSealed: 'S1' }))).toEqual({
       outcome: 'change',
-      change: { auto_unlock_sealed: 'S2' },
+      change: { autoUnlockSealed: 'S2' },
     });
     expect(decide({ type: 'enableAutoUnlock', sealed: 'S' }, nodeIn('PAUSED'))).toEqual({
       outcome: 'refused',
@@ -210,12 +210,12 @@ describe('the lifecycle table', () => {
         details: { status: 'PAUSED' },
       },
     });
-    const on = nodeIn('RUNNING', { auto_unlock_sealed: 'S' });
-    expect(decide({ type: 'disableAutoUnlock' }, on)).toEqual({ outcome: 'change', change: { auto_unlock_sealed: null } });
-    expect(decide({ type: 'autoUnlockFailed', sealed: 'S' }, on)).toEqual({ outcome: 'change', change: { auto_unlock_sealed: null } });
+    const on = nodeIn('RUNNING', { autoUnlockSealed: 'S' });
+    expect(decide({ type: 'disableAutoUnlock' }, on)).toEqual({ outcome: 'change', change: { autoUnlockSealed: null } });
+    expect(decide({ type: 'autoUnlockFailed', sealed: 'S' }, on)).toEqual({ outcome: 'change', change: { autoUnlockSealed: null } });
     expect(verdict({ type: 'disableAutoUnlock' }, nodeIn('RUNNING'))).toBe('none');
     // A failure with a password the user has since replaced (or removed) leaves the new one alone.
-    expect(verdict({ type: 'autoUnlockFailed', sealed: 'S' }, nodeIn('RUNNING', { auto_unlock_sealed: 'S2' }))).toBe('none');
+    expect(verdict({ type: 'autoUnlockFailed', sealed: 'S' }, nodeIn('RUNNING', { autoUnlockSealed: 'S2' }))).toBe('none');
     expect(verdict({ type: 'autoUnlockFailed', sealed: 'S' }, nodeIn('RUNNING'))).toBe('none');
   });
 
@@ -230,24 +230,24 @@ describe('the lifecycle table', () => {
   });
 
   it('keeps a daemon running only for a RUNNING node that should run', () => {
-    expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'running' })).toBe(true);
-    expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'stopped' })).toBe(false);
-    expect(daemonShouldRun({ status: 'RUNNING', desired_state: 'running', superseded_by: 'n2' })).toBe(false);
-    for (const status of EVERY_STATUS.filter((s) => s !== 'RUNNING')) expect(daemonShouldRun({ status, desired_state: 'running' })).toBe(false);
+    expect(daemonShouldRun({ status: 'RUNNING', desiredState: 'running' })).toBe(true);
+    expect(daemonShouldRun({ status: 'RUNNING', desiredState: 'stopped' })).toBe(false);
+    expect(daemonShouldRun({ status: 'RUNNING', desiredState: 'running', supersededBy: 'n2' })).toBe(false);
+    for (const status of EVERY_STATUS.filter((s) => s !== 'RUNNING')) expect(daemonShouldRun({ status, desiredState: 'running' })).toBe(false);
   });
 
   describe('a node superseded by a restore of its wallet', () => {
     it('is stopped and fenced: superseded_by set, a stop build', () => {
       expect(decide({ type: 'supersede', by: 'n2' }, nodeIn('RUNNING', { locked: false }))).toEqual({
         outcome: 'change',
-        change: { desired_state: 'stopped', superseded_by: 'n2' },
+        change: { desiredState: 'stopped', supersededBy: 'n2' },
         build: 'stop',
       });
     });
 
     it('is never started, upgraded (by its user or a rollout) or given automatic unlock again; destroy is left', () => {
       for (const status of ['RUNNING', 'PAUSED', 'FAILED'] as const) {
-        const node = nodeIn(status, { superseded_by: 'n2' });
+        const node = nodeIn(status, { supersededBy: 'n2' });
         for (const request of [{ type: 'start' }, { type: 'upgrade', toVersion: 'v2' }, { type: 'rolloutUpgrade', toVersion: 'v2' }, { type: 'enableAutoUnlock', sealed: 'S' }] as NodeRequest[]) {
           const d = decide(request, node);
           expect(d.outcome === 'refused' && d.refusal.code, `${request.type} in ${status}`).toBe('node_superseded');

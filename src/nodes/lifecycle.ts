@@ -5,8 +5,8 @@
 // enqueueing the build if there is one. The lifecycle table of docs/API.md is rendered from this one
 // (readme/lifecycle-table.ts), so adding a status or a request happens here and nowhere else.
 import type { BuildRow } from '../db/builds.ts';
-import type { NodeRow } from '../db/nodes.ts';
-import type { BuildAction, NodeStatus } from '../domain/nodes.ts';
+
+import type { BuildAction, NodeStatus, Node } from '../domain/nodes.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { NodeChange } from './transition.ts';
 
@@ -52,7 +52,7 @@ export type RequestType = NodeRequest['type'];
 type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
 /** What decide() looks at: the node's row as the caller locked it. */
-export type LifecycleNode = Pick<NodeRow, 'id' | 'status' | 'locked' | 'initialized' | 'image_version' | 'settings' | 'auto_unlock_sealed' | 'superseded_by'>;
+export type LifecycleNode = Pick<Node, 'id' | 'status' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'autoUnlockSealed' | 'supersededBy'>;
 export type BuildInProgress = Pick<BuildRow, 'build_number' | 'action'>;
 
 export type RefusalCode = Extract<
@@ -139,13 +139,13 @@ const buildRunning: Check = {
 // only destroy is left.
 const supersededNode: Check = {
   when: 'superseded by a restore of its wallet',
-  holds: ({ node }) => node.superseded_by !== null,
+  holds: ({ node }) => node.supersededBy !== null,
   refusal: {
     code: 'node_superseded',
     message: ({ node }) =>
-      `node ${node.id} was superseded by node ${node.superseded_by}, into which its wallet was restored: two live copies of one ` +
+      `node ${node.id} was superseded by node ${node.supersededBy}, into which its wallet was restored: two live copies of one ` +
       'Lightning wallet lose funds (an old channel state gets broadcast and penalised), so it never runs again; destroy it',
-    details: ({ node }) => ({ supersededBy: node.superseded_by }),
+    details: ({ node }) => ({ supersededBy: node.supersededBy }),
   },
 };
 
@@ -155,11 +155,11 @@ const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   buildRunning,
   {
     when: 'already on the target version',
-    holds: ({ request, node }) => !request.toVersion || request.toVersion === node.image_version,
+    holds: ({ request, node }) => !request.toVersion || request.toVersion === node.imageVersion,
     refusal: {
       code: 'nothing_to_upgrade',
-      message: ({ node }) => `node ${node.id} already runs the latest image version ${node.image_version}`,
-      details: ({ node }) => ({ version: node.image_version }),
+      message: ({ node }) => `node ${node.id} already runs the latest image version ${node.imageVersion}`,
+      details: ({ node }) => ({ version: node.imageVersion }),
     },
   },
   // A paused node takes the upgrade at its next start (startNode applies the latest version).
@@ -177,7 +177,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     // is refused while one runs, whichever it is (a node has one build at a time).
     checks: [buildRunning],
     // The daemon starts at once and, like every daemon start, locked; it has no wallet yet.
-    change: { status: 'STARTING', desired_state: 'running', locked: true, initialized: false },
+    change: { status: 'STARTING', desiredState: 'running', locked: true, initialized: false },
     build: 'create',
     makesNode: true,
   },
@@ -194,7 +194,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       },
     ],
     // Every daemon start begins locked (RLN semantics).
-    change: { status: 'STARTING', desired_state: 'running', locked: true },
+    change: { status: 'STARTING', desiredState: 'running', locked: true },
     build: 'start',
   },
   stop: {
@@ -209,7 +209,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       },
     ],
     // The status stays until the stop build has stopped the daemon.
-    change: { desired_state: 'stopped' },
+    change: { desiredState: 'stopped' },
     build: 'stop',
   },
   upgrade: { name: 'upgrade', by: 'user', checks: upgradeChecks, change: { status: 'IN_PROGRESS', locked: true }, build: 'upgrade' },
@@ -224,7 +224,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       buildRunning,
     ],
     // The sealed password goes at once: a destroyed node has nothing left to unlock.
-    change: { status: 'DESTROYING', desired_state: 'destroyed', auto_unlock_sealed: null },
+    change: { status: 'DESTROYING', desiredState: 'destroyed', autoUnlockSealed: null },
     build: 'destroy',
   },
   updateSettings: {
@@ -257,13 +257,13 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       },
     ],
     change: {},
-    changeFrom: { describe: 'auto-unlock on: the password, sealed', of: ({ request }) => ({ auto_unlock_sealed: request.sealed }) },
+    changeFrom: { describe: 'auto-unlock on: the password, sealed', of: ({ request }) => ({ autoUnlockSealed: request.sealed }) },
   },
   disableAutoUnlock: {
     name: 'turn auto-unlock off',
     by: 'user',
-    checks: [{ when: 'auto-unlock is off', holds: ({ node }) => node.auto_unlock_sealed === null }],
-    change: { auto_unlock_sealed: null },
+    checks: [{ when: 'auto-unlock is off', holds: ({ node }) => node.autoUnlockSealed === null }],
+    change: { autoUnlockSealed: null },
   },
   markUnlocked: {
     name: 'unlock accepted',
@@ -286,8 +286,8 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     changeFrom: {
       describe: "the build's image version; the peer address the runtime gave",
       of: ({ request }) => ({
-        ...(request.imageVersion === undefined ? {} : { image_version: request.imageVersion }),
-        ...(request.peer === undefined ? {} : { peer_host: request.peer.host, peer_port: request.peer.port }),
+        ...(request.imageVersion === undefined ? {} : { imageVersion: request.imageVersion }),
+        ...(request.peer === undefined ? {} : { peerHost: request.peer.host, peerPort: request.peer.port }),
       }),
     },
   },
@@ -298,7 +298,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'build',
     checks: [],
     change: { status: 'RUNNING', locked: true },
-    changeFrom: { describe: 'the previous image version', of: ({ request }) => ({ image_version: request.imageVersion }) },
+    changeFrom: { describe: 'the previous image version', of: ({ request }) => ({ imageVersion: request.imageVersion }) },
   },
   // A build that gave up, or an upgrade whose rollback failed too.
   buildFailed: { name: 'build failed', by: 'build', checks: [], change: { status: 'FAILED' } },
@@ -315,8 +315,8 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       // The restore waits for the node's build rather than race it.
       buildRunning,
     ],
-    change: { desired_state: 'stopped' },
-    changeFrom: { describe: 'superseded_by: the restored node', of: ({ request }) => ({ superseded_by: request.by }) },
+    change: { desiredState: 'stopped' },
+    changeFrom: { describe: 'supersededBy: the restored node', of: ({ request }) => ({ supersededBy: request.by }) },
     build: 'stop',
   },
   // The rollout skips a node refused for any other reason, and defers a PAUSED one to its next start.
@@ -341,10 +341,10 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     checks: [
       {
         when: 'auto-unlock was turned off or given another password meanwhile',
-        holds: ({ request, node }) => node.auto_unlock_sealed !== request.sealed,
+        holds: ({ request, node }) => node.autoUnlockSealed !== request.sealed,
       },
     ],
-    change: { auto_unlock_sealed: null },
+    change: { autoUnlockSealed: null },
   },
 };
 
@@ -376,5 +376,5 @@ export const refusedWhileBuilding = (type: RequestType) => ruleOf(type).checks.i
 export const refusalError = (r: Refusal) => new AppError(r.code, r.message, r.details);
 
 /** Whether the node's daemon should be running now (what the reconcile loop keeps true). */
-export const daemonShouldRun = (node: Pick<NodeRow, 'status' | 'desired_state'> & Partial<Pick<NodeRow, 'superseded_by'>>) =>
-  node.desired_state === 'running' && node.status === 'RUNNING' && !node.superseded_by;
+export const daemonShouldRun = (node: Pick<Node, 'status' | 'desiredState'> & Partial<Pick<Node, 'supersededBy'>>) =>
+  node.desiredState === 'running' && node.status === 'RUNNING' && !node.supersededBy;

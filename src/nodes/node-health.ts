@@ -4,12 +4,13 @@
 // PROBE_TIMEOUT_MS; the answer then says so instead of waiting.
 import { buildsByNode } from '../db/builds.ts';
 import type { Database } from '../db/database.ts';
-import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { findUserNode } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { presentBuild } from './present.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
 import type { RlnClient } from '../rln/client.ts';
 import { answerJson, type RlnAnswer } from '../rln/answer.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export const PROBE_TIMEOUT_MS = 1_500;
 
@@ -29,7 +30,7 @@ export interface DaemonHealth {
 
 export interface NodeHealthReport {
   nodeId: string;
-  status: NodeRow['status'];
+  status: Node['status'];
   locked: boolean;
   initialized: boolean;
   imageVersion: string;
@@ -41,7 +42,7 @@ export interface NodeHealthReport {
 export interface NodeHealthDeps {
   db: Database;
   rln: Pick<RlnClient, 'nodeInfo' | 'networkInfo'>;
-  endpointOf: (node: NodeRow) => NodeEndpoint;
+  endpointOf: (node: Node) => NodeEndpoint;
 }
 
 export class NodeHealth {
@@ -57,14 +58,14 @@ export class NodeHealth {
       status: node.status,
       locked: node.locked,
       initialized: node.initialized,
-      imageVersion: node.image_version,
+      imageVersion: node.imageVersion,
       lastBuild: last ? presentBuild(last) : null,
       daemon,
       checkedAt: new Date().toISOString(),
     };
   }
 
-  private async probe(node: NodeRow): Promise<DaemonHealth> {
+  private async probe(node: Node): Promise<DaemonHealth> {
     const none = { latencyMs: null, httpStatus: null, error: null, network: null, height: null };
     if (node.status !== 'RUNNING') return { checked: false, answering: false, ...none };
     // A locked RLN answers only a few routes; /nodeinfo's 403 still proves it is up.

@@ -32,7 +32,7 @@ export class NodeIdentityWatch {
    * Records the pubkey the node reported; answers a warning when another live node reports it
    * too. Never fails the unlock it follows: a failure is logged and answers no warning.
    */
-  async reported(node: { id: string; user_id: string }, pubkey: unknown): Promise<AnswerWarning[]> {
+  async reported(node: { id: string; userId: string }, pubkey: unknown): Promise<AnswerWarning[]> {
     if (typeof pubkey !== 'string' || !PUBKEY.test(pubkey)) return [];
     try {
       const shared = await this.deps.db.transaction(async (tx) => {
@@ -41,15 +41,15 @@ export class NodeIdentityWatch {
         // Another account's node ids are not this user's to know: only how many there are.
         const details = {
           pubkey,
-          sharedWith: others.filter((o) => o.user_id === node.user_id).map((o) => o.id),
-          otherAccounts: others.filter((o) => o.user_id !== node.user_id).length,
+          sharedWith: others.filter((o) => o.user_id === node.userId).map((o) => o.id),
+          otherAccounts: others.filter((o) => o.user_id !== node.userId).length,
         };
         await recordNodeEvent(tx, node, 'NODE_IDENTITY_SHARED', details);
         return details;
       });
       if (!shared) return [];
       await this.deps.audit?.record({
-        userId: node.user_id,
+        userId: node.userId,
         actor: 'service',
         sourceIp: null,
         action: 'node.identity_shared',

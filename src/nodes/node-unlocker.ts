@@ -3,7 +3,7 @@
 // as unlocked. Used by both gateways (which pass the node's answer through) and by the management
 // API's POST /api/nodes/{id}/unlock (which turns a refusal into one of its error codes).
 import type { Database } from '../db/database.ts';
-import { findUserNode, type NodeRow } from '../db/nodes.ts';
+import { findUserNode } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import type { NodeService } from './service.ts';
 import type { PasswordCheck } from './auto-unlock.ts';
@@ -14,13 +14,14 @@ import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../rln/answe
 import type { UnlockSettings } from '../rln/chain-settings.ts';
 import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../rln/unlock-body.ts';
 import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;
   config: UnlockSettings;
   rln: Pick<RlnClient, 'unlock' | 'init' | 'nodeInfo'>;
   nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
-  endpointOf: (node: NodeRow) => NodeEndpoint;
+  endpointOf: (node: Node) => NodeEndpoint;
   /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
   identity?: Pick<NodeIdentityWatch, 'reported'>;
   log: Logger;
@@ -29,11 +30,11 @@ export interface NodeUnlockerDeps {
 /** The node's answer to an unlock, and what the service warns about once it succeeded. */
 export type UnlockAnswer = RlnAnswer & { warnings: AnswerWarning[] };
 
-export function requireRunning(node: NodeRow) {
+export function requireRunning(node: Node) {
   // Stopping already (its stop build may not have run yet): nothing more reaches its daemon.
-  if (node.superseded_by) {
-    throw new AppError('node_superseded', `node ${node.id} was superseded by node ${node.superseded_by}, into which its wallet was restored; it does not run any more`, {
-      supersededBy: node.superseded_by,
+  if (node.supersededBy) {
+    throw new AppError('node_superseded', `node ${node.id} was superseded by node ${node.supersededBy}, into which its wallet was restored; it does not run any more`, {
+      supersededBy: node.supersededBy,
     });
   }
   if (node.status !== 'RUNNING') {
@@ -45,12 +46,12 @@ export class NodeUnlocker {
   constructor(private readonly deps: NodeUnlockerDeps) {}
 
   /** Sends the completed unlock to a RUNNING node; answers the node's own answer. */
-  async unlock(node: NodeRow, input: UnlockInput, extraHeaders: Record<string, string> = {}): Promise<UnlockAnswer> {
+  async unlock(node: Node, input: UnlockInput, extraHeaders: Record<string, string> = {}): Promise<UnlockAnswer> {
     const { config } = this.deps;
     if (input.network !== undefined && input.network !== node.network) {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
-    const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.image_version, config), config.unlockChainSettings);
+    const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.imageVersion, config), config.unlockChainSettings);
     const answer = await this.deps.rln.unlock(this.deps.endpointOf(node), body, extraHeaders);
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
@@ -61,7 +62,7 @@ export class NodeUnlocker {
    * The node's pubkey, now that it is unlocked (RLN's /nodeinfo answers only then), told to the
    * identity watch. Best effort: the unlock succeeded whatever happens here.
    */
-  private async checkIdentity(node: NodeRow): Promise<AnswerWarning[]> {
+  private async checkIdentity(node: Node): Promise<AnswerWarning[]> {
     if (!this.deps.identity) return [];
     try {
       const info = await this.deps.rln.nodeInfo(this.deps.endpointOf(node));
@@ -78,7 +79,7 @@ export class NodeUnlocker {
    * and what the node's answer means for it. A node that says it is unlocked already is recorded
    * as unlocked: that is what it is.
    */
-  async unlockWithPassword(node: NodeRow, password: string): Promise<PasswordCheck> {
+  async unlockWithPassword(node: Node, password: string): Promise<PasswordCheck> {
     const answer = await this.unlock(node, { password });
     if (isSuccess(answer.status)) return { outcome: 'unlocked' };
     const refusal = nodeRefusal(answer);

@@ -1,7 +1,7 @@
 // How a node and its builds look in API responses (the SPEC's Node and Build shapes).
 import type { BuildRow } from '../db/builds.ts';
-import type { NodeRow } from '../db/nodes.ts';
-import { buildPhaseOf } from '../domain/nodes.ts';
+
+import { buildPhaseOf, type Node } from '../domain/nodes.ts';
 
 export const DEFAULT_PEER_PORT = 9735;
 
@@ -38,7 +38,7 @@ export function presentBuild(b: BuildRow) {
   };
 }
 
-export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions) {
+export function presentNode(n: Node, builds: BuildRow[], opts: PresentOptions) {
   return {
     nodeId: n.id,
     name: n.name,
@@ -47,18 +47,18 @@ export function presentNode(n: NodeRow, builds: BuildRow[], opts: PresentOptions
     locked: n.locked,
     initialized: n.initialized,
     // Whether the service unlocks the node after each daemon start; the sealed password never leaves.
-    autoUnlock: n.auto_unlock_sealed !== null,
-    invoke_url: `${opts.nodeApiUrl}/${n.user_id}/${n.id}/`,
+    autoUnlock: n.autoUnlockSealed !== null,
+    invoke_url: `${opts.nodeApiUrl}/${n.userId}/${n.id}/`,
     port: opts.nodeApiPort,
     protocol: opts.nodeApiProtocol,
     settings: n.settings ?? {},
     builds: builds.map(presentBuild),
-    rln_commit_id: n.image_version,
-    peerDNS: n.peer_host ?? opts.peerHost,
+    rln_commit_id: n.imageVersion,
+    peerDNS: n.peerHost ?? opts.peerHost,
     // Until a runtime reports the port (a Kubernetes Service), RLN's default peer port.
-    peerPort: n.peer_port ?? DEFAULT_PEER_PORT,
-    createdAt: n.created_at.toISOString(),
-    updatedAt: n.updated_at.toISOString(),
+    peerPort: n.peerPort ?? DEFAULT_PEER_PORT,
+    createdAt: n.createdAt.toISOString(),
+    updatedAt: n.updatedAt.toISOString(),
   };
 }
 
@@ -69,7 +69,7 @@ export type ApiNode = ReturnType<typeof presentNode>;
  * /api/nodes/{id} shows it at `data.node` (where the original service's clients read it). Stored
  * as is for idempotent retries.
  */
-export function presentCreatedNode(n: NodeRow, node: ApiNode) {
+export function presentCreatedNode(n: Node, node: ApiNode) {
   return {
     data: { nodeId: n.id, name: n.name, network: n.network, status: 'STARTING' as const, node },
     message: `Node ${n.name} is being created`,

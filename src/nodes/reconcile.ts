@@ -10,7 +10,7 @@
 // reports (a node that came back is locked): that is one row change under the row's lock, the
 // same whoever makes it.
 import type { Database } from '../db/database.ts';
-import { listNodesToReconcile, lockNode, purgeDestroyedNodes, type NodeRow } from '../db/nodes.ts';
+import { listNodesToReconcile, lockNode, purgeDestroyedNodes } from '../db/nodes.ts';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
 import { purgeFinishedJobs } from '../db/jobs.ts';
 import { applyDecision } from './transition.ts';
@@ -21,6 +21,7 @@ import { specOf } from './build-job.ts';
 import { enqueueAutoUnlock } from './auto-unlock-job.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { LeaderLease } from '../jobs/leader-lease.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface ReconcilerOptions {
   db: Database;
@@ -127,10 +128,10 @@ export class Reconciler {
     }
   }
 
-  private async reconcileNode(node: NodeRow) {
+  private async reconcileNode(node: Node) {
     const actual = await this.opts.runtime.status(node.id);
     const shouldRun = daemonShouldRun(node);
-    if (shouldRun && (actual.state !== 'running' || actual.imageVersion !== node.image_version)) {
+    if (shouldRun && (actual.state !== 'running' || actual.imageVersion !== node.imageVersion)) {
       const backoff = this.restarts.get(node.id);
       if (backoff && Date.now() < backoff.notBefore) return;
       this.opts.log.info({ nodeId: node.id, was: actual.state }, 'starting a node daemon that should be running');

@@ -11,8 +11,9 @@
 // is restored: the node it went into is its source from then on.
 import type { Queryable } from '../db/database.ts';
 import { lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../db/backups.ts';
-import { lockNode, type NodeRow } from '../db/nodes.ts';
+import { lockNode } from '../db/nodes.ts';
 import { AppError } from '../errors.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface RestoreChoices {
   /** Stop the node that holds the wallet now and fence it for good, rather than refuse. */
@@ -24,7 +25,7 @@ export interface RestoreChoices {
 // A chain of restores of one wallet longer than this is not something a user builds.
 const MAX_CHAIN = 100;
 
-const isGone = (node: NodeRow) => node.destroyed_at !== null || node.status === 'DESTROYING' || node.status === 'DESTROYED';
+const isGone = (node: Node) => node.destroyedAt !== null || node.status === 'DESTROYING' || node.status === 'DESTROYED';
 
 /**
  * Checks a restore of `backup` against the wallet's other nodes, row-locking them (two restores of
@@ -37,7 +38,7 @@ export async function checkRestoreFence(
   tx: Queryable,
   backup: BackupRow,
   choices: RestoreChoices,
-): Promise<{ supersede?: NodeRow; link?: NodeRow; tieUpload?: boolean }> {
+): Promise<{ supersede?: Node; link?: Node; tieUpload?: boolean }> {
   let sourceId = backup.origin === 'node' ? backup.node_id : backup.source_node_id;
   if (!sourceId) {
     // An upload of no known node: the node it is restored into holds its wallet from now on
@@ -47,14 +48,14 @@ export async function checkRestoreFence(
   }
   const madeAt = backup.origin === 'node' ? backup.created_at : (backup.source_made_at ?? backup.created_at);
   // The wallet's nodes: its source, then each node a restore of it went into.
-  const chain: NodeRow[] = [];
+  const chain: Node[] = [];
   let next: string | null = sourceId;
   while (next && chain.length < MAX_CHAIN) {
-    const node: NodeRow | undefined = await lockNode(tx, next);
+    const node: Node | undefined = await lockNode(tx, next);
     // Purged long after it was destroyed; a node's restores are its owner's only.
-    if (!node || node.user_id !== backup.user_id) break;
+    if (!node || node.userId !== backup.user_id) break;
     chain.push(node);
-    next = node.superseded_by;
+    next = node.supersededBy;
   }
   const newest = chain.length > 0 ? await newestSucceededNodeBackup(tx, chain.map((n) => n.id)) : undefined;
   if (newest && newest.created_at.getTime() > new Date(madeAt).getTime() && !choices.confirmOlderBackup) {
@@ -67,7 +68,7 @@ export async function checkRestoreFence(
     );
   }
   const holder = chain.at(-1);
-  if (!holder || holder.superseded_by) return {};
+  if (!holder || holder.supersededBy) return {};
   if (isGone(holder)) return { link: holder };
   if (!choices.supersedeSource) {
     throw new AppError(

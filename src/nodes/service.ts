@@ -5,17 +5,8 @@ import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
 import { findUserById } from '../db/users.ts';
 import { upgradesAutomatically } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
-import {
-  findUserNode,
-  findUserNodeStatus,
-  listUserNodesWithBuilds,
-  lockNode,
-  lockUserNode,
-  updateNode,
-  usedPorts,
-  type NodeRow,
-} from '../db/nodes.ts';
-import type { Network, NodeSettings, NodeStatus } from '../domain/nodes.ts';
+import { findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
+import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { findUserBackup, tieUploadToNode } from '../db/backups.ts';
@@ -63,7 +54,7 @@ export interface CreatedNode {
 
 export interface NodeActionResult {
   nodeId: string;
-  status: NodeRow['status'];
+  status: Node['status'];
 }
 
 export interface NodeServiceDeps {
@@ -180,13 +171,13 @@ export class NodeService {
         tx,
         {
           id: newId(),
-          user_id: userId,
+          userId: userId,
           name: input.name,
           network: input.network,
-          image_version: release.version,
+          imageVersion: release.version,
           settings,
-          rest_port: ports.restPort,
-          peer_port: ports.peerPort,
+          restPort: ports.restPort,
+          peerPort: ports.peerPort,
         },
         creation,
       );
@@ -195,11 +186,11 @@ export class NodeService {
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
       }
       // The wallet's last node is destroyed: this node holds the wallet from now on, for the next restore's fence.
-      if (fence.link) await updateNode(tx, fence.link.id, { superseded_by: node.id });
+      if (fence.link) await updateNode(tx, fence.link.id, { supersededBy: node.id });
       if (fence.tieUpload && backup) await tieUploadToNode(tx, backup.id, node.id);
       if (fence.supersede) {
         const source = fence.supersede;
-        await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.image_version);
+        await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.imageVersion);
       }
       if (creation.outcome === 'change' && creation.build) await enqueueBuild(tx, node, creation.build, release.version);
       const body = presentCreatedNode(node, await this.present(tx, node));
@@ -244,7 +235,7 @@ export class NodeService {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'start' });
       const user = await findUserById(tx, userId);
       const latest = await latestRelease(tx);
-      const version = user && latest && upgradesAutomatically(user.plan) ? latest.version : node.image_version;
+      const version = user && latest && upgradesAutomatically(user.plan) ? latest.version : node.imageVersion;
       const after = await carryOut(tx, node, decision, version);
       return { nodeId, status: after.status };
     });
@@ -254,7 +245,7 @@ export class NodeService {
   async stopNode(userId: string, nodeId: string): Promise<NodeActionResult> {
     return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'stop' });
-      const after = await carryOut(tx, node, decision, node.image_version);
+      const after = await carryOut(tx, node, decision, node.imageVersion);
       return { nodeId, status: after.status };
     });
   }
@@ -266,14 +257,14 @@ export class NodeService {
       const toVersion = (await latestRelease(tx))?.version;
       const decision = await judge(tx, node, { type: 'upgrade', toVersion });
       await carryOut(tx, node, decision, toVersion!);
-      return { nodeId, fromVersion: node.image_version, toVersion: toVersion! };
+      return { nodeId, fromVersion: node.imageVersion, toVersion: toVersion! };
     });
   }
 
   async destroyNode(userId: string, nodeId: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'destroy' });
-      await carryOut(tx, node, decision, node.image_version);
+      await carryOut(tx, node, decision, node.imageVersion);
     });
   }
 
@@ -320,21 +311,21 @@ export class NodeService {
     return { node, decision: await judge(tx, node, request) };
   }
 
-  private async present(db: Queryable, node: NodeRow) {
+  private async present(db: Queryable, node: Node) {
     const builds = await buildsByNode(db, [node.id]);
     return presentNode(node, builds.get(node.id) ?? [], this.presentOpts);
   }
 }
 
 /** Another user's node is as missing as an unknown one. */
-async function lockOwnNode(tx: Queryable, userId: string, nodeId: string): Promise<NodeRow> {
+async function lockOwnNode(tx: Queryable, userId: string, nodeId: string): Promise<Node> {
   const node = await lockUserNode(tx, userId, nodeId);
   if (!node) throw nodeNotFound(nodeId);
   return node;
 }
 
 /** What the lifecycle table says to `request` on a locked node; a refusal is thrown as its 409. */
-async function judge(tx: Queryable, node: NodeRow, request: NodeRequest): Promise<Decision> {
+async function judge(tx: Queryable, node: Node, request: NodeRequest): Promise<Decision> {
   const build = refusedWhileBuilding(request.type) ? await findBuildInProgress(tx, node.id) : undefined;
   const decision = decide(request, node, build);
   if (decision.outcome === 'refused') throw refusalError(decision.refusal);
@@ -342,7 +333,7 @@ async function judge(tx: Queryable, node: NodeRow, request: NodeRequest): Promis
 }
 
 /** Applies an accepted decision and enqueues the build that carries it out, on `imageVersion`. */
-async function carryOut(tx: Queryable, node: NodeRow, decision: Decision, imageVersion: string): Promise<NodeRow> {
+async function carryOut(tx: Queryable, node: Node, decision: Decision, imageVersion: string): Promise<Node> {
   const after = await applyDecision(tx, node, decision);
   if (decision.outcome === 'change' && decision.build) await enqueueBuild(tx, after, decision.build, imageVersion);
   return after;

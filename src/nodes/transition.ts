@@ -3,9 +3,10 @@
 // lifecycle.ts); this module carries its answer out. Callers hold the nodes' row locks
 // (lockNode / lockUserNode / lockUpgradeCandidates).
 import type { Queryable } from '../db/database.ts';
-import { insertNode, updateNode, updateNodes, type NodePatch, type NodeRow } from '../db/nodes.ts';
+import { insertNode, updateNode, updateNodes, type NodePatch } from '../db/nodes.ts';
 import { recordNodeEvents, type NodeEventInput } from '../db/node-events.ts';
 import { refusalError, type Decision } from './lifecycle.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export type NodeChange = NodePatch;
 
@@ -15,27 +16,27 @@ export type NodeChange = NodePatch;
  */
 export async function applyDecision(
   tx: Queryable,
-  before: NodeRow,
+  before: Node,
   decision: Decision,
-  alsoRecord?: (after: NodeRow) => NodeEventInput[],
-): Promise<NodeRow> {
+  alsoRecord?: (after: Node) => NodeEventInput[],
+): Promise<Node> {
   if (decision.outcome === 'refused') throw refusalError(decision.refusal);
   if (decision.outcome === 'no change') return before;
   return changeNode(tx, before, decision.change, alsoRecord);
 }
 
 /** What a new node row holds besides what the create rule decides. */
-export type NewNodeFields = Pick<NodeRow, 'id' | 'user_id' | 'name' | 'network' | 'image_version' | 'settings' | 'rest_port' | 'peer_port'>;
+export type NewNodeFields = Pick<Node, 'id' | 'userId' | 'name' | 'network' | 'imageVersion' | 'settings' | 'restPort' | 'peerPort'>;
 
 /**
  * Carries out the create rule's answer (decide({ type: 'create' })): the node is inserted as it
  * says, and its first status recorded, with no status before it. Returns the new node.
  */
-export async function insertDecidedNode(tx: Queryable, fields: NewNodeFields, decision: Decision): Promise<NodeRow> {
+export async function insertDecidedNode(tx: Queryable, fields: NewNodeFields, decision: Decision): Promise<Node> {
   if (decision.outcome === 'refused') throw refusalError(decision.refusal);
-  const { status, desired_state, locked, initialized } = decision.outcome === 'change' ? decision.change : {};
-  if (status === undefined || desired_state === undefined) throw new Error('the create rule names the status and desired state of a new node');
-  const node = await insertNode(tx, { ...fields, status, desired_state, locked, initialized });
+  const { status, desiredState, locked, initialized } = decision.outcome === 'change' ? decision.change : {};
+  if (status === undefined || desiredState === undefined) throw new Error('the create rule names the status and desired state of a new node');
+  const node = await insertNode(tx, { ...fields, status, desiredState, locked, initialized });
   await recordNodeEvents(tx, [{ node, eventType: 'NODE_STATUS_UPDATED', details: { status: node.status, previousStatus: null } }]);
   return node;
 }
@@ -43,10 +44,10 @@ export async function insertDecidedNode(tx: Queryable, fields: NewNodeFields, de
 /** `alsoRecord` adds events that depend on the node after the change (e.g. an upgrade's outcome). */
 export async function changeNode(
   tx: Queryable,
-  before: NodeRow,
+  before: Node,
   change: NodeChange,
-  alsoRecord?: (after: NodeRow) => NodeEventInput[],
-): Promise<NodeRow> {
+  alsoRecord?: (after: Node) => NodeEventInput[],
+): Promise<Node> {
   const after = (await updateNode(tx, before.id, change))!;
   await recordNodeEvents(tx, [...eventsOf(before, after), ...(alsoRecord?.(after) ?? [])]);
   return after;
@@ -56,7 +57,7 @@ export async function changeNode(
  * The same change to many nodes, one statement per distinct change and one for all their events
  * (a rollout pass starts many upgrades at once). Returns the nodes afterwards, in input order.
  */
-export async function changeNodes(tx: Queryable, changes: Array<{ before: NodeRow; change: NodeChange }>): Promise<NodeRow[]> {
+export async function changeNodes(tx: Queryable, changes: Array<{ before: Node; change: NodeChange }>): Promise<Node[]> {
   const groups = new Map<string, { change: NodeChange; ids: string[] }>();
   for (const { before, change } of changes) {
     const key = JSON.stringify(change);
@@ -64,7 +65,7 @@ export async function changeNodes(tx: Queryable, changes: Array<{ before: NodeRo
     group.ids.push(before.id);
     groups.set(key, group);
   }
-  const afterById = new Map<string, NodeRow>();
+  const afterById = new Map<string, Node>();
   for (const { change, ids } of groups.values()) {
     for (const row of await updateNodes(tx, ids, change)) afterById.set(row.id, row);
   }
@@ -73,7 +74,7 @@ export async function changeNodes(tx: Queryable, changes: Array<{ before: NodeRo
   return afters;
 }
 
-function eventsOf(before: NodeRow, after: NodeRow): NodeEventInput[] {
+function eventsOf(before: Node, after: Node): NodeEventInput[] {
   const events: NodeEventInput[] = [];
   if (after.status !== before.status) {
     events.push({ node: after, eventType: 'NODE_STATUS_UPDATED', details: { status: after.status, previousStatus: before.status } });

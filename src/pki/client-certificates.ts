@@ -9,11 +9,12 @@ import {
   revokeCertificate,
   type CertificateRow,
 } from '../db/certificates.ts';
-import { findNode, findUserNode, type NodeRow } from '../db/nodes.ts';
+import { findNode, findUserNode } from '../db/nodes.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { isId } from '../auth/tokens.ts';
 import type { CertificateAuthority } from './certificate-authority.ts';
+import type { Node } from '../domain/nodes.ts';
 
 export interface IssuedClientCertificate {
   certificate: string;
@@ -141,7 +142,7 @@ export class CertificateService {
     if (!isId(nodeId)) throw new AppError('invalid_request', `"${nodeId.slice(0, 64)}" is not a node id (32 hex characters)`);
     const node = await findNode(this.deps.db, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    return this.issue(node.user_id, node.id);
+    return this.issue(node.userId, node.id);
   }
 
   async revokeForOperator(rawSerial: string): Promise<CertificateView> {
@@ -156,7 +157,7 @@ export class CertificateService {
     for (const listener of this.revokedListeners) listener(serial);
   }
 
-  private async ownedLiveNode(userId: string, nodeId: string): Promise<NodeRow> {
+  private async ownedLiveNode(userId: string, nodeId: string): Promise<Node> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
     if (node.status === 'DESTROYED' || node.status === 'DESTROYING') {

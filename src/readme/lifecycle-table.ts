@@ -68,9 +68,9 @@ function changes(rule: Rule): string {
     c.status,
     c.locked === undefined ? undefined : c.locked ? 'locked' : 'unlocked',
     c.initialized ? 'initialized' : undefined,
-    c.desired_state && `desired ${c.desired_state}`,
+    c.desiredState && `desired ${c.desiredState}`,
     c.destroyed ? 'destroyed_at set' : undefined,
-    c.auto_unlock_sealed === null ? 'auto-unlock off (sealed password erased)' : undefined,
+    c.autoUnlockSealed === null ? 'auto-unlock off (sealed password erased)' : undefined,
     rule.changeFrom?.describe,
   ];
   return parts.filter((p) => p !== undefined).join(', ');

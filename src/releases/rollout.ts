@@ -22,7 +22,8 @@ import { enqueueBuilds } from '../nodes/enqueue-build.ts';
 import { enqueueRolloutPass } from '../nodes/rollout-pass-job.ts';
 import { decide, type RefusalCode } from '../nodes/lifecycle.ts';
 import { changeNodes, type NodeChange } from '../nodes/transition.ts';
-import type { NodeRow } from '../db/nodes.ts';
+import type { Node } from '../domain/nodes.ts';
+
 
 // A PAUSED node is upgraded by its next start (startNode applies the latest version); a node
 // refused for any other reason (destroyed, already on the version) has nothing left to do.
@@ -72,9 +73,9 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<Ro
   while (free > 0) {
     const batch = await lockUpgradeCandidates(tx, version, free);
     if (batch.length === 0) break;
-    const skipped: NodeRow[] = [];
-    const deferred: NodeRow[] = [];
-    const upgrade: Array<{ before: NodeRow; change: NodeChange }> = [];
+    const skipped: Node[] = [];
+    const deferred: Node[] = [];
+    const upgrade: Array<{ before: Node; change: NodeChange }> = [];
     for (const node of batch) {
       const decision = decide({ type: 'rolloutUpgrade', toVersion: version }, node);
       if (decision.outcome === 'change') upgrade.push({ before: node, change: decision.change });

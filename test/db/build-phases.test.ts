@@ -66,7 +66,7 @@ describe(`build phases on ${databaseLabel()}`, () => {
 
   it('shows QUEUED, then each step of a create, stop, start, upgrade and destroy, then DONE', async () => {
     const nodeId = newId();
-    await insertNode(db, { id: nodeId, user_id: 'pu', name: 'p', network: 'regtest', status: 'STARTING', desired_state: 'running', image_version: 'v1', settings: {}, rest_port: 31001, peer_port: 31002 });
+    await insertNode(db, { id: nodeId, userId: 'pu', name: 'p', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1', settings: {}, restPort: 31001, peerPort: 31002 });
     expect(await run(nodeId, 'create', 'v1')).toEqual({ calls: ['provision:PROVISIONING', 'start:STARTING_DAEMON'], phase: 'DONE' });
     expect(await run(nodeId, 'stop', 'v1')).toEqual({ calls: ['stop:STOPPING_DAEMON'], phase: 'DONE' });
     expect(await run(nodeId, 'start', 'v1', 'v1')).toEqual({ calls: ['provision:PROVISIONING', 'start:STARTING_DAEMON'], phase: 'DONE' });
@@ -76,7 +76,7 @@ describe(`build phases on ${databaseLabel()}`, () => {
 
   it('shows ROLLING_BACK while a failed upgrade brings the previous version back, and FAILED at the end', async () => {
     const nodeId = newId();
-    await insertNode(db, { id: nodeId, user_id: 'pu', name: 'q', network: 'regtest', status: 'STARTING', desired_state: 'running', image_version: 'v1', settings: {}, rest_port: 31003, peer_port: 31004 });
+    await insertNode(db, { id: nodeId, userId: 'pu', name: 'q', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1', settings: {}, restPort: 31003, peerPort: 31004 });
     await run(nodeId, 'create', 'v1');
     await db.query(`UPDATE nodes SET status = 'RUNNING' WHERE id = $1`, [nodeId]);
     expect(await run(nodeId, 'upgrade', 'fail-v2', 'v1')).toEqual({

@@ -47,9 +47,9 @@ describe(`commit signals on ${databaseLabel()}`, () => {
   it('is signalled by recording a node event', async () => {
     await db.query(`INSERT INTO image_versions (version) VALUES ('s1')`);
     await db.query(`INSERT INTO users (id, email, plan) VALUES ('su', 'su@example.com', 'starter')`);
-    const [node] = await db.query<{ id: string; user_id: string }>(
+    const [node] = await db.query<{ id: string; userId: string }>(
       `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
-       VALUES ('sn', 'su', 'n', 'regtest', 'RUNNING', 'running', 's1', '{}', 21900, 21901) RETURNING id, user_id`,
+       VALUES ('sn', 'su', 'n', 'regtest', 'RUNNING', 'running', 's1', '{}', 21900, 21901) RETURNING id, user_id AS "userId"`,
     );
     heard = 0;
     await db.transaction((tx) => recordNodeEvent(tx, node!, 'TEST'));

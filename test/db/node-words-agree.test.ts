@@ -28,7 +28,7 @@ describe(`the Node answer and the node words agree, on ${databaseLabel()}`, () =
   it("presents exactly the schema's fields, in its order, for a node and its builds", async () => {
     const user = await new AccountService(db.db).createUser({ email: `words-${Date.now()}@example.com` });
     await insertRelease(db.db, 'v-words');
-    const node = await insertNode(db.db, { id: newId(), user_id: user.id, name: 'words', network: 'regtest', status: 'STARTING', desired_state: 'running', image_version: 'v-words', settings: {}, rest_port: null, peer_port: null });
+    const node = await insertNode(db.db, { id: newId(), userId: user.id, name: 'words', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v-words', settings: {}, restPort: null, peerPort: null });
     const build = await insertBuild(db.db, { nodeId: node.id, action: 'create', imageVersion: 'v-words' });
     const failed = { ...build, status: 'FAILURE' as const, error: 'it failed', finished_at: new Date() };
     const answer = presentNode(node, [build, failed], { nodeApiUrl: 'http://127.0.0.1:1', peerHost: 'h', nodeApiPort: 1, nodeApiProtocol: 'http' });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { claimJob } from '../../src/db/jobs.ts';
-import { insertNode, type NodeRow } from '../../src/db/nodes.ts';
+import { insertNode } from '../../src/db/nodes.ts';
 import { insertRelease } from '../../src/db/releases.ts';
 import { countRolloutNodes, enrolRolloutNodes, insertRollout, settleRolloutNode } from '../../src/db/rollouts.ts';
 import { insertUser } from '../../src/db/users.ts';
@@ -15,11 +15,12 @@ import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../src/nodes/rollout-pa
 import { rolloutPassJob } from '../../src/releases/rollout-pass-job.ts';
 import { WAITING_RECHECK_MS } from '../../src/releases/rollout.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import type { Node } from '../../src/domain/nodes.ts';
 
 describe(`the rollout pass job on ${databaseLabel()}`, () => {
   let db: Database;
   let close: () => Promise<void>;
-  const nodes: NodeRow[] = [];
+  const nodes: Node[] = [];
   const job = () => rolloutPassJob({ db, log: createLogger('silent') });
   const passJobs = (version: string) =>
     db.query<{ id: number; state: string; run_at: Date; payload: { askedBy: string } }>(
@@ -42,8 +43,8 @@ describe(`the rollout pass job on ${databaseLabel()}`, () => {
     for (const id of ['a', 'b']) {
       nodes.push(
         await insertNode(db, {
-          id: id.repeat(32), user_id: 'u1', name: id, network: 'regtest', status: 'RUNNING', desired_state: 'running',
-          image_version: 'v1', settings: {}, rest_port: null, peer_port: null,
+          id: id.repeat(32), userId: 'u1', name: id, network: 'regtest', status: 'RUNNING', desiredState: 'running',
+          imageVersion: 'v1', settings: {}, restPort: null, peerPort: null,
         }),
       );
     }

@@ -37,7 +37,7 @@ describe(`event stream (GET /api/events/stream) on ${databaseLabel()}`, () => {
   /** Test events recorded straight into the outbox, as any change records them. */
   const record = (owner: TestUser, node: string, count: number, details: Record<string, unknown> = {}) =>
     t.server.db.transaction((tx) =>
-      recordNodeEvents(tx, Array.from({ length: count }, (_, i) => ({ node: { id: node, user_id: owner.id }, eventType: 'TEST' as const, details: { n: i, ...details } }))),
+      recordNodeEvents(tx, Array.from({ length: count }, (_, i) => ({ node: { id: node, userId: owner.id }, eventType: 'TEST' as const, details: { n: i, ...details } }))),
     );
   const dataOf = (m: { data: string }) => JSON.parse(m.data);
 
@@ -158,7 +158,7 @@ describe(`event stream (GET /api/events/stream) on ${databaseLabel()}`, () => {
     let slowId = '';
     // A transaction that records its event first and commits last.
     const slow = t.server.db.transaction(async (tx) => {
-      slowId = (await recordNodeEvent(tx, { id: nodeId, user_id: users.alice.id }, 'TEST', { which: 'slow' })).eventId;
+      slowId = (await recordNodeEvent(tx, { id: nodeId, userId: users.alice.id }, 'TEST', { which: 'slow' })).eventId;
       await gate;
     });
     if (t.server.db.kind === 'pglite') {

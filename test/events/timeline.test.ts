@@ -112,7 +112,7 @@ describe(`node timeline (GET /api/nodes/{id}/events) on ${databaseLabel()}`, () 
     const [tx, id] = decoded.slice('event:'.length).split('.');
     const bobs = (await timeline(bobNodeId, '', users.bob.token)).json.events[0].cursor as string;
     const neighbours = await t.server.db.transaction((tx) =>
-      recordNodeEvents(tx, [{ node: { id: otherNodeId, user_id: users.alice.id }, eventType: 'TEST', details: { message: 'x' } }]),
+      recordNodeEvents(tx, [{ node: { id: otherNodeId, userId: users.alice.id }, eventType: 'TEST', details: { message: 'x' } }]),
     );
     const isNeighbours = (e: any) => e.eventId === neighbours[0]!.eventId;
     const neighbour = (await settled(otherNodeId, (events) => events.some(isNeighbours))).events.find(isNeighbours).cursor;

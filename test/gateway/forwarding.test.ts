@@ -88,7 +88,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     token = (await accounts.createToken(user.email)).token;
     await db.db.query(`INSERT INTO image_versions (version) VALUES ('v1')`);
     for (const [name, port] of [['echo', echoPort], ['down', downPort], ['hang', hangPort]] as const) {
-      const node = await insertNode(db.db, { id: newId(), user_id: userId, name, network: 'regtest', status: 'STARTING', desired_state: 'running', image_version: 'v1', settings: {}, rest_port: port, peer_port: port + 1 });
+      const node = await insertNode(db.db, { id: newId(), userId: userId, name, network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1', settings: {}, restPort: port, peerPort: port + 1 });
       await updateNode(db.db, node.id, { status: 'RUNNING' });
       nodeIds[name] = node.id;
     }
@@ -98,7 +98,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     rln = new RlnClient({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
     // This test sets no webhook URL, so the check has nothing to refuse; it creates no node, so it needs no ports.
     const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, checkWebhookUrl: async (url) => url });
-    const endpointOf = (node: { rest_port: number | null }) => ({ host: '127.0.0.1', port: node.rest_port! });
+    const endpointOf = (node: { restPort: number | null }) => ({ host: '127.0.0.1', port: node.restPort! });
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, endpointOf, log });
     gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, unlocker, nodes, endpointOf, storagePathOf: (_node, name) => `/nonexistent/${name}`, clientTimeoutMs: 1500, log });
     const port = await freePort();

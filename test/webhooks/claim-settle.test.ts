@@ -14,7 +14,7 @@ const ok = (d: ClaimedDelivery): SettleItem => ({ delivery: d, attempt, outcome:
 describe(`webhook claim and batched settle on ${databaseLabel()}`, () => {
   let db: Database;
   let close: () => Promise<void>;
-  const nodes = ['a', 'b', 'c'].map((c) => ({ id: c.repeat(32), user_id: 'u' }));
+  const nodes = ['a', 'b', 'c'].map((c) => ({ id: c.repeat(32), userId: 'u' }));
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());

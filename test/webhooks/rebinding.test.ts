@@ -27,8 +27,8 @@ describe(`DNS rebinding at delivery time on ${databaseLabel()}`, () => {
     await db.query(`INSERT INTO image_versions (version) VALUES ('v1')`);
     const user = (await insertUser(db, { id: 'u1', email: 'rebind@example.com', plan: 'starter', passwordHash: null }))!;
     const node = await insertNode(db, {
-      id: 'a'.repeat(32), user_id: user.id, name: 'n', network: 'regtest', status: 'STARTING', desired_state: 'running', image_version: 'v1',
-      settings: { webhookUrl: saved }, rest_port: 40001, peer_port: 40002,
+      id: 'a'.repeat(32), userId: user.id, name: 'n', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1',
+      settings: { webhookUrl: saved }, restPort: 40001, peerPort: 40002,
     });
     await recordNodeEvent(db, node, 'TEST', {});
     // At delivery time the same name answers loopback, where the receiver listens.

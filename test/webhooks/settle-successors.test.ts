@@ -22,7 +22,7 @@ const eventNumber = (d: ClaimedDelivery) => (d.payload.details as { n: number })
 describe(`settling a webhook delivery claims its node's next one, on ${databaseLabel()}`, () => {
   let db: Database;
   let close: () => Promise<void>;
-  const nodes = ['d', 'e'].map((c) => ({ id: c.repeat(32), user_id: 'u' }));
+  const nodes = ['d', 'e'].map((c) => ({ id: c.repeat(32), userId: 'u' }));
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());

@@ -13,5 +13,5 @@ export async function insertNodesWithWebhook(db: Database, ids: string[], webhoo
       [id, `n${i}`, JSON.stringify({ webhookUrl }), portBase + 2 * i, portBase + 1 + 2 * i],
     );
   }
-  return ids.map((id) => ({ id, user_id: 'u' }));
+  return ids.map((id) => ({ id, userId: 'u' }));
 }
