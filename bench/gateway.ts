@@ -20,7 +20,7 @@ import { startServer } from '../src/app.ts';
 import { CertificateAuthority } from '../src/pki/certificate-authority.ts';
 import { createBearerGateway } from '../src/gateway/gateway-server.ts';
 import { NodeAccess } from '../src/gateway/node-access.ts';
-import { RateLimiter } from '../src/rate-limit.ts';
+import { RateLimiter } from '../src/http/rate-limit.ts';
 import { loadPreviousForwarding } from './previous-forwarding.ts';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import type { LoadResult } from './load.ts';

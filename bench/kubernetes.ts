@@ -12,7 +12,7 @@ import { createLogger } from '../src/logger.ts';
 import { startServer, type RunningServer } from '../src/app.ts';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import { apiCaller } from '../test/helpers/server.ts';
-import { readKubernetesConfig } from '../src/runtime/kubernetes/config.ts';
+import { readKubernetesConfig } from '../src/runtime/kubernetes/settings.ts';
 import { statefulSet } from '../src/runtime/kubernetes/objects.ts';
 import { prepareDataDir, timeToHealthy } from './startup.ts';
 

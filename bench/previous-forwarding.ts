@@ -22,7 +22,7 @@ const FILES = [
   'src/gateway/forward-headers.ts',
   'src/gateway/gateway-reply.ts',
   'src/errors.ts',
-  'src/http-unread-body.ts',
+  'src/http/unread-body.ts',
 ];
 
 interface PreviousConnector {

@@ -2,21 +2,21 @@
 // No other module reads process.env; tests build the Config they need with `loadConfig(env)`.
 import { resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { boolean, duration, format, integer, matching, oneOf, port, text, url } from './config/env-formats.ts';
-import { readEnv, variable, type Env } from './config/env-variable.ts';
-import { parseCorsOrigins, type CorsPolicy } from './http-cors.ts';
-import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/config.ts';
-import { readLogsConfig, type LogsConfig } from './logs/config.ts';
-import { readBackupsConfig, type BackupsConfig } from './backups/config.ts';
-import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/config.ts';
-import { readWebhookConfig, type WebhookConfig } from './webhooks/config.ts';
-import { readEventStreamConfig, type EventStreamConfig } from './events/config.ts';
-import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/config.ts';
-import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/config.ts';
-import { readCliConfig, type CliConfig } from './cli/config.ts';
+import { boolean, duration, format, integer, matching, oneOf, port, text, url } from './env/formats.ts';
+import { readEnv, variable, type Env } from './env/variable.ts';
+import { parseCorsOrigins, type CorsPolicy } from './http/cors.ts';
+import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/settings.ts';
+import { readLogsConfig, type LogsConfig } from './logs/settings.ts';
+import { readBackupsConfig, type BackupsConfig } from './backups/settings.ts';
+import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/settings.ts';
+import { readWebhookConfig, type WebhookConfig } from './webhooks/settings.ts';
+import { readEventStreamConfig, type EventStreamConfig } from './events/settings.ts';
+import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/settings.ts';
+import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/settings.ts';
+import { readCliConfig, type CliConfig } from './cli/settings.ts';
 import { passedToDaemons } from './runtime/daemon-env.ts';
 
-export type { ChainSettings, NodeAccessConfig } from './gateway/config.ts';
+export type { ChainSettings, NodeAccessConfig } from './gateway/settings.ts';
 
 export type RuntimeKind = 'process' | 'kubernetes';
 
@@ -39,7 +39,7 @@ export interface Config {
   databaseUrl: string | undefined;
   /** What runs the nodes: child processes on this machine, or pods on a Kubernetes cluster. */
   runtime: RuntimeKind;
-  /** Set with RUNTIME=kubernetes (K8S_* variables; see runtime/kubernetes/config.ts). */
+  /** Set with RUNTIME=kubernetes (K8S_* variables; see runtime/kubernetes/settings.ts). */
   kubernetes: KubernetesConfig | undefined;
   /**
    * Command that starts one node daemon. Unset: devnode from this repository. The template may
@@ -89,16 +89,16 @@ export interface Config {
   /** JSON lines, readable lines, or readable on a terminal and JSON otherwise. */
   logFormat: 'auto' | 'json' | 'pretty';
   production: boolean;
-  /** Daemon log rotation and log exports (LOG_* variables; see logs/config.ts). */
+  /** Daemon log rotation and log exports (LOG_* variables; see logs/settings.ts). */
   logs: LogsConfig;
   backups: BackupsConfig;
-  /** Where log export archives are stored (BLOB_STORE, S3_*; see blobs/config.ts). */
+  /** Where log export archives are stored (BLOB_STORE, S3_*; see blobs/settings.ts). */
   blobStore: BlobStoreConfig;
-  /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/config.ts). */
+  /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/settings.ts). */
   webhooks: WebhookConfig;
-  /** The event streams' caps, buffer, heartbeat and poll (EVENT_STREAM*; see events/config.ts). */
+  /** The event streams' caps, buffer, heartbeat and poll (EVENT_STREAM*; see events/settings.ts). */
   eventStreams: EventStreamConfig;
-  /** The key file that seals the passwords of nodes with automatic unlock (UNLOCK_SEAL_KEY_FILE; see secrets/config.ts). */
+  /** The key file that seals the passwords of nodes with automatic unlock (UNLOCK_SEAL_KEY_FILE; see secrets/settings.ts). */
   unlockSeal: UnlockSealConfig;
   /** The user commands of the CLI: where the management API is and the token they call it with. */
   cli: CliConfig;

@@ -106,7 +106,7 @@ async function main(argv: string[]): Promise<number> {
       const { runBackupCommand } = await import('./cli/run-backup-command.ts');
       const result = await runBackupCommand(config, `${group} ${sub ?? ''}`.trim(), { positional: rest, options });
       if (json) console.log(JSON.stringify(result));
-      else (await import('./cli-output.ts')).printHuman(result);
+      else (await import('./cli/output.ts')).printHuman(result);
       return 0;
     }
     const { operatorCommands, printHuman, runOperator, watchRollout } = await import('./operator/run-operator.ts');

@@ -18,7 +18,7 @@ import { PLANS, type Plan } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
 import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { MAX_SCOPE_NODES, TOKEN_ACCESS, type TokenAccess, type TokenScope } from './token-scope.ts';
 
 export interface AuthenticatedUser {

@@ -1,9 +1,9 @@
-// Rate limits of the management API (rate-limit.ts), per API token and per user, checked once the
+// Rate limits of the management API (http/rate-limit.ts), per API token and per user, checked once the
 // caller is known (so an unauthenticated flood costs no counter). Every answer carries the draft
 // RateLimit fields of the tighter limit; past it, 429 rate_limited with Retry-After.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.ts';
-import { RateLimiter, rateLimitHeaders, type RateLimitDecision } from '../rate-limit.ts';
+import { RateLimiter, rateLimitHeaders, type RateLimitDecision } from '../http/rate-limit.ts';
 
 export interface ApiRateLimits {
   perTokenPerMinute: number;

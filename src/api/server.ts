@@ -11,7 +11,7 @@ import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { nodeHealthRoute } from './nodes/node-health.ts';
 import { initNodeRoute } from './nodes/init-node.ts';
-import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
+import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http/cors.ts';
 import { listNodesRoute } from './nodes/list-nodes.ts';
 import { createNodeRoute } from './nodes/create-node.ts';
 import { getNodeRoute } from './nodes/get-node.ts';
@@ -51,7 +51,7 @@ import { autoUnlockRoutes } from './nodes/auto-unlock.ts';
 import { NodeEvent } from './events/schemas.ts';
 import { listNodeEventsRoute } from './events/list-node-events.ts';
 import { streamEventsRoute } from './events/stream-events.ts';
-import { closeAfterUnreadBody } from '../http-unread-body.ts';
+import { closeAfterUnreadBody } from '../http/unread-body.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -252,7 +252,7 @@ function serveDocsFrom(app: FastifyInstance, buildDocs: () => Promise<FastifyIns
 }
 
 /**
- * CORS for the bearer-token API (http-cors.ts): preflights are answered before authentication
+ * CORS for the bearer-token API (http/cors.ts): preflights are answered before authentication
  * (they carry no token) and before routing (there are no OPTIONS routes). Not for the web UI's
  * session routes or pages: the session cookie must stay same-origin.
  */

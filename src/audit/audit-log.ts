@@ -4,7 +4,7 @@
 // is logged loudly but never undoes or fails the action it describes.
 import type { Database } from '../db/database.ts';
 import { findAuditEvent, findNodeOwner, insertAuditEvent, listAuditEvents, type AuditEventRow, type NewAuditEvent } from '../db/audit-events.ts';
-import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import type { Logger } from '../logger.ts';
 
 /** What is audited; a closed list, so the trail can be read by machines. */

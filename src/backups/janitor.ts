@@ -9,7 +9,7 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import type { Logger } from '../logger.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
-import type { BackupsConfig } from './config.ts';
+import type { BackupsConfig } from './settings.ts';
 import { BACKUP_HEARTBEAT_MS, INTERRUPTED, type BackupMetrics } from './backup-run.ts';
 import { backupBlobKey, backupStagingDir, nodeFileName } from './backup-file.ts';
 import { rm } from 'node:fs/promises';

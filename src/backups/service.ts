@@ -18,8 +18,8 @@ import {
 import { AppError, nodeNotFound } from '../errors.ts';
 import type { Network, Node } from '../domain/nodes.ts';
 import { newId } from '../auth/tokens.ts';
-import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
-import type { BackupsConfig } from './config.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
+import type { BackupsConfig } from './settings.ts';
 import { runBackup, type BackupRunDeps } from './backup-run.ts';
 import { backupBlobKey, storeBackupFile, TooLargeError } from './backup-file.ts';
 import { presentBackup, type ApiBackup } from './present.ts';
@@ -32,7 +32,7 @@ export interface BackupServiceDeps extends BackupRunDeps {
 
 export type BackupAnswer = ApiBackup & { downloadUrl?: string; expiresAt?: string };
 
-export { MAX_PAGE as MAX_BACKUP_PAGE } from '../paging.ts';
+export { MAX_PAGE as MAX_BACKUP_PAGE } from '../domain/paging.ts';
 
 export class BackupService {
   /** Backups this replica is running, by id, with what stops them when the service stops. */

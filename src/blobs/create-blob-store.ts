@@ -1,6 +1,6 @@
 // Chooses the blob store once at start-up from the configuration.
 import type { BlobArea, BlobStore } from './blob-store.ts';
-import type { BlobStoreConfig } from './config.ts';
+import type { BlobStoreConfig } from './settings.ts';
 import { LocalBlobStore } from './local-blob-store.ts';
 
 /** The store of one area: log exports (the default) or backups, each with its own files or key prefix. */

@@ -11,7 +11,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { BlobStoreConfig } from './config.ts';
+import type { BlobStoreConfig } from './settings.ts';
 import type { Readable } from 'node:stream';
 import { assertValidBlobKey, BlobMissingError, type BlobStore, type PresignedUrl } from './blob-store.ts';
 

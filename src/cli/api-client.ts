@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, type ErrorCode } from '../errors.ts';
-import type { CliConfig } from './config.ts';
+import type { CliConfig } from './settings.ts';
 
 export interface ApiClientSettings {
   apiUrl: string;

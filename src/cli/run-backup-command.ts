@@ -3,7 +3,7 @@
 import { AppError } from '../errors.ts';
 import { apiClientSettings } from './api-client.ts';
 import { backupCommands, type CliArgs } from './backup-commands.ts';
-import type { CliConfig } from './config.ts';
+import type { CliConfig } from './settings.ts';
 
 export async function runBackupCommand(config: { publicUrl: string; dataDir: string; cli: CliConfig }, command: string, args: CliArgs): Promise<object> {
   const run = backupCommands[command];

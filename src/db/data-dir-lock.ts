@@ -3,7 +3,7 @@
 // taken over.
 import { openSync, readFileSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
-import { isProcessAlive } from '../process-alive.ts';
+import { isProcessAlive } from '../platform/process-alive.ts';
 
 export interface LockHolder {
   pid: number;

@@ -2,7 +2,7 @@
 // alike. An advisory lock keeps two replicas starting together from applying one file twice.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Database } from './database.ts';
-import { projectPath } from '../paths.ts';
+import { projectPath } from '../platform/paths.ts';
 
 const MIGRATIONS_DIR = projectPath('src', 'db', 'migrations') + '/';
 const LOCK_KEY = 727_001; // arbitrary, constant: identifies "rln-cloud migrations" among advisory locks

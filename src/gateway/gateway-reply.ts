@@ -6,7 +6,7 @@
 // uses, so they can never be mistaken for (or collide with) a field of RLN's.
 import type { ServerResponse } from 'node:http';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
-import { closeAfterUnreadBody } from '../http-unread-body.ts';
+import { closeAfterUnreadBody } from '../http/unread-body.ts';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
@@ -45,7 +45,7 @@ export function sendGatewayError(res: ServerResponse, requestId: string, err: un
     return;
   }
   // Refused before the body was read to its end (413, 401, a node that failed mid-upload): the
-  // connection closes after this answer, gently (http-unread-body.ts).
+  // connection closes after this answer, gently (http/unread-body.ts).
   if (res.req && closeAfterUnreadBody(res.req, res)) headers = { ...headers, connection: 'close' };
   const e = err instanceof AppError ? err : new AppError('internal_error', 'an internal error occurred; quote the requestId when reporting it');
   sendJson(res, ERROR_STATUS[e.code], gatewayErrorBody(e, requestId), { 'x-request-id': requestId, ...headers });

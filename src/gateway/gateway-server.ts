@@ -14,16 +14,16 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ClientFacts } from '../rln/forward-headers.ts';
 import { sendGatewayError } from './gateway-reply.ts';
-import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http-cors.ts';
+import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http/cors.ts';
 import type { NodeAccess, NodeTarget, PeerCertificate } from './node-access.ts';
 import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
-import { RateLimiter, rateLimitHeaders } from '../rate-limit.ts';
+import { RateLimiter, rateLimitHeaders } from '../http/rate-limit.ts';
 import type { Node } from '../domain/nodes.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
-  /** GATEWAY_RATE_LIMIT_PER_MINUTE, per token or certificate, in this replica (rate-limit.ts). */
+  /** GATEWAY_RATE_LIMIT_PER_MINUTE, per token or certificate, in this replica (http/rate-limit.ts). */
   rateLimiter?: RateLimiter;
   /** A request's headers and body must arrive within this (slow clients are cut off with 408). */
   clientTimeoutMs: number;
@@ -151,7 +151,7 @@ function measured(record: RequestRecorder | undefined, serve: (req: IncomingMess
 }
 
 /** Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`. */
-/** `cors`: which browser origins may call nodes with a token (http-cors.ts); null or unset: none. */
+/** `cors`: which browser origins may call nodes with a token (http/cors.ts); null or unset: none. */
 export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy | null): http.Server {
   const guard: Guard<AuthenticatedUser> = {
     identify: (req) => deps.access.authenticate(req.headers.authorization),

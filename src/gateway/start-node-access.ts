@@ -1,12 +1,12 @@
 // Composition of node access: the two gateway listeners, given the certificate authority, the RLN
 // client and the unlock the composition root built (composition/node-calls.ts). Started by app.ts;
-// stop() drains both listeners (see http-drain.ts); the RLN client is closed by its owner.
+// stop() drains both listeners (see http/drain.ts); the RLN client is closed by its owner.
 import http from 'node:http';
-import { drainServer } from '../http-drain.ts';
-import { explainListenError } from '../listen-error.ts';
-import type { CorsPolicy } from '../http-cors.ts';
+import { drainServer } from '../http/drain.ts';
+import { explainListenError } from '../http/listen-error.ts';
+import type { CorsPolicy } from '../http/cors.ts';
 import type { AccountService } from '../accounts/service.ts';
-import type { NodeAccessConfig } from './config.ts';
+import type { NodeAccessConfig } from './settings.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
@@ -19,7 +19,7 @@ import type { CertificateService } from '../pki/client-certificates.ts';
 import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type GatewayServerDeps } from './gateway-server.ts';
 import { NodeAccess } from './node-access.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
-import { RateLimiter } from '../rate-limit.ts';
+import { RateLimiter } from '../http/rate-limit.ts';
 
 export interface NodeAccessDeps {
   config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null; gatewayRateLimitPerMinute?: number };

@@ -5,7 +5,7 @@
 // idempotent, so replicas sharing a database may all run it.
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LogsConfig } from './config.ts';
+import type { LogsConfig } from './settings.ts';
 import type { Database } from '../db/database.ts';
 import { deleteLogExport, failLogExportsStartedBefore, listLogExportsCreatedBefore } from '../db/log-exports.ts';
 import type { Logger } from '../logger.ts';

@@ -6,7 +6,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import type { LogsConfig } from './config.ts';
+import type { LogsConfig } from './settings.ts';
 import type { Database } from '../db/database.ts';
 import { buildsByNode } from '../db/builds.ts';
 import { findNode } from '../db/nodes.ts';

@@ -1,6 +1,6 @@
 // Log exports as users see them: start one for a node (a durable job does the work) and ask for
 // its state; a finished export answers fresh download URLs, one per gzip part, every time.
-import type { LogsConfig } from './config.ts';
+import type { LogsConfig } from './settings.ts';
 import type { Database } from '../db/database.ts';
 import { insertJob } from '../db/jobs.ts';
 import { findUserNode, lockUserNode } from '../db/nodes.ts';

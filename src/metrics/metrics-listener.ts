@@ -3,8 +3,8 @@
 // anything else is refused. Started and drained by app.ts like the other listeners.
 import http from 'node:http';
 import type { Registry } from 'prom-client';
-import { drainServer } from '../http-drain.ts';
-import { explainListenError } from '../listen-error.ts';
+import { drainServer } from '../http/drain.ts';
+import { explainListenError } from '../http/listen-error.ts';
 import type { Logger } from '../logger.ts';
 
 export interface MetricsListener {

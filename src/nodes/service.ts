@@ -8,7 +8,7 @@ import { enqueueBuild } from './enqueue-build.ts';
 import { findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
-import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { findUserBackup, tieUploadToNode } from '../db/backups.ts';
 import { insertNodeRestore } from '../db/node-restores.ts';
 import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';

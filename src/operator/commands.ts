@@ -6,7 +6,7 @@ import type { ReleaseService } from '../releases/service.ts';
 import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import type { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
-import { parseDurationMs } from '../config/env-formats.ts';
+import { parseDurationMs } from '../env/formats.ts';
 import { AppError } from '../errors.ts';
 import type { AuditEntry, AuditLog } from '../audit/audit-log.ts';
 

@@ -13,7 +13,7 @@ import { operatorCommands, type OperatorArgs } from './commands.ts';
 import { callAdminChannel, findAdminChannel } from './admin-channel.ts';
 
 export { operatorCommands } from './commands.ts';
-export { printHuman } from '../cli-output.ts';
+export { printHuman } from '../cli/output.ts';
 export { watchRollout } from './rollout-progress.ts';
 
 /**

@@ -10,7 +10,7 @@ import {
   type CertificateRow,
 } from '../db/certificates.ts';
 import { findNode, findUserNode } from '../db/nodes.ts';
-import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { isId } from '../auth/tokens.ts';
 import type { CertificateAuthority } from './certificate-authority.ts';

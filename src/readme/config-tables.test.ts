@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readEnv } from '../config/env-variable.ts';
+import { readEnv } from '../env/variable.ts';
 import { CONFIGURATION_GUIDE, CONFIG_TABLES, documentedDefault, documentedRows, renderTable, tableInGuide, type TableName } from './config-tables.ts';
 
 const guide = readFileSync(new URL(`../../${CONFIGURATION_GUIDE}`, import.meta.url), 'utf8');

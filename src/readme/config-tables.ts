@@ -2,16 +2,16 @@
 // table sits between two HTML comments (invisible on GitHub) so the script can rewrite it in place
 // and the test can compare it with what the declarations say.
 import { SERVICE_VARIABLES } from '../config.ts';
-import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/config.ts';
-import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/config.ts';
-import { LOG_VARIABLES } from '../logs/config.ts';
-import { BACKUP_VARIABLES } from '../backups/config.ts';
-import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/config.ts';
-import { WEBHOOK_VARIABLES } from '../webhooks/config.ts';
-import { EVENT_STREAM_VARIABLES } from '../events/config.ts';
-import { UNLOCK_SEAL_VARIABLES } from '../secrets/config.ts';
-import { CLI_VARIABLES } from '../cli/config.ts';
-import type { EnvVariable, EnvVariables } from '../config/env-variable.ts';
+import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/settings.ts';
+import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/settings.ts';
+import { LOG_VARIABLES } from '../logs/settings.ts';
+import { BACKUP_VARIABLES } from '../backups/settings.ts';
+import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/settings.ts';
+import { WEBHOOK_VARIABLES } from '../webhooks/settings.ts';
+import { EVENT_STREAM_VARIABLES } from '../events/settings.ts';
+import { UNLOCK_SEAL_VARIABLES } from '../secrets/settings.ts';
+import { CLI_VARIABLES } from '../cli/settings.ts';
+import type { EnvVariable, EnvVariables } from '../env/variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
 
@@ -53,7 +53,7 @@ export function documentedDefault(variable: EnvVariable<unknown>): string {
 
 export function renderTable(table: TableName): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
-  // A secret may come from a file (`<NAME>_FILE`, see config/env-variable.ts): say so where it is listed.
+  // A secret may come from a file (`<NAME>_FILE`, see env/variable.ts): say so where it is listed.
   const name = (v: EnvVariable<unknown>) => (v.secret ? `\`${v.name}\` (or \`${v.name}_FILE\`)` : `\`${v.name}\``);
   const lines = CONFIG_TABLES[table].map((v) => `| ${name(v)} | ${cell(documentedDefault(v))} | ${cell(v.doc)} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...lines].join('\n');

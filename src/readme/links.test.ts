@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, projectPath } from '../paths.ts';
+import { PROJECT_ROOT, projectPath } from '../platform/paths.ts';
 
 const README_MAX_LINES = 300;
 const documents = ['README.md', ...readdirSync(projectPath('docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];

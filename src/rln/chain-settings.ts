@@ -1,5 +1,5 @@
 // What the service adds to an unlock for one network (chain sync, indexer, RGB proxy), and how it
-// decides the form of the body: the operator's settings, read by gateway/config.ts.
+// decides the form of the body: the operator's settings, read by gateway/settings.ts.
 /** What the service adds to a user's unlock for one network: chain sync, indexer and RGB proxy. */
 export interface ChainSettings {
   /** `bitcoind`: RLN syncs blocks from bitcoind (BlockSync); `indexer`: from the indexer (TransactionSync). */
@@ -13,7 +13,7 @@ export interface ChainSettings {
   proxyEndpoint: string;
 }
 
-/** The settings an unlock is completed with (gateway/config.ts's NodeAccessConfig holds them). */
+/** The settings an unlock is completed with (gateway/settings.ts's NodeAccessConfig holds them). */
 export interface UnlockSettings {
   chain: { regtest: ChainSettings; testnet: ChainSettings };
   /** The unlock body nodes take: RLN's current one (ldk_chain_sync) or the older flat one. */

@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { AppError } from '../errors.ts';
-import { closeAfterUnreadBody } from '../http-unread-body.ts';
+import { closeAfterUnreadBody } from '../http/unread-body.ts';
 import { answerTooLarge, nodeFailure, requestTooLarge, type RlnEndpoint } from './failures.ts';
 import { headersToNode, responseHeadersFrom, type ClientFacts } from './forward-headers.ts';
 
@@ -151,7 +151,7 @@ class Forwarding implements Dispatcher.DispatchHandler {
     this.closeDelimited = length === -1 && headers['transfer-encoding'] === undefined;
     const out = responseHeadersFrom(headers);
     // The node answered before the client's body was all read (a 404, an early refusal): the
-    // connection closes after this answer, gently (http-unread-body.ts).
+    // connection closes after this answer, gently (http/unread-body.ts).
     if (closeAfterUnreadBody(this.r.req, res)) out.push('connection', 'close');
     const { onAnswer } = this.r;
     if (!onAnswer) {

@@ -1,6 +1,6 @@
 // Chooses what runs the nodes from the configuration (RUNTIME): the one place that knows every
 // runtime. The Kubernetes client is loaded only when RUNTIME=kubernetes.
-import type { KubernetesConfig } from './kubernetes/config.ts';
+import type { KubernetesConfig } from './kubernetes/settings.ts';
 import type { Logger } from '../logger.ts';
 import { ProcessRuntime } from './process.ts';
 import type { NodeRuntime } from './types.ts';

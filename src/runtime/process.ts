@@ -10,12 +10,12 @@ import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { daemonEnvironment } from './daemon-env.ts';
-import { isProcessAlive } from '../process-alive.ts';
+import { isProcessAlive } from '../platform/process-alive.ts';
 import { RotatingLog, type LogRotation } from '../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../logs/read-range.ts';
 import { CURRENT_LOG } from '../logs/log-files.ts';
 import { tailLogFile } from '../logs/tail-log.ts';
-import { projectPath } from '../paths.ts';
+import { projectPath } from '../platform/paths.ts';
 import { LocalStorageFiles } from './local-storage-files.ts';
 import { allocatePortPair } from './ports.ts';
 

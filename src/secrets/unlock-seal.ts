@@ -12,7 +12,7 @@
 // value whose key it does not know reads the file again first.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { writeSecretFile } from '../secret-file.ts';
+import { writeSecretFile } from '../platform/secret-file.ts';
 
 const FORMAT = 'us1';
 const KEY_BYTES = 32;

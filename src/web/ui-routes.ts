@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { projectPath } from '../paths.ts';
+import { projectPath } from '../platform/paths.ts';
 import { NODE_EVENT_TYPES } from '../domain/node-events.ts';
 
 const PUBLIC_DIR = projectPath('src', 'web', 'public') + '/';

@@ -1,6 +1,6 @@
 // WEBHOOK_SIGNATURE_SCHEMES: both schemes unless the operator names fewer; never none, never an unknown one.
 import { describe, expect, it } from 'vitest';
-import { readWebhookConfig } from './config.ts';
+import { readWebhookConfig } from './settings.ts';
 
 const schemesOf = (value: string | undefined) => {
   const problems: string[] = [];

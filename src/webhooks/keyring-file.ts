@@ -3,7 +3,7 @@
 // one at a time). The service's keyring (signing-keys.ts) reads and changes it only through here.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { openSync, closeSync, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { writeSecretFile } from '../secret-file.ts';
+import { writeSecretFile } from '../platform/secret-file.ts';
 
 /** An Ed25519 key of the Standard Webhooks scheme. */
 export interface StoredKey {

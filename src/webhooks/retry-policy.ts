@@ -1,5 +1,5 @@
 // What happens after a delivery attempt: done, try again later (when), or stop.
-import { parseDurationMs } from '../config/env-formats.ts';
+import { parseDurationMs } from '../env/formats.ts';
 
 export { parseDurationMs };
 

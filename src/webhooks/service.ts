@@ -3,7 +3,7 @@
 import type { Database } from '../db/database.ts';
 import { findUserNode, lockUserNode } from '../db/nodes.ts';
 import { findNodeDelivery, insertRedelivery, listNodeDeliveries, type AttemptRow, type DeliveryRow } from '../db/webhook-deliveries.ts';
-import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../paging.ts';
+import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import { checkWebhookUrl, systemResolveAll, type ResolveAll, type WebhookTargetPolicy } from './target-url.ts';

@@ -16,7 +16,7 @@ import {
   type FollowedEvent,
   type RlnCloudClient,
 } from '../../client/src/index.ts';
-import { projectPath } from '../../src/paths.ts';
+import { projectPath } from '../../src/platform/paths.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GENERATE_COMMAND, renderClientFiles } from '../../src/composition/client-files.ts';
-import { projectPath } from '../../src/paths.ts';
+import { projectPath } from '../../src/platform/paths.ts';
 
 function committed(path: string): string | undefined {
   try {

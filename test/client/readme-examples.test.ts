@@ -3,7 +3,7 @@
 // fails `npm test` there, and this test keeps the guide's copies equal to them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { projectPath } from '../../src/paths.ts';
+import { projectPath } from '../../src/platform/paths.ts';
 
 const EXAMPLE_BLOCK = /```ts\n(\/\/ (client\/examples\/[\w-]+\.ts)[^\n]*\n[\s\S]*?)```/g;
 

@@ -12,7 +12,7 @@ import {
   waitForServiceNode,
   type ServiceProcess,
 } from '../helpers/service-process.ts';
-import { isProcessAlive } from '../../src/process-alive.ts';
+import { isProcessAlive } from '../../src/platform/process-alive.ts';
 
 describe('convergence after crashes', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-converge-'));

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort, randomNodePortRange } from './ports.ts';
-import { isProcessAlive } from '../../src/process-alive.ts';
+import { isProcessAlive } from '../../src/platform/process-alive.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -10,7 +10,7 @@ import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { DEFAULT_LOG_ROTATION } from '../../src/logs/rotating-log.ts';
-import { readKubernetesConfig } from '../../src/runtime/kubernetes/config.ts';
+import { readKubernetesConfig } from '../../src/runtime/kubernetes/settings.ts';
 import { CHUNK_BYTES } from '../../src/runtime/kubernetes/pod-storage-files.ts';
 import { KubernetesRuntime } from '../../src/runtime/kubernetes/runtime.ts';
 import { StorageFileMissingError, type NodeSpec } from '../../src/runtime/types.ts';

@@ -58,7 +58,7 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
         if (Number.isFinite(declared) && declared > backupLimits.maxUploadBytes) throw tooLarge(backupLimits.maxUploadBytes);
         const sizeBytes = Number.isFinite(declared) && declared > 0 ? declared : undefined;
         // Read through a stream of its own: a refusal mid-way destroys that one, not the request,
-        // whose connection then closes gently after the 413 (http-unread-body.ts) instead of
+        // whose connection then closes gently after the 413 (http/unread-body.ts) instead of
         // being reset under the client's feet.
         const body = request.body.pipe(new PassThrough());
         return reply.status(201).send(await backups.uploadBackup(userOf(request).id, body, { network: request.query.network, sizeBytes }));

@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, NextCursor, NodeIdParams, pageParams } from '../schemas.ts';
-import { MAX_PAGE } from '../../paging.ts';
+import { MAX_PAGE } from '../../domain/paging.ts';
 import type { ApiDeps } from '../deps.ts';
 import { nodeParam } from '../audit-route.ts';
 

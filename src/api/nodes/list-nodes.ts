@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, Node, pageParams } from '../schemas.ts';
-import { MAX_PAGE } from '../../paging.ts';
+import { MAX_PAGE } from '../../domain/paging.ts';
 import type { ApiDeps } from '../deps.ts';
 
 const ListQuery = Type.Object(pageParams('Nodes', 'without it and without a cursor, every node'), { additionalProperties: false });

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses, NextCursor, pageParams } from '../schemas.ts';
-import { MAX_PAGE } from '../../paging.ts';
+import { MAX_PAGE } from '../../domain/paging.ts';
 import { TokenScopeFields } from './schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 

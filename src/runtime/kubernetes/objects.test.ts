@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readKubernetesConfig } from './config.ts';
+import { readKubernetesConfig } from './settings.ts';
 import { claimName, peerService, podName, restService, statefulSet } from './objects.ts';
 
 const config = readKubernetesConfig({ K8S_STORAGE_CLASS: 'fast', K8S_NODE_SELECTOR: 'pool=rln' }, []);

@@ -3,7 +3,7 @@
 // Service exposing the Lightning peer port. Pure functions, so the exact spec is unit-tested and the
 // runtime only applies what these return.
 import type { Network } from '../../domain/nodes.ts';
-import type { KubernetesConfig } from './config.ts';
+import type { KubernetesConfig } from './settings.ts';
 
 /** The daemon listens on fixed ports: every pod has its own address. */
 export const REST_PORT = 3001;

@@ -12,7 +12,7 @@ import type { LogRotation } from '../../logs/rotating-log.ts';
 import { readLogRange, type LogRange } from '../../logs/read-range.ts';
 import { tailLogFile } from '../../logs/tail-log.ts';
 import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
-import type { KubernetesConfig } from './config.ts';
+import type { KubernetesConfig } from './settings.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
 import {
   claimName,

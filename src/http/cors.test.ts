@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPreflight, parseCorsOrigins, preflightHeaders, responseCorsHeaders } from './http-cors.ts';
+import { isPreflight, parseCorsOrigins, preflightHeaders, responseCorsHeaders } from './cors.ts';
 
 describe('CORS', () => {
   it('reads *, none and lists of exact origins, and refuses anything that is not an origin', () => {

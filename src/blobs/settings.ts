@@ -1,7 +1,7 @@
 // Where export archives are stored: local files under DATA_DIR (one machine) or an S3 bucket
 // (several replicas, or simply to keep large archives off the service's disk).
-import { boolean, matching, oneOf, text, url } from '../config/env-formats.ts';
-import { checkSetTogether, readEnv, variable, type Env } from '../config/env-variable.ts';
+import { boolean, matching, oneOf, text, url } from '../env/formats.ts';
+import { checkSetTogether, readEnv, variable, type Env } from '../env/variable.ts';
 
 export type BlobStoreConfig =
   | { kind: 'local' }

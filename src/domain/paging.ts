@@ -1,7 +1,7 @@
 // Cursors of the paged lists (nodes, backups, tokens, certificates, deliveries): opaque to clients,
 // base64url of `<kind>:<key>`, where the key names the last item of the page before. A cursor of
 // another list, or one a client made up, is refused with one clear message rather than misread.
-import { AppError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 /** The largest page of every list (api/schemas.ts PAGE_LIMIT_PATTERN says the same to clients). */
 export const MAX_PAGE = 200;

@@ -1,7 +1,7 @@
 // Configuration of the event stream (GET /api/events/stream), read by config.ts with the rest of
 // the environment; it lives here beside the code that uses it.
-import { duration, integer } from '../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../config/env-variable.ts';
+import { duration, integer } from '../env/formats.ts';
+import { readEnv, variable, type Env } from '../env/variable.ts';
 
 export interface EventStreamConfig {
   /**

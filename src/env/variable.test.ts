@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config.ts';
-import { boolean, integer, oneOf, text } from './env-formats.ts';
-import { readEnv, variable } from './env-variable.ts';
+import { boolean, integer, oneOf, text } from './formats.ts';
+import { readEnv, variable } from './variable.ts';
 
 const SWITCHES = ['BOOTSTRAP_DEV_USER', 'WEBHOOK_ALLOW_PRIVATE_TARGETS'] as const;
 

@@ -1,6 +1,6 @@
 // Configuration of node backups, read by config.ts with the rest of the environment.
-import { integer } from '../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../config/env-variable.ts';
+import { integer } from '../env/formats.ts';
+import { readEnv, variable, type Env } from '../env/variable.ts';
 
 export interface BackupsConfig {
   /** Finished backups are deleted this many days after they were made (the newest of a live node excepted). */

@@ -2,8 +2,8 @@
 // with which resources. Read once at start with the rest of the configuration; every value is
 // checked there, so a typo stops the start instead of failing the first build.
 import { Type, type Static } from '@sinclair/typebox';
-import { boolean, commaList, format, integer, json, matching, oneOf, text } from '../../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../../config/env-variable.ts';
+import { boolean, commaList, format, integer, json, matching, oneOf, text } from '../../env/formats.ts';
+import { readEnv, variable, type Env } from '../../env/variable.ts';
 
 export type PeerServiceType = 'NodePort' | 'LoadBalancer';
 

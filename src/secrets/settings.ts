@@ -1,8 +1,8 @@
 // Configuration of the unlock seal (secrets/unlock-seal.ts), read by config.ts with the rest of the
 // environment.
 import { join, resolve } from 'node:path';
-import { text } from '../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../config/env-variable.ts';
+import { text } from '../env/formats.ts';
+import { readEnv, variable, type Env } from '../env/variable.ts';
 
 export interface UnlockSealConfig {
   /** The keyring that seals auto-unlock passwords; never in the database. */

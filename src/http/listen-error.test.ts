@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.ts';
-import { startServer } from './app.ts';
-import { createLogger } from './logger.ts';
+import { loadConfig } from '../config.ts';
+import { startServer } from '../app.ts';
+import { createLogger } from '../logger.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

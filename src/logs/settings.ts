@@ -1,7 +1,7 @@
 // Configuration of log collection and log exports, read by config.ts with the rest of the
 // environment (it lives here so the log settings and their reasons sit beside the code using them).
-import { integer } from '../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../config/env-variable.ts';
+import { integer } from '../env/formats.ts';
+import { readEnv, variable, type Env } from '../env/variable.ts';
 
 export interface LogsConfig {
   /** A node's current daemon log is rotated once it reaches this size. */

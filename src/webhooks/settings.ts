@@ -2,8 +2,8 @@
 // here so each setting and its reason sit beside the code using it).
 import { join, resolve } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { boolean, duration, format, integer, text } from '../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../config/env-variable.ts';
+import { boolean, duration, format, integer, text } from '../env/formats.ts';
+import { readEnv, variable, type Env } from '../env/variable.ts';
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from './retry-policy.ts';
 import { SIGNATURE_SCHEMES, type SignatureScheme } from './signature-schemes.ts';
 

@@ -1,7 +1,7 @@
 // What the user commands of the CLI (`rln-cloud backup ...`, clients of the management API) read
 // from the environment, read by config.ts with the rest of it: where the API is and the token.
-import { text, url } from '../config/env-formats.ts';
-import { readEnv, variable, type Env } from '../config/env-variable.ts';
+import { text, url } from '../env/formats.ts';
+import { readEnv, variable, type Env } from '../env/variable.ts';
 
 export interface CliConfig {
   /** The management API the commands call; unset: PUBLIC_URL (the service on this machine). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatHuman } from './cli-output.ts';
+import { formatHuman } from './output.ts';
 
 describe('the CLI in text mode', () => {
   it('indents nested objects under their key instead of printing inline JSON', () => {

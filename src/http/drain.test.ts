@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { drainServer } from './http-drain.ts';
+import { drainServer } from './drain.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.ts';
-import { readKubernetesConfig } from './config.ts';
+import { readKubernetesConfig } from './settings.ts';
 
 const read = (env: Record<string, string>) => {
   const problems: string[] = [];

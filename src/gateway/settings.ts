@@ -1,8 +1,8 @@
 // Configuration of the node access gateways (bearer and mutual TLS), their CA, and what they add
 // to a user's unlock; read by config.ts with the rest of the environment.
 import { resolve } from 'node:path';
-import { commaList, integer, oneOf, port, text } from '../config/env-formats.ts';
-import { checkSetTogether, readEnv, variable, type Env } from '../config/env-variable.ts';
+import { commaList, integer, oneOf, port, text } from '../env/formats.ts';
+import { checkSetTogether, readEnv, variable, type Env } from '../env/variable.ts';
 import type { ChainSettings } from '../rln/chain-settings.ts';
 
 export type { ChainSettings };

@@ -2,7 +2,7 @@
 // with a TypeBox schema; area-specific kinds (Kubernetes quantities, retry schedules) are built
 // with `format` beside the variables that use them.
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { EnvFormat } from './env-variable.ts';
+import type { EnvFormat } from './variable.ts';
 
 export function format<T>(schema: TSchema, must: string, read: (text: string) => T | undefined): EnvFormat<T> {
   return { schema, must, read };
