@@ -19,7 +19,8 @@ export function renderLifecycleTable(): string {
   ];
   for (const type of REQUEST_TYPES) {
     const rule = LIFECYCLE[type] as Rule;
-    const refusals = rule.checks.filter((c) => c.refusal).map((c) => `\`${c.refusal!.code}\` (${condition(c)})`);
+    // A new node has no build to be refused for: the create rule's check only keeps it uniform.
+    const refusals = rule.makesNode ? [] : rule.checks.filter((c) => c.refusal).map((c) => `\`${c.refusal!.code}\` (${condition(c)})`);
     const noChange = rule.checks.filter((c) => !c.refusal).map(condition);
     const cells = [rule.name, rule.by, acceptedFrom(rule), changes(rule), rule.build ? `\`${rule.build}\`` : '', refusals.join(', '), noChange.join('; ')];
     lines.push(`| ${cells.join(' | ')} |`);
