@@ -1,12 +1,15 @@
 // The one client of the RLN daemons, built once by the composition root and used by everything that
 // talks to a node: the gateways (forwarding a client's request, the unlock they complete), the
-// builds (is the daemon up?), automatic unlock, backups and restores, and the health probe. One
-// undici Agent holds the connections, kept alive per node: at most `maxConnectionsPerNode` to one
-// node (further requests wait for one), idle ones closed after IDLE_MS.
-import { Agent, buildConnector } from 'undici';
+// builds (is the daemon up?), automatic unlock, backups and restores, and the health probe. Its
+// own calls go through one undici Agent, connections kept alive per node; the gateways' forwarding
+// goes through forwarding/'s pool (forward.ts says why). Each holds at most
+// `maxConnectionsPerNode` connections to one node (further requests wait for one), idle ones
+// closed after IDLE_MS.
+import { Agent } from 'undici';
 import { isSuccess, nodeRefusal, type RlnAnswer } from './answer.ts';
 import { answerTooLarge, nodeFailure, type RlnEndpoint } from './failures.ts';
-import { forwardToNode, originOf, watchResets, type ForwardedRequest } from './forward.ts';
+import { forwardToNode, type ForwardedRequest } from './forward.ts';
+import { NodeConnectionPool } from './forwarding/connection-pool.ts';
 
 export type { RlnEndpoint };
 
@@ -32,25 +35,24 @@ export interface CallOptions {
 // request (node:http servers close after 5 s); RLN's server keeps them longer.
 const IDLE_MS = 4_000;
 // As many idle as in use: a smaller idle pool closes connections after every burst and opens new
-// ones for the next (measured on the hand-written pool this replaced: at 50 concurrent requests,
-// 32 idle cost ~2x the CPU per request).
+// ones for the next (measured on the forwarding pool: at 50 concurrent requests, 32 idle cost ~2x
+// the CPU per request).
 const MAX_PER_NODE = 128;
+
+const originOf = (endpoint: RlnEndpoint) => (endpoint.host.includes(':') ? `http://[${endpoint.host}]:${endpoint.port}` : `http://${endpoint.host}:${endpoint.port}`);
 
 export class RlnClient {
   private readonly agent: Agent;
+  private readonly forwarding: NodeConnectionPool;
 
   constructor(private readonly opts: RlnClientOptions) {
-    const connect = buildConnector({ timeout: opts.timeoutMs });
     this.agent = new Agent({
       connections: opts.maxConnectionsPerNode ?? MAX_PER_NODE,
       keepAliveTimeout: IDLE_MS,
       keepAliveMaxTimeout: IDLE_MS,
-      connect: (options, callback) =>
-        connect(options, (...args) => {
-          if (args[1]) watchResets(args[1]);
-          callback(...args);
-        }),
+      connect: { timeout: opts.timeoutMs },
     });
+    this.forwarding = new NodeConnectionPool(opts.maxConnectionsPerNode ?? MAX_PER_NODE);
   }
 
   /**
@@ -59,7 +61,7 @@ export class RlnClient {
    * the client's connection once the node's answer has begun.
    */
   forward(r: ForwardedRequest): void {
-    forwardToNode(this.agent, this.opts, r);
+    forwardToNode(this.forwarding, this.opts, r);
   }
 
   /** One buffered exchange with a node. Rejects with an AppError when the node cannot be asked. */
@@ -143,6 +145,7 @@ export class RlnClient {
 
   /** Closes every connection; calls in flight fail. */
   async close(): Promise<void> {
+    this.forwarding.close();
     await this.agent.destroy();
   }
 }

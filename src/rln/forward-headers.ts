@@ -93,22 +93,3 @@ export function responseHeadersInto(raw: string[], out: string[]): number {
   }
   return contentLength;
 }
-
-/**
- * The node's answer headers as undici hands them (names in lower case, a repeated header's values
- * in a list) to pass to the client, as a raw list: less hop-by-hop and the node's CORS headers.
- */
-export function responseHeadersFrom(headers: Record<string, string | string[] | undefined>): string[] {
-  const connection = headers.connection;
-  const listed = typeof connection === 'string' && connection.toLowerCase() !== 'keep-alive' ? connectionTokens(['connection', connection]) : undefined;
-  const out: string[] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined || HOP_BY_HOP.has(name) || (listed !== undefined && listed.has(name))) continue;
-    // CORS is the gateway's decision (gateway-server.ts), never the node's.
-    if (name.startsWith('access-control-')) continue;
-    if (typeof value === 'string') out.push(name, value);
-    else for (const v of value) out.push(name, v);
-  }
-  return out;
-}
