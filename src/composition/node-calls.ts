@@ -4,7 +4,6 @@
 // it has stopped (app.ts).
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-
 import type { Logger } from '../logger.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { specOf } from '../nodes/build-job.ts';

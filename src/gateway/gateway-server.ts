@@ -9,7 +9,6 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { AuthenticatedUser } from '../accounts/service.ts';
-
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ClientFacts } from '../rln/forward-headers.ts';

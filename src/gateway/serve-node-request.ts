@@ -3,7 +3,6 @@
 // node's own storage (backup-path.ts), /init (recorded on success), and everything else forwarded
 // as it came. The node must be RUNNING for anything but the status document.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';

@@ -3,7 +3,6 @@
 // its daemon output in the range. Builds are few and explain the log, so they are never cut by
 // the range.
 import type { BuildRow } from '../db/builds.ts';
-
 import type { LogRange } from './read-range.ts';
 import type { Node } from '../domain/nodes.ts';
 

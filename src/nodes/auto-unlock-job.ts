@@ -6,7 +6,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Queryable } from '../db/database.ts';
 import { insertJob } from '../db/jobs.ts';
-
 import { declareJob } from '../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import type { Logger } from '../logger.ts';

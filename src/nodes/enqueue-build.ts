@@ -6,7 +6,6 @@ import type { Queryable } from '../db/database.ts';
 import { insertBuilds, type BuildRow } from '../db/builds.ts';
 import type { BuildAction, Node } from '../domain/nodes.ts';
 import { insertJobs } from '../db/jobs.ts';
-
 import { BUILD_JOB } from './build-job.ts';
 
 export async function enqueueBuild(tx: Queryable, node: Node, action: BuildAction, imageVersion: string): Promise<BuildRow> {

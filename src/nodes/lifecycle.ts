@@ -5,7 +5,6 @@
 // enqueueing the build if there is one. The lifecycle table of docs/API.md is rendered from this one
 // (readme/lifecycle-table.ts), so adding a status or a request happens here and nowhere else.
 import type { BuildRow } from '../db/builds.ts';
-
 import type { BuildAction, NodeStatus, Node } from '../domain/nodes.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { NodeChange } from './transition.ts';

@@ -1,6 +1,5 @@
 // How a node and its builds look in API responses (the SPEC's Node and Build shapes).
 import type { BuildRow } from '../db/builds.ts';
-
 import { buildPhaseOf, type Node } from '../domain/nodes.ts';
 
 export const DEFAULT_PEER_PORT = 9735;

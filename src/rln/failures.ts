@@ -1,6 +1,5 @@
-// What a failed exchange with a daemon means for whoever asked: undici's errors (and the socket's)
-// turned into the service's error codes, the same for a forwarded request and for the service's own
-// calls. A daemon that is not there or hangs up is 502 node_unreachable, one that stays silent past
+// What a failed call to a daemon means for whoever asked: undici's errors (and the socket's) turned
+// into the service's error codes, as the forwarding path (forwarding/exchange.ts) names them too. A daemon that is not there or hangs up is 502 node_unreachable, one that stays silent past
 // the timeout 504 node_timeout, one whose answer is not well-formed HTTP 502 node_error.
 import { AppError } from '../errors.ts';
 
