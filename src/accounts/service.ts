@@ -4,17 +4,20 @@ import {
   findUserByEmail,
   findUserByTokenHash,
   insertToken,
+  insertOwnAccount,
   insertUser,
   listTokens,
   findUserToken,
   revokeToken,
   touchToken,
   updateUserPassword,
+  type MemberRow,
   type TokenRow,
-  type UserRow,
 } from '../db/users.ts';
+import { findPlan, listPlans } from '../db/plans.ts';
+import type { Role } from '../domain/roles.ts';
 import { findUserNodeIds } from '../db/nodes.ts';
-import { PLANS, type Plan } from '../domain/plans.ts';
+import type { Plan } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
 import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -22,8 +25,13 @@ import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/pagin
 import { MAX_SCOPE_NODES, TOKEN_ACCESS, type TokenAccess, type TokenScope } from './token-scope.ts';
 
 export interface AuthenticatedUser {
+  /** The member's own user id. */
   id: string;
   email: string;
+  /** The account whose nodes, certificates, backups and usage the member works with (domain/roles.ts). */
+  accountId: string;
+  role: Role;
+  /** The account's plan. */
   plan: Plan;
   tokenId: string;
   /** What the credential may do: a token's scope; a web session is unscoped. */
@@ -47,15 +55,22 @@ export class AccountService {
   async createUser(input: { email: string; plan?: string; password?: string }) {
     const email = input.email.trim().toLowerCase();
     if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
-    const plan = (input.plan ?? 'starter') as Plan;
-    if (!PLANS.includes(plan)) throw new AppError('invalid_request', `plan must be one of ${PLANS.join(', ')}`);
+    const plan = input.plan ?? 'starter';
+    if (!(await findPlan(this.db, plan))) {
+      const names = (await listPlans(this.db)).map((p) => p.name);
+      throw new AppError('invalid_request', `plan must be one of ${names.join(', ')}`);
+    }
     if (input.password !== undefined && input.password.length < 8) {
       throw new AppError('invalid_request', 'password must be at least 8 characters');
     }
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-    const user = await insertUser(this.db, { id: newId(), email, plan, passwordHash });
+    const user = await this.db.transaction(async (tx) => {
+      const created = await insertUser(tx, { id: newId(), email, passwordHash });
+      if (created) await insertOwnAccount(tx, created.id, plan);
+      return created;
+    });
     if (!user) throw new AppError('user_exists', `a user with email ${email} already exists`);
-    return { id: user.id, email: user.email, plan: user.plan, createdAt: user.created_at.toISOString() };
+    return { id: user.id, email: user.email, plan, accountId: user.id, createdAt: user.created_at.toISOString() };
   }
 
   async setPassword(emailRaw: string, password: string) {
@@ -68,7 +83,7 @@ export class AccountService {
   async createToken(emailRaw: string, name = 'default', expiresInDays?: number, scopeInput: TokenScopeInput = {}) {
     const user = await this.requireUser(emailRaw);
     if (name.length === 0 || name.length > 100) throw new AppError('invalid_request', 'token name must be 1-100 characters');
-    const scope = await this.checkScope(user.id, scopeInput);
+    const scope = await this.checkScope(user.account_id, scopeInput);
     const token = generateToken();
     const expiresAt = expiresInDays ? new Date(Date.now() + expiresInDays * 86_400_000) : null;
     const row = await insertToken(this.db, { id: newId(), userId: user.id, name, tokenHash: hashToken(token), expiresAt, ...scope });
@@ -156,15 +171,18 @@ export class AccountService {
     if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > TOUCH_EVERY_MS) {
       await touchToken(this.db, row.token_id);
     }
-    return { user: { id: row.id, email: row.email, plan: row.plan, tokenId: row.token_id, scope: scopeOf(row) }, expiresAt: row.token_expires_at };
+    return { user: { ...memberOf(row), tokenId: row.token_id, scope: scopeOf(row) }, expiresAt: row.token_expires_at };
   }
 
-  private async requireUser(emailRaw: string): Promise<UserRow> {
+  private async requireUser(emailRaw: string): Promise<MemberRow> {
     const user = await findUserByEmail(this.db, emailRaw.trim().toLowerCase());
     if (!user) throw new AppError('user_not_found', `no user with email ${emailRaw}`);
     return user;
   }
 }
+
+/** Who a member is, as the authentication of a token or a session gives it. */
+export const memberOf = (row: MemberRow) => ({ id: row.id, email: row.email, accountId: row.account_id, role: row.role, plan: row.plan });
 
 function presentToken(t: TokenRow) {
   return {

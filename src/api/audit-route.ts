@@ -32,7 +32,7 @@ export function auditRoutes(scope: FastifyInstance, audit: AuditLog) {
     // No user: the request never got past authentication (the 401 is not an attempt on a resource).
     if (!spec || !request.user) return;
     await audit.record({
-      userId: request.user.id,
+      userId: request.user.accountId,
       actor: actorOf(request),
       sourceIp: request.ip,
       action: spec.action,

@@ -87,7 +87,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
       : undefined;
     if (nodeId === undefined || allowsNode(user.scope, nodeId)) return;
     // Another user's node stays indistinguishable from a missing one, whatever the token.
-    if (!(await ownsNode(user.id, nodeId))) throw nodeNotFound(nodeId);
+    if (!(await ownsNode(user.accountId, nodeId))) throw nodeNotFound(nodeId);
     throw forbiddenScope(`this API token is limited to other nodes than ${nodeId}`);
   });
 }

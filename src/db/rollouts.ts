@@ -1,7 +1,6 @@
 // Release rollouts: one per published version, with one row per node it is to upgrade.
 import type { Queryable } from './database.ts';
 import { queryNodes } from './nodes.ts';
-import { AUTO_UPGRADE_PLANS } from '../domain/plans.ts';
 
 export type RolloutState = 'running' | 'paused' | 'completed';
 export const ROLLOUT_STATES: RolloutState[] = ['running', 'paused', 'completed'];
@@ -35,10 +34,10 @@ export async function enrolRolloutNodes(db: Queryable, version: string) {
   const rows = await db.query<{ node_id: string }>(
     `INSERT INTO rollout_nodes (version, node_id, state)
      SELECT $1, n.id, CASE WHEN n.status = 'PAUSED' THEN 'deferred' ELSE 'pending' END
-     FROM nodes n JOIN users u ON u.id = n.user_id
-     WHERE u.plan = ANY($2) AND n.status NOT IN ('DESTROYING', 'DESTROYED') AND n.image_version <> $1
+     FROM nodes n JOIN accounts a ON a.id = n.user_id JOIN plans p ON p.name = a.plan
+     WHERE p.auto_upgrade AND n.status NOT IN ('DESTROYING', 'DESTROYED') AND n.image_version <> $1
      RETURNING node_id`,
-    [version, AUTO_UPGRADE_PLANS],
+    [version],
   );
   return rows.length;
 }
@@ -53,10 +52,10 @@ export async function recordUpgradeAvailableEvents(db: Queryable, version: strin
               'eventTimestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
               'nodeId', n.id,
               'details', jsonb_build_object('nodeId', n.id, 'version', $1::text, 'currentVersion', n.image_version))
-     FROM nodes n JOIN users u ON u.id = n.user_id
-     WHERE NOT (u.plan = ANY($2)) AND n.status NOT IN ('DESTROYING', 'DESTROYED') AND n.image_version <> $1
+     FROM nodes n JOIN accounts a ON a.id = n.user_id JOIN plans p ON p.name = a.plan
+     WHERE NOT p.auto_upgrade AND n.status NOT IN ('DESTROYING', 'DESTROYED') AND n.image_version <> $1
      RETURNING id`,
-    [version, AUTO_UPGRADE_PLANS],
+    [version],
   );
   if (rows.length > 0) db.signalAfterCommit('node-events');
   return rows.length;

@@ -1,14 +1,25 @@
-// Users and their API tokens.
+// Users, their membership of an account, and their API tokens.
 import type { Queryable } from './database.ts';
 import type { Plan } from '../domain/plans.ts';
+import type { Role } from '../domain/roles.ts';
 
 export interface UserRow {
   id: string;
   email: string;
-  plan: Plan;
   password_hash: string | null;
   created_at: Date;
 }
+
+/** A user with the account they are a member of (every user is a member of exactly one). */
+export interface MemberRow extends UserRow {
+  account_id: string;
+  role: Role;
+  plan: Plan;
+}
+
+/** Selects MemberRow columns; `u` is the users row, joined to its membership and account. */
+export const MEMBER_COLUMNS = 'u.id, u.email, u.password_hash, u.created_at, m.account_id, m.role, a.plan';
+export const MEMBER_JOIN = 'JOIN account_members m ON m.user_id = u.id JOIN accounts a ON a.id = m.account_id';
 
 export interface TokenRow {
   id: string;
@@ -26,17 +37,24 @@ export interface TokenRow {
 
 const TOKEN_COLUMNS = 'id, user_id, name, created_at, last_used_at, expires_at, revoked_at, read_only, node_ids, access';
 
-export async function insertUser(db: Queryable, u: { id: string; email: string; plan: Plan; passwordHash: string | null }) {
+/** A user; undefined when the email is taken. Call inside a transaction with their membership. */
+export async function insertUser(db: Queryable, u: { id: string; email: string; passwordHash: string | null }) {
   const rows = await db.query<UserRow>(
-    `INSERT INTO users (id, email, plan, password_hash) VALUES ($1, $2, $3, $4)
+    `INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)
      ON CONFLICT (email) DO NOTHING RETURNING *`,
-    [u.id, u.email, u.plan, u.passwordHash],
+    [u.id, u.email, u.passwordHash],
   );
   return rows[0];
 }
 
+/** An account of its own for a new user, who owns it: its id is theirs (migration 0020). */
+export async function insertOwnAccount(db: Queryable, userId: string, plan: Plan) {
+  await db.query('INSERT INTO accounts (id, plan) VALUES ($1, $2)', [userId, plan]);
+  await db.query(`INSERT INTO account_members (account_id, user_id, role) VALUES ($1, $1, 'owner')`, [userId]);
+}
+
 export async function findUserByEmail(db: Queryable, email: string) {
-  return (await db.query<UserRow>('SELECT * FROM users WHERE email = $1', [email]))[0];
+  return (await db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM users u ${MEMBER_JOIN} WHERE u.email = $1`, [email]))[0];
 }
 
 export async function countUsers(db: Queryable) {
@@ -60,12 +78,12 @@ export async function insertToken(
   )[0]!;
 }
 
-/** The owner of a live (not revoked, not expired) token, or undefined. */
+/** The member who holds a live (not revoked, not expired) token, or undefined (also once they were removed). */
 export async function findUserByTokenHash(db: Queryable, tokenHash: string) {
   return (
-    await db.query<UserRow & Pick<TokenRow, 'last_used_at' | 'read_only' | 'node_ids' | 'access'> & { token_id: string; token_expires_at: Date | null }>(
-      `SELECT u.*, t.id AS token_id, t.last_used_at, t.read_only, t.node_ids, t.access, t.expires_at AS token_expires_at
-       FROM api_tokens t JOIN users u ON u.id = t.user_id
+    await db.query<MemberRow & Pick<TokenRow, 'last_used_at' | 'read_only' | 'node_ids' | 'access'> & { token_id: string; token_expires_at: Date | null }>(
+      `SELECT ${MEMBER_COLUMNS}, t.id AS token_id, t.last_used_at, t.read_only, t.node_ids, t.access, t.expires_at AS token_expires_at
+       FROM api_tokens t JOIN users u ON u.id = t.user_id ${MEMBER_JOIN}
        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
       [tokenHash],
     )
@@ -102,5 +120,5 @@ export async function findUserToken(db: Queryable, userId: string, tokenId: stri
 }
 
 export async function findUserById(db: Queryable, userId: string) {
-  return (await db.query<UserRow>('SELECT * FROM users WHERE id = $1', [userId]))[0];
+  return (await db.query<MemberRow>(`SELECT ${MEMBER_COLUMNS} FROM users u ${MEMBER_JOIN} WHERE u.id = $1`, [userId]))[0];
 }

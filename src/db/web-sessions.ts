@@ -1,8 +1,8 @@
 // Web UI sessions and failed sign-in counters.
 import type { Queryable } from './database.ts';
-import type { UserRow } from './users.ts';
+import { MEMBER_COLUMNS, MEMBER_JOIN, type MemberRow } from './users.ts';
 
-export interface SessionUserRow extends UserRow {
+export interface SessionUserRow extends MemberRow {
   csrf_token: string;
   last_seen_at: Date;
   expires_at: Date;
@@ -21,7 +21,7 @@ export async function insertSession(db: Queryable, s: { idHash: string; userId: 
 export async function findSessionUser(db: Queryable, idHash: string) {
   return (
     await db.query<SessionUserRow>(
-      `SELECT u.*, s.csrf_token, s.last_seen_at, s.expires_at FROM web_sessions s JOIN users u ON u.id = s.user_id
+      `SELECT ${MEMBER_COLUMNS}, s.csrf_token, s.last_seen_at, s.expires_at FROM web_sessions s JOIN users u ON u.id = s.user_id ${MEMBER_JOIN}
        WHERE s.id_hash = $1 AND s.expires_at > now()`,
       [idHash],
     )

@@ -149,7 +149,7 @@ export class NodeAccess {
 
   /** `fresh`: read the node row even if one was read less than ACCESS_CACHE_MS ago. */
   ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): Node | Promise<Node> {
-    if (userId !== user.id) return Promise.reject(nodeNotFound(nodeId));
+    if (userId !== user.accountId) return Promise.reject(nodeNotFound(nodeId));
     const key = `${userId}/${nodeId}`;
     const remembered = fresh ? undefined : this.nodes.get(key);
     if (remembered) {

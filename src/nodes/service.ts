@@ -2,8 +2,7 @@
 // build and carried out by a durable job enqueued in the same transaction as the state change.
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
-import { findUserById } from '../db/users.ts';
-import { upgradesAutomatically } from '../domain/plans.ts';
+import { findAccountPlan } from '../db/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
 import { findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
@@ -233,9 +232,9 @@ export class NodeService {
   async startNode(userId: string, nodeId: string): Promise<NodeActionResult> {
     return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'start' });
-      const user = await findUserById(tx, userId);
+      const plan = await findAccountPlan(tx, userId);
       const latest = await latestRelease(tx);
-      const version = user && latest && upgradesAutomatically(user.plan) ? latest.version : node.imageVersion;
+      const version = plan?.autoUpgrade && latest ? latest.version : node.imageVersion;
       const after = await carryOut(tx, node, decision, version);
       return { nodeId, status: after.status };
     });

@@ -3,7 +3,7 @@
 // so every replica accepts every session.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticatedUser } from '../accounts/service.ts';
+import { memberOf, type AuthenticatedUser } from '../accounts/service.ts';
 import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
 import { findUserByEmail } from '../db/users.ts';
@@ -99,17 +99,17 @@ export class WebSessions {
     if (!user || !ok) {
       for (const key of keys) await recordSignInFailure(this.opts.db, key, FAILURE_WINDOW_S);
       // In the trail of the account someone tried (an unknown email belongs to no one's).
-      if (user) await this.auditSignIn(user.id, email, clientAddress, 'failed');
+      if (user) await this.auditSignIn(user.account_id, email, clientAddress, 'failed');
       throw new AppError('unauthorized', 'the email or the password is wrong');
     }
-    await this.auditSignIn(user.id, email, clientAddress, 'succeeded');
+    await this.auditSignIn(user.account_id, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);
     const sessionId = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
     await insertSession(this.opts.db, { idHash: hashId(sessionId), userId: user.id, csrfToken, expiresAt: new Date(Date.now() + IDLE_MS) });
-    return { sessionId, csrfToken, user: { id: user.id, email: user.email, plan: user.plan } };
+    return { sessionId, csrfToken, user: { id: user.id, email: user.email, plan: user.plan, accountId: user.account_id, role: user.role } };
   }
 
   sessionIdOf(request: FastifyRequest): string | undefined {
@@ -131,7 +131,7 @@ export class WebSessions {
       await touchSession(this.opts.db, hashId(id), new Date(Date.now() + IDLE_MS), ABSOLUTE_MS / 1000);
     }
     // A signed-in user may do everything the account may: sessions have no scope.
-    return { id: row.id, email: row.email, plan: row.plan, tokenId: '', scope: UNSCOPED, csrfToken: row.csrf_token };
+    return { ...memberOf(row), tokenId: '', scope: UNSCOPED, csrfToken: row.csrf_token };
   }
 
   /**

@@ -12,7 +12,7 @@ import { buildPhaseOf, type BuildAction } from '../../src/domain/nodes.ts';
 import { InMemoryRuntimeForTests } from '../../src/runtime/in-memory-for-tests.ts';
 import { createLogger } from '../../src/logger.ts';
 import { newId } from '../../src/auth/tokens.ts';
-import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import type { JobRow } from '../../src/db/jobs.ts';
 import { RlnClient } from '../../src/rln/client.ts';
 
@@ -26,7 +26,7 @@ describe(`build phases on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());
-    await db.query(`INSERT INTO users (id, email, plan) VALUES ('pu', 'pu@example.com', 'starter')`);
+    await insertOwnerUser(db, 'pu', 'pu@example.com', 'starter');
     for (const version of ['v1', 'v2', 'fail-v2']) await insertRelease(db, version);
     runtime = await new InMemoryRuntimeForTests().listen();
     const watch = async (call: string) => {

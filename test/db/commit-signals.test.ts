@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { recordNodeEvent } from '../../src/db/node-events.ts';
-import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 
 describe(`commit signals on ${databaseLabel()}`, () => {
   let db: Database;
@@ -46,7 +46,7 @@ describe(`commit signals on ${databaseLabel()}`, () => {
 
   it('is signalled by recording a node event', async () => {
     await db.query(`INSERT INTO image_versions (version) VALUES ('s1')`);
-    await db.query(`INSERT INTO users (id, email, plan) VALUES ('su', 'su@example.com', 'starter')`);
+    await insertOwnerUser(db, 'su', 'su@example.com', 'starter');
     const [node] = await db.query<{ id: string; userId: string }>(
       `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings, rest_port, peer_port)
        VALUES ('sn', 'su', 'n', 'regtest', 'RUNNING', 'running', 's1', '{}', 21900, 21901) RETURNING id, user_id AS "userId"`,

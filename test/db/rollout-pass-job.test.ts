@@ -14,7 +14,7 @@ import { enqueueBuild } from '../../src/nodes/enqueue-build.ts';
 import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../src/nodes/rollout-pass-job.ts';
 import { rolloutPassJob } from '../../src/releases/rollout-pass-job.ts';
 import { WAITING_RECHECK_MS } from '../../src/releases/rollout.ts';
-import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import type { Node } from '../../src/domain/nodes.ts';
 
 describe(`the rollout pass job on ${databaseLabel()}`, () => {
@@ -39,7 +39,7 @@ describe(`the rollout pass job on ${databaseLabel()}`, () => {
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());
     await insertRelease(db, 'v1');
-    await insertUser(db, { id: 'u1', email: 'passes@example.com', plan: 'scale', passwordHash: null });
+    await insertOwnerUser(db, 'u1', 'passes@example.com', 'scale');
     for (const id of ['a', 'b']) {
       nodes.push(
         await insertNode(db, {

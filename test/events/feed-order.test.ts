@@ -1,7 +1,7 @@
 // The event feed's order is numeric in the transaction id, whatever its number of digits (a text
 // sort would put transaction 10 before 9), and every read of it agrees.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import { lastSettledPosition, readNodeEvents, readSettledEvents, readUserEventsBetween } from '../../src/db/node-event-feed.ts';
 import type { Database } from '../../src/db/database.ts';
 
@@ -13,7 +13,7 @@ describe(`node event feed order on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     ({ db, close } = await openMigratedTestDb());
-    await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'u@example.com', 'starter')`);
+    await insertOwnerUser(db, 'u', 'u@example.com', 'starter');
     await db.query(`INSERT INTO image_versions (version) VALUES ('v1')`);
     await db.query(`INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version) VALUES ('${'a'.repeat(32)}', 'u', 'n', 'regtest', 'RUNNING', 'running', 'v1')`);
     // Written in the reverse order, with made-up (long finished) transaction ids.

@@ -3,6 +3,8 @@
 // for this server and dropped after it.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { Queryable } from '../../src/db/database.ts';
+import { insertOwnAccount, insertUser } from '../../src/db/users.ts';
 
 export interface TestDatabase {
   url: string | undefined;
@@ -55,4 +57,11 @@ export async function openMigratedTestDb(upTo?: number) {
       await target.drop();
     },
   };
+}
+
+/** A user who owns an account of their own (id = the user's), as `user create` makes one. */
+export async function insertOwnerUser(db: Queryable, id: string, email: string, plan = 'starter') {
+  await insertUser(db, { id, email, passwordHash: null });
+  await insertOwnAccount(db, id, plan);
+  return { id, email };
 }

@@ -2,7 +2,7 @@
 // to loopback when the delivery connects is refused at connect time; nothing reaches the receiver
 // on loopback. The resolver is the one seam replaced; database, dispatcher and sockets are real.
 import { describe, expect, it } from 'vitest';
-import { databaseLabel } from '../helpers/database.ts';
+import { insertOwnerUser, databaseLabel } from '../helpers/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { insertUser } from '../../src/db/users.ts';
 import { insertNode } from '../../src/db/nodes.ts';
@@ -25,7 +25,7 @@ describe(`DNS rebinding at delivery time on ${databaseLabel()}`, () => {
     // At save time the name answers a public address, so the URL is accepted.
     const saved = await checkWebhookUrl(url, { allowPrivateTargets: false, httpsOnly: false }, async () => ['93.184.215.14']);
     await db.query(`INSERT INTO image_versions (version) VALUES ('v1')`);
-    const user = (await insertUser(db, { id: 'u1', email: 'rebind@example.com', plan: 'starter', passwordHash: null }))!;
+    const user = (await insertOwnerUser(db, 'u1', 'rebind@example.com', 'starter'))!;
     const node = await insertNode(db, {
       id: 'a'.repeat(32), userId: user.id, name: 'n', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1',
       settings: { webhookUrl: saved }, restPort: 40001, peerPort: 40002,

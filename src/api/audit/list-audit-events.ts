@@ -41,7 +41,7 @@ export function listAuditEventsRoute(app: FastifyInstance, { audit }: ApiDeps) {
       const { limit, cursor } = request.query;
       const user = userOf(request);
       // Like the event stream, a token limited to nodes sees only their part of the trail.
-      return audit.list({ userId: user.id, nodeIds: user.scope.nodeIds, limit: limit === undefined ? 50 : Number(limit), cursor });
+      return audit.list({ userId: user.accountId, nodeIds: user.scope.nodeIds, limit: limit === undefined ? 50 : Number(limit), cursor });
     },
   );
 }

@@ -42,7 +42,7 @@ export function createBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
           response: { 202: Type.Ref(Backup), ...errorResponses },
         },
       },
-      async (request, reply) => reply.status(202).send(await backups.startBackup(userOf(request).id, request.params.id, request.body.password)),
+      async (request, reply) => reply.status(202).send(await backups.startBackup(userOf(request).accountId, request.params.id, request.body.password)),
     );
   });
 }

@@ -20,7 +20,7 @@ export function deleteBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
       },
     },
     async (request, reply) => {
-      await backups.deleteBackup(userOf(request).id, request.params.id, request.params.backupId);
+      await backups.deleteBackup(userOf(request).accountId, request.params.id, request.params.backupId);
       return reply.status(204).send();
     },
   );

@@ -27,7 +27,7 @@ export function deleteUploadRoute(app: FastifyInstance, { backups }: ApiDeps) {
       },
     },
     async (request, reply) => {
-      await backups.deleteUpload(userOf(request).id, request.params.backupId);
+      await backups.deleteUpload(userOf(request).accountId, request.params.backupId);
       return reply.status(204).send();
     },
   );

@@ -20,6 +20,6 @@ export function getBackupRoute(app: FastifyInstance, { backups }: ApiDeps) {
         response: { 200: BackupWithDownload, ...errorResponses },
       },
     },
-    async (request) => backups.getBackup(userOf(request).id, request.params.id, request.params.backupId),
+    async (request) => backups.getBackup(userOf(request).accountId, request.params.id, request.params.backupId),
   );
 }

@@ -32,7 +32,7 @@ export function listBackupsRoute(app: FastifyInstance, { backups }: ApiDeps) {
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      return backups.listBackups(userOf(request).id, request.params.id, limit === undefined ? MAX_BACKUP_PAGE : Number(limit), cursor);
+      return backups.listBackups(userOf(request).accountId, request.params.id, limit === undefined ? MAX_BACKUP_PAGE : Number(limit), cursor);
     },
   );
 }

@@ -31,7 +31,7 @@ export function listUploadsRoute(app: FastifyInstance, { backups }: ApiDeps) {
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      return backups.listUploads(userOf(request).id, limit === undefined ? MAX_BACKUP_PAGE : Number(limit), cursor);
+      return backups.listUploads(userOf(request).accountId, limit === undefined ? MAX_BACKUP_PAGE : Number(limit), cursor);
     },
   );
 }

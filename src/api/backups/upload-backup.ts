@@ -61,7 +61,7 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
         // whose connection then closes gently after the 413 (http/unread-body.ts) instead of
         // being reset under the client's feet.
         const body = request.body.pipe(new PassThrough());
-        return reply.status(201).send(await backups.uploadBackup(userOf(request).id, body, { network: request.query.network, sizeBytes }));
+        return reply.status(201).send(await backups.uploadBackup(userOf(request).accountId, body, { network: request.query.network, sizeBytes }));
       },
     );
   });

@@ -49,7 +49,7 @@ export function listNodeEventsRoute(app: FastifyInstance, { nodeEvents }: ApiDep
     },
     async (request) => {
       const { limit, after, order } = request.query;
-      return nodeEvents.listNodeEvents(userOf(request).id, request.params.id, {
+      return nodeEvents.listNodeEvents(userOf(request).accountId, request.params.id, {
         limit: limit === undefined ? DEFAULT_LIMIT : Number(limit),
         after,
         order: order ?? 'oldest',

@@ -58,7 +58,7 @@ export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, 
       const user = userOf(request);
       const header = request.headers['last-event-id'];
       const [cursor, name] = typeof header === 'string' && header !== '' ? [header, 'Last-Event-ID'] : [request.query.after, 'after'];
-      const resumeAfter = cursor === undefined ? null : await nodeEvents.resumePosition(user.id, cursor, name);
+      const resumeAfter = cursor === undefined ? null : await nodeEvents.resumePosition(user.accountId, cursor, name);
 
       let heartbeats = 0;
       let subscription: EventSubscription | undefined;
@@ -70,7 +70,7 @@ export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, 
           stream.end('signed-out');
         });
       });
-      subscription = await eventHub.subscribe(user.id, resumeAfter, scopedSink(user.scope, stream));
+      subscription = await eventHub.subscribe(user.accountId, resumeAfter, scopedSink(user.scope, stream));
       stream.once('close', () => {
         subscription?.close();
         if (stream.overflowed) request.log.info({ user: user.id }, 'event stream client disconnected: it left too many events unread');

@@ -59,7 +59,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
         },
       },
       async (request) => {
-        const data = await autoUnlock.enable(userOf(request).id, request.params.id, request.body.password);
+        const data = await autoUnlock.enable(userOf(request).accountId, request.params.id, request.body.password);
         const message = data.passwordChecked
           ? `Automatic unlock is on for node ${data.nodeId}; the node took the password and is unlocked`
           : `Automatic unlock is on for node ${data.nodeId}; the node is unlocked already, so the password is checked at its next start`;
@@ -82,7 +82,7 @@ export function autoUnlockRoutes(app: FastifyInstance, { autoUnlock }: ApiDeps) 
       },
     },
     async (request) => {
-      const data = await autoUnlock.disable(userOf(request).id, request.params.id);
+      const data = await autoUnlock.disable(userOf(request).accountId, request.params.id);
       return { data, message: `Automatic unlock is off for node ${data.nodeId}; its sealed password is erased` };
     },
   );

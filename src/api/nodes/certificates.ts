@@ -73,7 +73,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return certificates.issue(userOf(request).id, request.params.id, request.body.validitySeconds);
+      return certificates.issue(userOf(request).accountId, request.params.id, request.body.validitySeconds);
     },
   );
 
@@ -92,7 +92,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      return certificates.list(userOf(request).id, request.params.id, limit === undefined ? MAX_PAGE : Number(limit), cursor);
+      return certificates.list(userOf(request).accountId, request.params.id, limit === undefined ? MAX_PAGE : Number(limit), cursor);
     },
   );
 
@@ -112,7 +112,7 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
       },
     },
     async (request) => {
-      const data = await certificates.revoke(userOf(request).id, request.params.id, request.params.serial);
+      const data = await certificates.revoke(userOf(request).accountId, request.params.id, request.params.serial);
       return { message: `Certificate ${data.serial} is revoked`, data };
     },
   );

@@ -87,7 +87,7 @@ export function createNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
       // A retry is recognised without the password: no hash of it is ever stored.
       const idempotency = idempotencyKeyOf(request, { ...request.body, restore: restore && { backupId: restore.backupId, supersedeSource: restore.supersedeSource, confirmOlderBackup: restore.confirmOlderBackup } });
       // The service checks the webhook URL (scheme, credentials, target addresses) before it stores anything.
-      const { body, replayed } = await nodes.createNode(userOf(request).id, { name, network, settings, restore }, idempotency);
+      const { body, replayed } = await nodes.createNode(userOf(request).accountId, { name, network, settings, restore }, idempotency);
       if (replayed) reply.header('idempotent-replayed', 'true');
       return body;
     },

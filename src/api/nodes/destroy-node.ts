@@ -26,7 +26,7 @@ export function destroyNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
       },
     },
     async (request) => {
-      await nodes.destroyNode(userOf(request).id, request.body.destroyNodeId);
+      await nodes.destroyNode(userOf(request).accountId, request.body.destroyNodeId);
       return { message: `Node ${request.body.destroyNodeId} is being destroyed` };
     },
   );

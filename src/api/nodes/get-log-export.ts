@@ -49,7 +49,7 @@ export function getLogExportRoute(app: FastifyInstance, { logExports }: ApiDeps)
       },
     },
     async (request, reply) => {
-      const answer = await logExports.getExport(userOf(request).id, request.params.id, request.query.taskId);
+      const answer = await logExports.getExport(userOf(request).accountId, request.params.id, request.query.taskId);
       return reply.status(answer.status === 'IN_PROGRESS' ? 202 : 200).send(answer);
     },
   );

@@ -44,7 +44,7 @@ export function getNodeRoute(app: FastifyInstance, { nodes }: ApiDeps) {
       },
     },
     async (request) => {
-      const userId = userOf(request).id;
+      const userId = userOf(request).accountId;
       const { waitFor, timeout } = request.query;
       if (!waitFor) return { data: await nodes.getNode(userId, request.params.id) };
       const seconds = Math.min(MAX_WAIT_SECONDS, timeout === undefined ? DEFAULT_WAIT_SECONDS : Number(timeout));

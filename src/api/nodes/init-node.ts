@@ -59,7 +59,7 @@ export function initNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
       async (request, reply) => {
         reply.header('cache-control', 'no-store');
         const { password, mnemonic: given } = request.body;
-        const { mnemonic } = await unlocker.initUserNode(userOf(request).id, request.params.id, password, given);
+        const { mnemonic } = await unlocker.initUserNode(userOf(request).accountId, request.params.id, password, given);
         if (given !== undefined) {
           return {
             data: { recovered: true },

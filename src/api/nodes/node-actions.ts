@@ -33,7 +33,7 @@ export function nodeActionRoutes(app: FastifyInstance, { nodes }: ApiDeps) {
       },
     },
     async (request) => {
-      const data = await nodes.startNode(userOf(request).id, request.params.id);
+      const data = await nodes.startNode(userOf(request).accountId, request.params.id);
       return { message: `Node ${data.nodeId} is starting`, data };
     },
   );
@@ -52,7 +52,7 @@ export function nodeActionRoutes(app: FastifyInstance, { nodes }: ApiDeps) {
       },
     },
     async (request) => {
-      const data = await nodes.stopNode(userOf(request).id, request.params.id);
+      const data = await nodes.stopNode(userOf(request).accountId, request.params.id);
       return { message: `Node ${data.nodeId} is stopping`, data };
     },
   );
@@ -74,7 +74,7 @@ export function nodeActionRoutes(app: FastifyInstance, { nodes }: ApiDeps) {
       },
     },
     async (request) => {
-      const { nodeId, fromVersion, toVersion } = await nodes.upgradeNode(userOf(request).id, request.params.id);
+      const { nodeId, fromVersion, toVersion } = await nodes.upgradeNode(userOf(request).accountId, request.params.id);
       return { message: `Node ${nodeId} is being upgraded from ${fromVersion} to ${toVersion}` };
     },
   );

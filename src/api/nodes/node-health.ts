@@ -50,6 +50,6 @@ export function nodeHealthRoute(app: FastifyInstance, { health }: ApiDeps) {
         response: { 200: NodeHealthBody, ...errorResponses },
       },
     },
-    async (request) => ({ data: await health.check(userOf(request).id, request.params.id) }),
+    async (request) => ({ data: await health.check(userOf(request).accountId, request.params.id) }),
   );
 }

@@ -38,6 +38,6 @@ export function startLogExportRoute(app: FastifyInstance, { logExports }: ApiDep
         response: { 200: Type.Object({ taskId: Type.String({ description: 'Identifies the export: 32 lowercase hex characters.' }) }), ...errorResponses },
       },
     },
-    async (request) => logExports.startExport(userOf(request).id, request.params.id, request.body ?? {}),
+    async (request) => logExports.startExport(userOf(request).accountId, request.params.id, request.body ?? {}),
   );
 }

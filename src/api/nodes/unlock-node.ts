@@ -88,7 +88,7 @@ export function unlockNodeRoute(app: FastifyInstance, { unlocker }: ApiDeps) {
         },
       },
       async (request) => {
-        const { warnings } = await unlocker.unlockUserNode(userOf(request).id, request.params.id, parseUnlockInput(request.body));
+        const { warnings } = await unlocker.unlockUserNode(userOf(request).accountId, request.params.id, parseUnlockInput(request.body));
         return { message: `Node ${request.params.id} is unlocked`, ...(warnings.length ? { warnings } : {}) };
       },
     );

@@ -27,7 +27,7 @@ export function updateSettingsRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     },
     async (request) => {
       // The service checks the URL before it stores anything.
-      await nodes.updateSettings(userOf(request).id, request.params.id, { webhookUrl: request.body.settings.webhookUrl });
+      await nodes.updateSettings(userOf(request).accountId, request.params.id, { webhookUrl: request.body.settings.webhookUrl });
       return { message: `Settings of node ${request.params.id} updated` };
     },
   );

@@ -22,6 +22,6 @@ export function listDeliveriesRoute(app: FastifyInstance, { webhooks }: ApiDeps)
         response: { 200: Type.Object({ data: Type.Array(Type.Ref('WebhookDelivery')), nextCursor: NextCursor }), ...errorResponses },
       },
     },
-    async (request) => webhooks.listDeliveries(userOf(request).id, request.params.id, Number(request.query.limit ?? 50), request.query.cursor),
+    async (request) => webhooks.listDeliveries(userOf(request).accountId, request.params.id, Number(request.query.limit ?? 50), request.query.cursor),
   );
 }

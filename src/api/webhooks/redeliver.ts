@@ -31,7 +31,7 @@ export function redeliverRoute(app: FastifyInstance, { webhooks }: ApiDeps) {
       },
     },
     async (request) => {
-      const deliveryId = await webhooks.redeliver(userOf(request).id, request.params.id, request.params.deliveryId);
+      const deliveryId = await webhooks.redeliver(userOf(request).accountId, request.params.id, request.params.deliveryId);
       return { data: { deliveryId }, message: `Delivery ${request.params.deliveryId} queued again as ${deliveryId}` };
     },
   );
