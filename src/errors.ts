@@ -14,10 +14,17 @@ export const ERROR_STATUS = {
   certificate_expired: 403,
   certificate_not_for_node: 403,
   forbidden_scope: 403,
+  // The member's role in the account is below the route's least role (api/route-roles.ts).
+  forbidden_role: 403,
+  // Creating a node or inviting a member would pass a limit of the account's plan.
+  plan_limit_reached: 403,
   not_found: 404,
   node_not_found: 404,
   user_not_found: 404,
   token_not_found: 404,
+  member_not_found: 404,
+  invitation_not_found: 404,
+  plan_not_found: 404,
   certificate_not_found: 404,
   release_not_found: 404,
   delivery_not_found: 404,
@@ -51,6 +58,8 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   no_ports_available: 503,
   rate_limited: 429,
+  // The account's API calls this month reached its plan's limit; answered until the next month (UTC).
+  quota_exceeded: 429,
   internal_error: 500,
   node_unreachable: 502,
   node_error: 502,

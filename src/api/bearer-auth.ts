@@ -9,6 +9,8 @@ import { RememberedTokens } from '../accounts/remembered-tokens.ts';
 import { tokenFromAuthorization } from '../auth/authorization-header.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { classifyApiRoute, routeRefusal } from './route-scope.ts';
+import { leastRoleOf } from './route-roles.ts';
+import { roleAllows } from '../domain/roles.ts';
 import { ErrorBody } from './schemas.ts';
 
 declare module 'fastify' {
@@ -51,7 +53,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
   app.addHook('onRoute', (route) => {
     const response = route.schema?.response as Record<string, unknown> | undefined;
     if (response && !('403' in response)) {
-      response['403'] = Type.Ref(ErrorBody, { description: 'forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes")' });
+      response['403'] = Type.Ref(ErrorBody, { description: 'forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member\'s role is below the route\'s (docs/API.md "Accounts and roles")' });
     }
   });
   app.addHook('onRequest', async (request, reply) => {
@@ -61,6 +63,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
       if (!user) throw new AppError('unauthorized', 'your session has expired or was signed out; sign in again');
       request.user = user;
       credentialChecks.set(request, () => sessions.authenticate(request));
+      requireRole(user, request.method, request.routeOptions.url);
       return;
     }
     const token = bearerToken(request);
@@ -72,6 +75,7 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
     request.user = user;
     credentialChecks.set(request, () => accounts.authenticate(token!));
     // What the route is decides before its body is even read (an upload is never streamed in).
+    requireRole(user, request.method, request.routeOptions.url);
     requireListener(user.scope, 'api');
     const refusal = routeRefusal(user.scope, classifyApiRoute(request.method, request.routeOptions.url));
     if (refusal) throw forbiddenScope(refusal);
@@ -110,4 +114,12 @@ export async function stillAuthenticated(request: FastifyRequest): Promise<boole
 export function userOf(request: FastifyRequest): AuthenticatedUser {
   if (!request.user) throw new AppError('unauthorized', 'not authenticated');
   return request.user;
+}
+
+/** 403 forbidden_role when the member's role is below the route's least role (route-roles.ts). */
+function requireRole(user: AuthenticatedUser, method: string, url: string | undefined) {
+  const least = leastRoleOf(method, url);
+  if (!roleAllows(user.role, least)) {
+    throw new AppError('forbidden_role', `your role in this account is ${user.role}; ${method} ${url ?? ''} needs ${least} or above`, { role: user.role, leastRole: least });
+  }
 }

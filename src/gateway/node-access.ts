@@ -137,8 +137,9 @@ export class NodeAccess {
   scopedNode(user: AuthenticatedUser, target: NodeTarget, fresh = false): Node | Promise<Node> {
     const { scope } = user;
     requireListener(scope, 'gateway');
-    if (scope.readOnly && !isReadOnlyNodeRequest(target.method, target.route)) {
-      throw forbiddenScope(`this API token is read-only: ${target.method} /${target.route.slice(0, 64)} may change the node (the read-only routes are RLN's own, see docs/API.md "Token scopes")`);
+    if ((scope.readOnly || user.role === 'viewer') && !isReadOnlyNodeRequest(target.method, target.route)) {
+      const who = scope.readOnly ? 'this API token is read-only' : "your role in this account is viewer, who only reads";
+      throw forbiddenScope(`${who}: ${target.method} /${target.route.slice(0, 64)} may change the node (the read-only routes are RLN's own, see docs/API.md "Token scopes")`);
     }
     const node = this.ownedNode(user, target.userId, target.nodeId, fresh);
     if (allowsNode(scope, target.nodeId)) return node;

@@ -1,0 +1,22 @@
+// The least role of an account's members (domain/roles.ts) that may call each management route,
+// from the method and the route's URL pattern alone, so a new route has a role the moment it is
+// registered (docs/API.md "Accounts and roles"):
+// - reads (GET, HEAD) are every member's, the viewer's too;
+// - changing the account's members and invitations is an admin's;
+// - changing the account itself (its plan, its owner) is the owner's;
+// - every other change (nodes, tokens, certificates, backups, webhooks) is a developer's.
+// bearer-auth.ts enforces it before the route's body is read; test/api/roles.test.ts checks every
+// registered route against a table of its own.
+import type { Role } from '../domain/roles.ts';
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+const ADMIN_PREFIXES = ['/api/account/members', '/api/account/invitations'];
+
+export function leastRoleOf(method: string, url: string | undefined): Role {
+  if (READ_METHODS.has(method)) return 'viewer';
+  const path = url ?? '';
+  if (ADMIN_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return 'admin';
+  if (path === '/api/account') return 'owner';
+  return 'developer';
+}
