@@ -18,7 +18,7 @@ const LEAVES = ['errors.ts', 'logger.ts', 'pretty-log.ts', 'http', 'platform', '
 const RUNTIME_MAY_IMPORT = [...LEAVES, 'logs'];
 /** Services and the parts they use: they know nothing of how they are called (HTTP, CLI). */
 // metrics/ is among them: it reads the database for its gauges and knows nothing of the listeners it counts.
-const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'events', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'rln', 'runtime', 'secrets', 'webhooks'];
+const SERVICES = ['accounts', 'audit', 'backups', 'blobs', 'db', 'events', 'jobs', 'logs', 'metrics', 'nodes', 'pki', 'releases', 'rln', 'runtime', 'secrets', 'usage', 'webhooks'];
 /** The one client of the RLN daemons sits below the services: it knows nodes only by their address. */
 const RLN_MAY_IMPORT = [...LEAVES, 'rln'];
 /**

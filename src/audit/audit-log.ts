@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   'backup.deleted',
   'release.published',
   'session.sign_in',
+  'usage.month_closed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,0 +1,207 @@
+// Metered usage (migration 0021): nodes' status changes, API call counts, and closed months.
+// Months are passed as their first day (a UTC Date); every range is [from, to).
+import type { Queryable } from './database.ts';
+
+export interface StatusChangeRow {
+  node_id: string;
+  status: string;
+  changed_at: Date;
+}
+
+/**
+ * The status changes that decide an account's node time in [from, to), ordered by node then time:
+ * each node's last change before `from` when it left the node RUNNING or PAUSED (what the period
+ * starts in), then its changes inside the period. The nodes are those of the account now and those
+ * with a change in the period (a destroyed node whose row was purged since).
+ */
+export async function findAccountStatusChanges(db: Queryable, accountId: string, from: Date, to: Date): Promise<StatusChangeRow[]> {
+  return db.query<StatusChangeRow>(
+    `WITH in_period AS (
+       SELECT id, node_id, status, changed_at FROM node_status_changes
+        WHERE account_id = $1 AND changed_at >= $2 AND changed_at < $3
+     ), node_ids AS (
+       SELECT id AS node_id FROM nodes WHERE user_id = $1 UNION SELECT node_id FROM in_period
+     ), before_period AS (
+       SELECT c.id, c.node_id, c.status, c.changed_at FROM node_ids n
+         CROSS JOIN LATERAL (
+           SELECT id, node_id, status, changed_at FROM node_status_changes
+            WHERE node_id = n.node_id AND changed_at < $2 ORDER BY changed_at DESC, id DESC LIMIT 1
+         ) c
+        WHERE c.status IN ('RUNNING', 'PAUSED')
+     )
+     SELECT node_id, status, changed_at FROM (SELECT * FROM before_period UNION ALL SELECT * FROM in_period) changes
+      ORDER BY node_id, changed_at, id`,
+    [accountId, from, to],
+  );
+}
+
+export interface NodeNameRow {
+  id: string;
+  name: string;
+}
+
+/** The account's nodes that existed at some time in [from, to), with their names. */
+export async function findAccountNodesIn(db: Queryable, accountId: string, from: Date, to: Date): Promise<NodeNameRow[]> {
+  return db.query<NodeNameRow>(
+    `SELECT id, name FROM nodes WHERE user_id = $1 AND created_at < $3 AND (destroyed_at IS NULL OR destroyed_at >= $2) ORDER BY created_at, id`,
+    [accountId, from, to],
+  );
+}
+
+/** Names of nodes by id (those whose row still exists). */
+export async function findNodeNames(db: Queryable, nodeIds: readonly string[]): Promise<NodeNameRow[]> {
+  return db.query<NodeNameRow>('SELECT id, name FROM nodes WHERE id = ANY($1::text[])', [nodeIds]);
+}
+
+export interface ApiCallCountRow {
+  node_id: string;
+  kind: 'api' | 'gateway';
+  calls: number;
+}
+
+/** The account's flushed API calls of a month, per node ('' for none) and kind. */
+export async function findAccountApiCalls(db: Queryable, accountId: string, month: Date): Promise<ApiCallCountRow[]> {
+  const rows = await db.query<{ node_id: string; kind: 'api' | 'gateway'; calls: string | number }>(
+    'SELECT node_id, kind, calls FROM api_call_counts WHERE account_id = $1 AND month = $2',
+    [accountId, month],
+  );
+  return rows.map((r) => ({ ...r, calls: Number(r.calls) }));
+}
+
+export interface ApiCallIncrement {
+  accountId: string;
+  /** '' for a call about no node. */
+  nodeId: string;
+  kind: 'api' | 'gateway';
+  calls: number;
+}
+
+export interface AccountCallTotal {
+  accountId: string;
+  /** The account's flushed calls of the month, every replica's. */
+  calls: number;
+  /** The account's plan and its monthly limit (null: unlimited); undefined plan: no such account. */
+  plan: string | undefined;
+  limit: number | null;
+}
+
+interface TotalRow {
+  account_id: string;
+  calls: string | number;
+  plan: string | null;
+  api_calls_per_month: string | number | null;
+}
+
+const totalFromRow = (r: TotalRow): AccountCallTotal => ({
+  accountId: r.account_id,
+  calls: Number(r.calls),
+  plan: r.plan ?? undefined,
+  limit: r.api_calls_per_month === null ? null : Number(r.api_calls_per_month),
+});
+
+/**
+ * Adds a batch of counts (at most one increment per account, node and kind) to a month and
+ * answers the accounts' new totals with their plans' limits. One statement: the totals row of an
+ * account is locked by the first batch to reach it, so concurrent batches of several replicas are
+ * ordered and each reads the total including every batch committed before it. Increments must be
+ * sorted by account (then node and kind) so that two batches lock rows in the same order.
+ */
+export async function addApiCalls(db: Queryable, month: Date, increments: readonly ApiCallIncrement[]): Promise<AccountCallTotal[]> {
+  if (increments.length === 0) return [];
+  const rows = await db.query<TotalRow>(
+    `WITH inc AS (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS i(account_id, node_id, kind, calls, n)
+     ), counted AS (
+       INSERT INTO api_call_counts (account_id, month, node_id, kind, calls)
+       SELECT account_id, $1, node_id, kind, calls FROM inc ORDER BY n
+       ON CONFLICT (account_id, month, node_id, kind) DO UPDATE SET calls = api_call_counts.calls + excluded.calls
+     ), totals AS (
+       INSERT INTO api_call_totals (account_id, month, calls)
+       SELECT account_id, $1, sum(calls) FROM inc GROUP BY account_id ORDER BY account_id
+       ON CONFLICT (account_id, month) DO UPDATE SET calls = api_call_totals.calls + excluded.calls
+       RETURNING account_id, calls
+     )
+     SELECT t.account_id, t.calls, a.plan, p.api_calls_per_month
+       FROM totals t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN plans p ON p.name = a.plan`,
+    [month, increments.map((i) => i.accountId), increments.map((i) => i.nodeId), increments.map((i) => i.kind), increments.map((i) => i.calls)],
+  );
+  return rows.map(totalFromRow);
+}
+
+/** The accounts' flushed totals of a month (0 before their first call) with their plans' limits. */
+export async function findAccountCallTotals(db: Queryable, month: Date, accountIds: readonly string[]): Promise<AccountCallTotal[]> {
+  const rows = await db.query<TotalRow>(
+    `SELECT a.id AS account_id, coalesce(t.calls, 0) AS calls, a.plan, p.api_calls_per_month
+       FROM accounts a JOIN plans p ON p.name = a.plan
+       LEFT JOIN api_call_totals t ON t.account_id = a.id AND t.month = $1
+      WHERE a.id = ANY($2::text[])`,
+    [month, accountIds],
+  );
+  return rows.map(totalFromRow);
+}
+
+export async function isMonthClosed(db: Queryable, month: Date): Promise<boolean> {
+  return (await db.query('SELECT 1 FROM usage_months_closed WHERE month = $1', [month])).length > 0;
+}
+
+/** Marks a month closed; false when it already was (another replica closed it first). */
+export async function markMonthClosed(db: Queryable, month: Date): Promise<boolean> {
+  return (await db.query('INSERT INTO usage_months_closed (month) VALUES ($1) ON CONFLICT DO NOTHING RETURNING month', [month])).length > 0;
+}
+
+export interface ClosedNodeMonthRow {
+  account_id: string;
+  node_id: string;
+  node_name: string | null;
+  running_seconds: number;
+  paused_seconds: number;
+  api_calls: number;
+  gateway_calls: number;
+  /** [running, paused] seconds per day of the month. */
+  days: Array<[number, number]>;
+}
+
+export async function insertClosedNodeMonths(db: Queryable, month: Date, rows: readonly ClosedNodeMonthRow[]) {
+  if (rows.length === 0) return;
+  await db.query(
+    `INSERT INTO usage_closed_months (month, account_id, node_id, node_name, running_seconds, paused_seconds, api_calls, gateway_calls, days)
+     SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::jsonb[])`,
+    [
+      month,
+      rows.map((r) => r.account_id),
+      rows.map((r) => r.node_id),
+      rows.map((r) => r.node_name),
+      rows.map((r) => r.running_seconds),
+      rows.map((r) => r.paused_seconds),
+      rows.map((r) => r.api_calls),
+      rows.map((r) => r.gateway_calls),
+      rows.map((r) => JSON.stringify(r.days)),
+    ],
+  );
+}
+
+/** A closed month's rows: one account's (`accountId`), or every account's. */
+export async function findClosedNodeMonths(db: Queryable, month: Date, accountId?: string): Promise<ClosedNodeMonthRow[]> {
+  const rows = await db.query<ClosedNodeMonthRow>(
+    `SELECT account_id, node_id, node_name, running_seconds, paused_seconds, api_calls, gateway_calls, days FROM usage_closed_months
+      WHERE month = $1 AND ($2::text IS NULL OR account_id = $2) ORDER BY account_id, node_id`,
+    [month, accountId ?? null],
+  );
+  return rows.map((r) => ({
+    ...r,
+    running_seconds: Number(r.running_seconds),
+    paused_seconds: Number(r.paused_seconds),
+    api_calls: Number(r.api_calls),
+    gateway_calls: Number(r.gateway_calls),
+  }));
+}
+
+/** Every account id with the owner's email and the plan (the operator's report). */
+export async function listAccountsWithOwners(db: Queryable): Promise<Array<{ id: string; email: string; plan: string }>> {
+  return db.query('SELECT a.id, u.email, a.plan FROM accounts a JOIN users u ON u.id = a.id ORDER BY u.email, a.id');
+}
+
+/** Accounts with API calls in a month, also those deleted since (their rows stay). */
+export async function findAccountsWithApiCalls(db: Queryable, month: Date): Promise<string[]> {
+  return (await db.query<{ account_id: string }>('SELECT account_id FROM api_call_totals WHERE month = $1', [month])).map((r) => r.account_id);
+}

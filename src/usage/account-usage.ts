@@ -1,0 +1,137 @@
+// An account's usage of a month (GET /api/usage, the operator's report): node time summed from
+// the recorded status changes (node-time.ts), API calls from the flushed counts plus, for the open
+// month, what this process has counted and not flushed yet. A closed month is read from its
+// snapshot and never computed again.
+import type { Queryable } from '../db/database.ts';
+import {
+  findAccountApiCalls,
+  findAccountNodesIn,
+  findAccountStatusChanges,
+  findClosedNodeMonths,
+  findNodeNames,
+  isMonthClosed,
+  type ApiCallCountRow,
+  type ClosedNodeMonthRow,
+} from '../db/usage.ts';
+import { monthRange, nodeTime, wholeSeconds, type StatusChange } from './node-time.ts';
+
+export interface UsageFigures {
+  runningSeconds: number;
+  pausedSeconds: number;
+  apiCalls: number;
+  gatewayCalls: number;
+}
+
+export interface NodeUsage extends UsageFigures {
+  nodeId: string;
+  /** The node's name; its id once its row was purged after destruction. */
+  name: string;
+}
+
+export interface DayUsage {
+  date: string;
+  runningSeconds: number;
+  pausedSeconds: number;
+}
+
+export interface AccountUsage {
+  month: string;
+  closed: boolean;
+  from: string;
+  to: string;
+  nodes: NodeUsage[];
+  total: UsageFigures;
+  days: DayUsage[];
+}
+
+/** What a reader may see: every node (null) or only some (a token limited to nodes). */
+export type VisibleNodes = readonly string[] | null;
+
+/** This process's counts not flushed yet (usage/api-call-meter.ts), for the open month. */
+export type UnflushedCalls = (accountId: string) => ApiCallCountRow[];
+
+/** A closed month's snapshot rows, or an open month's figures computed now ('' row: calls about no node). */
+export async function accountUsageRows(db: Queryable, accountId: string, month: string, now: Date, unflushed?: UnflushedCalls) {
+  const { from } = monthRange(month);
+  if (await isMonthClosed(db, from)) return { closed: true, rows: await findClosedNodeMonths(db, from, accountId) };
+  return { closed: false, rows: await computeMonthRows(db, accountId, month, now, unflushed) };
+}
+
+/** An account's figures of a month computed from the records as they are `now`. */
+export async function computeMonthRows(db: Queryable, accountId: string, month: string, now: Date, unflushed?: UnflushedCalls): Promise<ClosedNodeMonthRow[]> {
+  const { from, to } = monthRange(month);
+  const [changes, calls, live] = await Promise.all([
+    findAccountStatusChanges(db, accountId, from, to),
+    findAccountApiCalls(db, accountId, from),
+    findAccountNodesIn(db, accountId, from, to),
+  ]);
+  const rows = new Map<string, ClosedNodeMonthRow>();
+  const rowOf = (nodeId: string) => {
+    let row = rows.get(nodeId);
+    if (!row) rows.set(nodeId, (row = { account_id: accountId, node_id: nodeId, node_name: null, running_seconds: 0, paused_seconds: 0, api_calls: 0, gateway_calls: 0, days: [] }));
+    return row;
+  };
+  for (const n of live) rowOf(n.id).node_name = n.name;
+  for (const [nodeId, nodeChanges] of groupByNode(changes)) {
+    const time = nodeTime(nodeChanges, from, to, now);
+    const row = rowOf(nodeId);
+    row.running_seconds = wholeSeconds(time.runningMs);
+    row.paused_seconds = wholeSeconds(time.pausedMs);
+    row.days = time.days.map((d) => [wholeSeconds(d.runningMs), wholeSeconds(d.pausedMs)]);
+  }
+  for (const c of [...calls, ...(unflushed?.(accountId) ?? [])]) {
+    const row = rowOf(c.node_id);
+    if (c.kind === 'api') row.api_calls += c.calls;
+    else row.gateway_calls += c.calls;
+  }
+  const unnamed = [...rows.values()].filter((r) => r.node_id !== '' && r.node_name === null).map((r) => r.node_id);
+  if (unnamed.length > 0) for (const n of await findNodeNames(db, unnamed)) rows.get(n.id)!.node_name = n.name;
+  return [...rows.values()];
+}
+
+function groupByNode(changes: ReadonlyArray<{ node_id: string; status: string; changed_at: Date }>) {
+  const byNode = new Map<string, StatusChange[]>();
+  for (const c of changes) {
+    let list = byNode.get(c.node_id);
+    if (!list) byNode.set(c.node_id, (list = []));
+    list.push({ status: c.status, changedAt: c.changed_at });
+  }
+  return byNode;
+}
+
+/** The answer of GET /api/usage from an account's rows, showing only `visible` nodes when limited. */
+export function presentAccountUsage(month: string, closed: boolean, rows: readonly ClosedNodeMonthRow[], visible: VisibleNodes): AccountUsage {
+  const { from, to } = monthRange(month);
+  const dayCount = Math.round((to.getTime() - from.getTime()) / 86_400_000);
+  const days: DayUsage[] = Array.from({ length: dayCount }, (_, i) => ({
+    date: new Date(from.getTime() + i * 86_400_000).toISOString().slice(0, 10),
+    runningSeconds: 0,
+    pausedSeconds: 0,
+  }));
+  const total: UsageFigures = { runningSeconds: 0, pausedSeconds: 0, apiCalls: 0, gatewayCalls: 0 };
+  const nodes: NodeUsage[] = [];
+  for (const r of rows) {
+    // A token limited to nodes sees those nodes only; the account's calls about no node are not
+    // about them, so its total leaves them out too.
+    if (visible !== null && !visible.includes(r.node_id)) continue;
+    total.runningSeconds += r.running_seconds;
+    total.pausedSeconds += r.paused_seconds;
+    total.apiCalls += r.api_calls;
+    total.gatewayCalls += r.gateway_calls;
+    r.days.forEach(([running, paused], i) => {
+      if (!days[i]) return;
+      days[i].runningSeconds += running;
+      days[i].pausedSeconds += paused;
+    });
+    if (r.node_id === '') continue;
+    nodes.push({
+      nodeId: r.node_id,
+      name: r.node_name ?? r.node_id,
+      runningSeconds: r.running_seconds,
+      pausedSeconds: r.paused_seconds,
+      apiCalls: r.api_calls,
+      gatewayCalls: r.gateway_calls,
+    });
+  }
+  return { month, closed, from: from.toISOString(), to: to.toISOString(), nodes, total, days };
+}

@@ -1,0 +1,95 @@
+// Node time from the status changes the database records itself (migration 0021's trigger), on
+// PGlite and on PostgreSQL (TEST_DATABASE_URL): every status write is recorded once, a month
+// boundary under a running node is split exactly, and a closed month never changes.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { databaseLabel, insertOwnerUser, openMigratedTestDb } from '../helpers/database.ts';
+import { insertNode } from '../../src/db/nodes.ts';
+import { insertRelease } from '../../src/db/releases.ts';
+import { accountUsageRows, presentAccountUsage } from '../../src/usage/account-usage.ts';
+import { closeMonth } from '../../src/usage/close-month.ts';
+
+let t: Awaited<ReturnType<typeof openMigratedTestDb>>;
+const HOUR = 3600;
+
+beforeEach(async () => {
+  t = await openMigratedTestDb();
+  await insertRelease(t.db, 'v1');
+  await insertOwnerUser(t.db, 'acct-a', 'a@example.com');
+  await insertOwnerUser(t.db, 'acct-b', 'b@example.com');
+});
+afterEach(() => t.close());
+
+async function node(id: string, account = 'acct-a') {
+  await insertNode(t.db, { id, userId: account, name: `name-${id}`, network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1', settings: {}, restPort: null, peerPort: null });
+}
+
+/** Places a node's recorded changes at chosen times (the trigger stamps them with now()). */
+async function history(nodeId: string, changes: Array<[string, string]>, account = 'acct-a') {
+  await t.db.query('DELETE FROM node_status_changes WHERE node_id = $1', [nodeId]);
+  for (const [status, at] of changes) {
+    await t.db.query('INSERT INTO node_status_changes (node_id, account_id, status, changed_at) VALUES ($1, $2, $3, $4)', [nodeId, account, status, new Date(at)]);
+  }
+}
+
+async function usage(account: string, month: string, now: string) {
+  const { closed, rows } = await accountUsageRows(t.db, account, month, new Date(now));
+  return presentAccountUsage(month, closed, rows, null);
+}
+
+describe(`node time from recorded status changes (${databaseLabel()})`, () => {
+  it('records every status change once, from any statement, and nothing when the status stays', async () => {
+    await node('n1');
+    await t.db.query(`UPDATE nodes SET status = 'RUNNING' WHERE id = 'n1'`);
+    await t.db.query(`UPDATE nodes SET status = 'RUNNING', locked = false WHERE id = 'n1'`);
+    await t.db.query(`UPDATE nodes SET name = 'renamed' WHERE id = 'n1'`);
+    await t.db.transaction(async (tx) => {
+      await tx.query(`UPDATE nodes SET status = 'IN_PROGRESS' WHERE id = 'n1'`);
+      await tx.query(`UPDATE nodes SET status = 'PAUSED' WHERE id = 'n1'`);
+    });
+    await t.db.transaction(async (tx) => {
+      await tx.query(`UPDATE nodes SET status = 'FAILED' WHERE id = 'n1'`);
+      throw new Error('rolled back');
+    }).catch(() => {});
+    const rows = await t.db.query<{ status: string; account_id: string }>(`SELECT status, account_id FROM node_status_changes WHERE node_id = 'n1' ORDER BY id`);
+    expect(rows.map((r) => r.status)).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED']);
+    expect(rows.every((r) => r.account_id === 'acct-a')).toBe(true);
+  });
+
+  it('splits a month boundary crossed under a running node exactly between the two months', async () => {
+    await node('n1');
+    await history('n1', [['RUNNING', '2026-10-31T22:30:00Z'], ['PAUSED', '2026-11-01T01:15:00Z']]);
+    const oct = await usage('acct-a', '2026-10', '2026-11-01T02:00:00Z');
+    const nov = await usage('acct-a', '2026-11', '2026-11-01T02:00:00Z');
+    expect(oct.total.runningSeconds).toBe(1.5 * HOUR);
+    expect(nov.total.runningSeconds).toBe(1.25 * HOUR);
+    expect(nov.total.pausedSeconds).toBe(0.75 * HOUR); // paused until "now"
+    expect(oct.total.runningSeconds + nov.total.runningSeconds).toBe(2.75 * HOUR);
+    expect(oct.days.at(-1)).toEqual({ date: '2026-10-31', runningSeconds: 1.5 * HOUR, pausedSeconds: 0 });
+    expect(nov.days[0]).toEqual({ date: '2026-11-01', runningSeconds: 1.25 * HOUR, pausedSeconds: 0.75 * HOUR });
+  });
+
+  it('shows an account only its own nodes', async () => {
+    await node('n1');
+    await node('nb', 'acct-b');
+    await history('nb', [['RUNNING', '2026-11-01T00:00:00Z']], 'acct-b');
+    const a = await usage('acct-a', '2026-11', '2026-11-02T00:00:00Z');
+    expect(a.nodes.map((n) => n.nodeId)).toEqual(['n1']);
+    expect(a.total.runningSeconds).toBe(0);
+  });
+
+  it('closes a month once; its figures stay what they were at its end', async () => {
+    await node('n1');
+    await history('n1', [['RUNNING', '2026-10-31T23:00:00Z']]);
+    expect(await closeMonth(t.db, '2026-10')).toBe(true);
+    expect(await closeMonth(t.db, '2026-10')).toBe(false);
+    // A change recorded late (or a clock gone wrong) cannot move a closed month.
+    await t.db.query(`INSERT INTO node_status_changes (node_id, account_id, status, changed_at) VALUES ('n1', 'acct-a', 'PAUSED', '2026-10-31T23:30:00Z')`);
+    const oct = await usage('acct-a', '2026-10', '2027-01-01T00:00:00Z');
+    expect(oct.closed).toBe(true);
+    expect(oct.total.runningSeconds).toBe(HOUR);
+    expect(oct.nodes).toEqual([{ nodeId: 'n1', name: 'name-n1', runningSeconds: HOUR, pausedSeconds: 0, apiCalls: 0, gatewayCalls: 0 }]);
+    const trail = await t.db.query<{ user_id: string | null; details: { runningSeconds?: number } }>(`SELECT user_id, details FROM audit_events WHERE action = 'usage.month_closed' ORDER BY id`);
+    expect(trail.map((e) => e.user_id)).toEqual(['acct-a', null]);
+    expect(trail[0]!.details.runningSeconds).toBe(HOUR);
+  });
+});
