@@ -23,6 +23,8 @@ import { loadOrCreateCertificateAuthority } from './pki/ca-store.ts';
 import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
+import { ApiCallMeter } from './usage/api-call-meter.ts';
+import { UsageService } from './usage/service.ts';
 import { buildBackupService } from './composition/backups.ts';
 import { buildNodeCalls, type NodeCalls } from './composition/node-calls.ts';
 import { buildEventStreams, type EventStreams } from './composition/event-streams.ts';
@@ -117,11 +119,17 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       await releaseAllLeases(db);
       await releaseDeliveryLeases(db);
     }
+    // API calls are counted from the first request; the last counts are written on shutdown, once
+    // the listeners have drained and before the database closes (cleanups run last added first).
+    const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
+    meter.start();
+    cleanups.push(() => meter.stop());
+    const usage = new UsageService({ db, meter });
     // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
     const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, log: log.child({ part: 'gateway' }) });
     cleanups.push(() => nodeCalls.rln.close());
     // The node access gateways (bearer and mutual TLS).
-    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, ...nodeCalls, metrics, log: log.child({ part: 'gateway' }) });
+    const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, ...nodeCalls, meter, metrics, log: log.child({ part: 'gateway' }) });
     draining.push((deadline) => nodeAccess.stop(deadline));
     // Unlocks through the gateways' unlocker: the same body, chain settings and records as a user's.
     const autoUnlock = new AutoUnlockService({
@@ -146,6 +154,8 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       unlocker: nodeCalls.unlocker,
       backups,
       backupLimits: config.backups,
+      usage,
+      meter,
       rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
       autoUnlock,
       health: nodeCalls.health,

@@ -8,6 +8,7 @@ import { parseCorsOrigins, type CorsPolicy } from './http/cors.ts';
 import { readNodeAccessConfig, type NodeAccessConfig } from './gateway/settings.ts';
 import { readLogsConfig, type LogsConfig } from './logs/settings.ts';
 import { readBackupsConfig, type BackupsConfig } from './backups/settings.ts';
+import { readUsageConfig, type UsageConfig } from './usage/settings.ts';
 import { readBlobStoreConfig, type BlobStoreConfig } from './blobs/settings.ts';
 import { readWebhookConfig, type WebhookConfig } from './webhooks/settings.ts';
 import { readEventStreamConfig, type EventStreamConfig } from './events/settings.ts';
@@ -92,6 +93,8 @@ export interface Config {
   /** Daemon log rotation and log exports (LOG_* variables; see logs/settings.ts). */
   logs: LogsConfig;
   backups: BackupsConfig;
+  /** API call metering and the closing of months (USAGE_*; see usage/settings.ts). */
+  usage: UsageConfig;
   /** Where log export archives are stored (BLOB_STORE, S3_*; see blobs/settings.ts). */
   blobStore: BlobStoreConfig;
   /** Webhook targets, retries, timeout and signing keys (WEBHOOK_*; see webhooks/settings.ts). */
@@ -279,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     logs: readLogsConfig(env, problems),
     backups: readBackupsConfig(env, problems),
+    usage: readUsageConfig(env, problems),
     blobStore: readBlobStoreConfig(env, problems),
     webhooks: readWebhookConfig(env, problems, { dataDir, production }),
     eventStreams: readEventStreamConfig(env, problems),

@@ -592,6 +592,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account's usage of a month
+         * @description Node time (seconds RUNNING and PAUSED, from the recorded status changes) and API calls (management and gateway), per node and in total, for a calendar month (UTC). This month's figures grow until it ends; a closed month's never change. API calls written by other replicas appear within USAGE_FLUSH_INTERVAL_MS. A token limited to some nodes (`nodeIds`) sees those nodes only, and a total of them (without the calls about no node).
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/unlock": {
         parameters: {
             query?: never;
@@ -660,7 +680,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
                 message: string;
                 requestId: string;
                 details?: {
@@ -996,7 +1016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1076,7 +1096,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1150,7 +1170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1208,7 +1228,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1265,7 +1285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1358,7 +1378,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1446,7 +1466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,7 +1544,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1596,7 +1616,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1671,7 +1691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1746,7 +1766,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1816,7 +1836,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1926,7 +1946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2013,7 +2033,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2090,7 +2110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2165,7 +2185,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,7 +2292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2340,7 +2360,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2414,7 +2434,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2482,7 +2502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2548,7 +2568,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2606,7 +2626,7 @@ export interface operations {
                             actor: string;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, usage.month_closed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -2639,7 +2659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2700,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2759,7 +2779,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2817,7 +2837,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2876,7 +2896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2951,7 +2971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3024,7 +3044,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3207,7 +3227,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3297,7 +3317,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3388,7 +3408,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3475,7 +3495,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3573,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3632,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3632,6 +3652,102 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description The calendar month (UTC), `YYYY-MM`; this month when left out. A month not begun yet is refused. */
+                month?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description `YYYY-MM`. */
+                        month: string;
+                        /** @description True once the month has ended and its figures are final; they never change afterwards. */
+                        closed: boolean;
+                        /**
+                         * Format: date-time
+                         * @description The month's first instant (UTC).
+                         */
+                        from: string;
+                        /**
+                         * Format: date-time
+                         * @description The next month's first instant: the period is [from, to).
+                         */
+                        to: string;
+                        /** @description Every node of the account in the month, destroyed ones included. */
+                        nodes: {
+                            nodeId: string;
+                            name: string;
+                            /** @description Seconds RUNNING within the month. */
+                            runningSeconds: number;
+                            /** @description Seconds PAUSED within the month (billed too). */
+                            pausedSeconds: number;
+                            /** @description Management API calls. */
+                            apiCalls: number;
+                            /** @description Calls through the node gateways (bearer and mutual TLS). */
+                            gatewayCalls: number;
+                        }[];
+                        /** @description The nodes' sum, plus the management API calls about no node. */
+                        total: {
+                            /** @description Seconds RUNNING within the month. */
+                            runningSeconds: number;
+                            /** @description Seconds PAUSED within the month (billed too). */
+                            pausedSeconds: number;
+                            /** @description Management API calls. */
+                            apiCalls: number;
+                            /** @description Calls through the node gateways (bearer and mutual TLS). */
+                            gatewayCalls: number;
+                        };
+                        /** @description Node time per day of the month, every day listed (days to come are zero). */
+                        days: {
+                            /** @description `YYYY-MM-DD` (UTC). */
+                            date: string;
+                            runningSeconds: number;
+                            pausedSeconds: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3837,7 +3953,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -35,6 +35,7 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
     name: 'events',
     description: "What happened to your nodes, as a timeline per node and as one Server-Sent Events stream of all of them, resumable with Last-Event-ID.",
   },
+  { name: 'usage', description: 'Metered usage per calendar month (UTC): node time RUNNING and PAUSED, API and gateway calls (docs/USAGE.md).' },
   { name: 'audit', description: 'Your audit trail: security-relevant actions on your resources, who did them, from where, and how they ended.' },
   { name: 'session (web UI)', description: "The web UI's sign-in: a session cookie and a CSRF token in place of a bearer token." },
 ];

@@ -14,6 +14,8 @@ import type { ApiRateLimits } from './rate-limit-hook.ts';
 import type { NodeEventTimeline } from '../events/timeline.ts';
 import type { EventHub } from '../events/event-hub.ts';
 import type { SseLimits } from './events/sse-stream.ts';
+import type { UsageService } from '../usage/service.ts';
+import type { ApiCallMeter } from '../usage/api-call-meter.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -25,6 +27,10 @@ export interface ApiDeps {
   backups: BackupService;
   audit: AuditLog;
   rateLimits: ApiRateLimits;
+  /** Usage per month (GET /api/usage). */
+  usage: UsageService;
+  /** Counts each authenticated request against its account's monthly API calls; absent: no metering. */
+  meter?: Pick<ApiCallMeter, 'admit'>;
   backupLimits: { maxUploadBytes: number };
   autoUnlock: AutoUnlockService;
   health: NodeHealth;

@@ -20,7 +20,7 @@ export function installErrorHandlers(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof AppError) {
       // Every 429 says when to come back (RFC 9110 Retry-After), the sign-in limit's too.
-      const retryAfter = err.code === 'rate_limited' ? err.details?.retryAfterSeconds : undefined;
+      const retryAfter = err.code === 'rate_limited' || err.code === 'quota_exceeded' ? err.details?.retryAfterSeconds : undefined;
       if (typeof retryAfter === 'number') reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
       return sendError(reply, request, err.code, err.message, err.details);
     }

@@ -52,6 +52,8 @@ import { NodeEvent } from './events/schemas.ts';
 import { listNodeEventsRoute } from './events/list-node-events.ts';
 import { streamEventsRoute } from './events/stream-events.ts';
 import { closeAfterUnreadBody } from '../http/unread-body.ts';
+import { meterApiCalls } from './api-call-meter-hook.ts';
+import { getUsageRoute } from './usage/get-usage.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -166,6 +168,7 @@ export async function buildApiServer(
     });
     auditRoutes(scope, deps.audit);
     limitApiRate(scope, deps.rateLimits);
+    meterApiCalls(scope, deps.meter);
     listNodesRoute(scope, deps);
     createNodeRoute(scope, deps);
     latestImageRoute(scope, deps);
@@ -198,6 +201,7 @@ export async function buildApiServer(
     certificateRoutes(scope, deps);
     listNodeEventsRoute(scope, deps);
     streamEventsRoute(scope, deps);
+    getUsageRoute(scope, deps);
   });
   return app;
 }

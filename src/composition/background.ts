@@ -21,6 +21,7 @@ import type { Services } from './services.ts';
 import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
+import { MonthCloser } from '../usage/close-month.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -114,5 +115,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     log: log.child({ part: 'backups' }),
     metrics,
   });
-  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor];
+  // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
+  const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
+  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, monthCloser];
 }

@@ -46,6 +46,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     backupLimits: config.backups,
     autoUnlock: unused('autoUnlock'),
     audit: unused('audit'),
+    usage: unused('usage'),
     nodeEvents: unused('nodeEvents'),
     eventHub: unused('eventHub'),
     eventStreamBuffer: { maxEvents: 1, maxBytes: 1 },

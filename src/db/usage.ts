@@ -48,9 +48,9 @@ export async function findAccountNodesIn(db: Queryable, accountId: string, from:
   );
 }
 
-/** Names of nodes by id (those whose row still exists). */
-export async function findNodeNames(db: Queryable, nodeIds: readonly string[]): Promise<NodeNameRow[]> {
-  return db.query<NodeNameRow>('SELECT id, name FROM nodes WHERE id = ANY($1::text[])', [nodeIds]);
+/** Names of the account's nodes by id (those whose row still exists); another account's are not. */
+export async function findNodeNames(db: Queryable, accountId: string, nodeIds: readonly string[]): Promise<NodeNameRow[]> {
+  return db.query<NodeNameRow>('SELECT id, name FROM nodes WHERE user_id = $1 AND id = ANY($2::text[])', [accountId, nodeIds]);
 }
 
 export interface ApiCallCountRow {

@@ -19,6 +19,7 @@ import { parseGatewayPath } from './route-path.ts';
 import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serve-node-request.ts';
 import { RateLimiter, rateLimitHeaders } from '../http/rate-limit.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { ApiCallMeter } from '../usage/api-call-meter.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
@@ -29,6 +30,8 @@ export interface GatewayServerDeps extends NodeRequestDeps {
   log: Logger;
   /** Told of every answered request (metrics/); absent: nobody counts. */
   metrics?: GatewayMetrics;
+  /** Counts each request that reached its node against the account's monthly calls; absent: no metering. */
+  meter?: Pick<ApiCallMeter, 'admit'>;
 }
 
 /** What the gateways report; implemented by metrics/service-metrics.ts. */
@@ -105,7 +108,7 @@ function fail(deps: GatewayServerDeps, req: IncomingMessage, res: ServerResponse
   const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
   const headers: Record<string, string> = close ? { connection: 'close' } : {};
   if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-  if (err instanceof AppError && err.code === 'rate_limited') Object.assign(headers, err.details?.headers);
+  if (err instanceof AppError && (err.code === 'rate_limited' || err.code === 'quota_exceeded')) Object.assign(headers, err.details?.headers);
   sendGatewayError(res, requestId, err, headers);
 }
 
@@ -124,8 +127,15 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
   if (!path.ok) throw new AppError(path.code, path.message);
   const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
   const node = gw.guard.nodeFor(caller, { userId: path.userId, nodeId: path.nodeId, method: req.method ?? 'GET', route: path.route }, fresh);
-  return node instanceof Promise
-    ? node.then((n) => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, n)))
+  return node instanceof Promise ? node.then((n) => serveMetered(gw, req, res, requestId, path, n)) : serveMetered(gw, req, res, requestId, path, node);
+}
+
+/** A call the caller may make is counted against its account's month (a Map increment) or refused past the quota. */
+function serveMetered(gw: Gateway<unknown>, req: IncomingMessage, res: ServerResponse, requestId: string, path: { route: string; search: string }, node: Node) {
+  // The node's user_id is its account (migration 0020), whoever the caller is among its members.
+  const admitted = gw.deps.meter?.admit(node.userId, node.id, 'gateway');
+  return admitted
+    ? admitted.then(() => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node)))
     : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node));
 }
 

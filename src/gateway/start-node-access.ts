@@ -34,6 +34,8 @@ export interface NodeAccessDeps {
   rln: Pick<RlnClient, 'forward' | 'call'>;
   unlocker: NodeUnlocker;
   endpointOf: GatewayServerDeps['endpointOf'];
+  /** The API call meter (usage/api-call-meter.ts); absent: gateway calls are not counted. */
+  meter?: GatewayServerDeps['meter'];
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
   /** Counts the gateways' requests (metrics/); absent: nobody counts. */
@@ -69,6 +71,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     clientTimeoutMs: settings.clientTimeoutMs,
     log,
     metrics: deps.metrics,
+    meter: deps.meter,
   };
   const bearer = createBearerGateway(serverDeps, config.cors);
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });

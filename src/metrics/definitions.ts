@@ -153,6 +153,13 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       buckets: BACKUP_BUCKETS,
       registers,
     }),
+    // By plan and kind only: an account label would be a series per tenant (see above).
+    apiCalls: new Counter({
+      name: 'rlncloud_api_calls_total',
+      help: 'API calls counted against the monthly quotas, by plan and kind (api: the management API, gateway: the node gateways), as each replica writes its batch (usage/api-call-meter.ts).',
+      labelNames: ['plan', 'kind'] as const,
+      registers,
+    }),
     auditRecordFailures: new Counter({
       name: 'rlncloud_audit_record_failures_total',
       help: 'Audit events that could not be recorded (each also logged at error level with the event): alert on any.',

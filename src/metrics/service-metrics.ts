@@ -42,6 +42,10 @@ export class ServiceMetrics {
     this.metrics.webhookDeliveryDuration.observe({ result }, seconds);
   }
 
+  apiCallsCounted(plan: string, kind: 'api' | 'gateway', calls: number) {
+    this.metrics.apiCalls.inc({ plan, kind }, calls);
+  }
+
   auditRecordFailed() {
     this.metrics.auditRecordFailures.inc();
   }

@@ -6,6 +6,7 @@ import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/settings.ts';
 import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/settings.ts';
 import { LOG_VARIABLES } from '../logs/settings.ts';
 import { BACKUP_VARIABLES } from '../backups/settings.ts';
+import { USAGE_VARIABLES } from '../usage/settings.ts';
 import { KUBERNETES_VARIABLES } from '../runtime/kubernetes/settings.ts';
 import { WEBHOOK_VARIABLES } from '../webhooks/settings.ts';
 import { EVENT_STREAM_VARIABLES } from '../events/settings.ts';
@@ -31,6 +32,7 @@ export const CONFIG_TABLES = {
     UNLOCK_SEAL_VARIABLES,
     LOG_VARIABLES,
     BACKUP_VARIABLES,
+    USAGE_VARIABLES,
     BLOB_STORE_VARIABLES,
     S3_VARIABLES,
   ),

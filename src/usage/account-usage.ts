@@ -72,7 +72,8 @@ export async function computeMonthRows(db: Queryable, accountId: string, month: 
     return row;
   };
   for (const n of live) rowOf(n.id).node_name = n.name;
-  for (const [nodeId, nodeChanges] of groupByNode(changes)) {
+  const time = groupByNode(changes);
+  for (const [nodeId, nodeChanges] of time) {
     const time = nodeTime(nodeChanges, from, to, now);
     const row = rowOf(nodeId);
     row.running_seconds = wholeSeconds(time.runningMs);
@@ -85,7 +86,18 @@ export async function computeMonthRows(db: Queryable, accountId: string, month: 
     else row.gateway_calls += c.calls;
   }
   const unnamed = [...rows.values()].filter((r) => r.node_id !== '' && r.node_name === null).map((r) => r.node_id);
-  if (unnamed.length > 0) for (const n of await findNodeNames(db, unnamed)) rows.get(n.id)!.node_name = n.name;
+  if (unnamed.length > 0) for (const n of await findNodeNames(db, accountId, unnamed)) rows.get(n.id)!.node_name = n.name;
+  // Management calls are counted under the node id in their path before the route has checked it:
+  // an id that is not one of the account's nodes (a typo, another account's node) is named by no
+  // row of the account and had no time, so its calls count as calls about no node; the answer
+  // never shows an id the account does not own.
+  for (const r of [...rows.values()]) {
+    if (r.node_id === '' || r.node_name !== null || time.has(r.node_id)) continue;
+    const account = rowOf('');
+    account.api_calls += r.api_calls;
+    account.gateway_calls += r.gateway_calls;
+    rows.delete(r.node_id);
+  }
   return [...rows.values()];
 }
 

@@ -56,6 +56,8 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver', (id) => `/api/nodes/${id}/webhooks/deliveries/dlv_${ZEROS}/redeliver`),
   // The caller's audit trail.
   route('GET', '/api/audit-events', () => '/api/audit-events'),
+  // The account's usage of a month.
+  route('GET', '/api/usage', () => '/api/usage'),
   // Node events. The stream is only ever called here without a valid token, which is answered
   // 401 before any stream opens (its own cases: test/events/stream.test.ts).
   route('GET', '/api/nodes/:id/events', (id) => `/api/nodes/${id}/events`),

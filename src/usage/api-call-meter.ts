@@ -1,0 +1,234 @@
+// Counts API calls (management API and gateways) per account, node and kind for the calendar month
+// (UTC), in memory, and adds them to the database in batches (db/usage.ts addApiCalls): no request
+// writes to the database. Each batch answers the accounts' exact totals of every replica, which is
+// what the monthly quota (the plan's api_calls_per_month) is checked against.
+//
+// The bound on overshooting a limit (docs/USAGE.md "How far a limit can be overshot"): for an
+// account with a limit, a replica never holds more than `batchSize` calls not yet added to the
+// database (counted or in a batch being written); a request that would pass that waits for the
+// batch. Once the database total reaches the limit, every replica refuses after its next batch or
+// read, so with N replicas serving an account at once the calls admitted in a month are at most
+// limit + N × batchSize - 1 (plus batchSize per replica that crashed with counts it never wrote).
+// The first call of an account in a process reads its total first: a restart admits nothing blind.
+import type { Database } from '../db/database.ts';
+import { addApiCalls, findAccountCallTotals, type AccountCallTotal, type ApiCallCountRow, type ApiCallIncrement } from '../db/usage.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { rateLimitHeaders } from '../http/rate-limit.ts';
+import { monthOf, monthRange } from './node-time.ts';
+
+export type CallKind = 'api' | 'gateway';
+
+/** What the meter reports (metrics/ implements it): calls written, by plan and kind, never by account. */
+export interface ApiCallMetrics {
+  apiCallsCounted(plan: string, kind: CallKind, calls: number): void;
+}
+
+export interface ApiCallMeterDeps {
+  db: Database;
+  /** How often every count is written (USAGE_FLUSH_INTERVAL_MS). */
+  flushIntervalMs: number;
+  /** Calls of one account a replica may hold unwritten (USAGE_FLUSH_BATCH): the overshoot bound's unit. */
+  batchSize: number;
+  log: Logger;
+  metrics?: ApiCallMetrics;
+  now?: () => number;
+}
+
+interface AccountCount {
+  /** Every replica's written total, as the last batch or read answered it. */
+  known: number;
+  /** null: unlimited; undefined: not read yet. */
+  limit: number | null | undefined;
+  plan: string | undefined;
+  /** Counted here, not in a batch yet, by `nodeId\0kind`. */
+  pending: Map<string, number>;
+  pendingCalls: number;
+  /** In a batch being written. */
+  writing: number;
+  /** The first read of the account's total, while it runs. */
+  reading?: Promise<void>;
+}
+
+interface MonthCounts {
+  month: string;
+  from: Date;
+  /** Epoch ms where the month ends: the meter rolls over at the first call past it. */
+  endsAt: number;
+  accounts: Map<string, AccountCount>;
+}
+
+const KEY_SEPARATOR = '\0';
+
+export class ApiCallMeter {
+  private current: MonthCounts;
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: ApiCallMeterDeps) {
+    this.now = deps.now ?? Date.now;
+    this.current = this.monthCounts(this.now());
+  }
+
+  start() {
+    this.timer = setInterval(() => void this.flush(), this.deps.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Writes what is counted; called on shutdown after the listeners have stopped taking requests. */
+  async stop() {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  /**
+   * Counts a call of `accountId` (about `nodeId`, '' for none), or throws 429 quota_exceeded past
+   * the account's monthly limit (a refused call is not counted). Synchronous in the common case
+   * (a Map increment); a promise only while the account's first total is read or a batch it must
+   * wait for is written.
+   */
+  admit(accountId: string, nodeId: string, kind: CallKind, waited = false): void | Promise<void> {
+    if (this.now() >= this.current.endsAt) this.rollOver();
+    const counts = this.current;
+    let account = counts.accounts.get(accountId);
+    if (!account) {
+      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0 };
+      counts.accounts.set(accountId, account);
+      account.reading = this.readTotals(counts, [accountId]);
+    }
+    if (account.reading) return account.reading.then(() => this.admit(accountId, nodeId, kind));
+    const unwritten = account.pendingCalls + account.writing;
+    if (account.limit !== null) {
+      if (account.limit !== undefined && account.known + unwritten >= account.limit) throw this.quotaExceeded(account.limit);
+      // Waits once: with the database unreachable a batch cannot be written, and requests are
+      // admitted (and kept counted) rather than held; the bound holds while the database answers.
+      if (unwritten >= this.deps.batchSize && !waited) return this.flush().then(() => this.admit(accountId, nodeId, kind, true));
+    }
+    const key = nodeId + KEY_SEPARATOR + kind;
+    account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
+    account.pendingCalls++;
+    // Half a batch starts a write early, so that a busy account rarely waits for one.
+    if (account.pendingCalls * 2 === this.deps.batchSize) void this.flush();
+  }
+
+  /** This process's counts of the account for the month not written yet (GET /api/usage adds them). */
+  unwrittenCalls(accountId: string): ApiCallCountRow[] {
+    const account = this.current.accounts.get(accountId);
+    return [...(account?.pending ?? [])].map(([key, calls]) => {
+      const [nodeId, kind] = key.split(KEY_SEPARATOR) as [string, CallKind];
+      return { node_id: nodeId, kind, calls };
+    });
+  }
+
+  /** Writes every pending count in one batch; one batch at a time, the next one right after. */
+  flush(): Promise<void> {
+    const previous = this.flushing ?? Promise.resolve();
+    const next = previous.then(() => this.writeBatch(this.current));
+    this.flushing = next.finally(() => {
+      if (this.flushing === settled) this.flushing = undefined;
+    });
+    const settled = this.flushing;
+    return next;
+  }
+
+  private async writeBatch(counts: MonthCounts) {
+    const increments: ApiCallIncrement[] = [];
+    const refused: string[] = [];
+    for (const [accountId, account] of counts.accounts) {
+      if (account.pendingCalls === 0) {
+        // A refused account is read again each time, so a new month's plan or an upgrade admits it.
+        if (account.limit !== undefined && account.limit !== null && account.known >= account.limit) refused.push(accountId);
+        continue;
+      }
+      for (const [key, calls] of account.pending) {
+        const [nodeId, kind] = key.split(KEY_SEPARATOR) as [string, CallKind];
+        increments.push({ accountId, nodeId, kind, calls });
+      }
+      account.writing += account.pendingCalls;
+      account.pending = new Map();
+      account.pendingCalls = 0;
+    }
+    // Every batch locks rows in one order: two replicas' batches cannot deadlock.
+    increments.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : a.kind < b.kind ? -1 : 1));
+    try {
+      if (increments.length > 0) {
+        const totals = await addApiCalls(this.deps.db, counts.from, increments);
+        this.learn(counts, totals);
+        this.report(totals, increments);
+      }
+      if (refused.length > 0) this.learn(counts, await findAccountCallTotals(this.deps.db, counts.from, refused));
+    } catch (err) {
+      this.deps.log.error({ err, calls: increments.length }, 'could not write API call counts; keeping them for the next batch');
+      for (const i of increments) {
+        const account = counts.accounts.get(i.accountId)!;
+        const key = i.nodeId + KEY_SEPARATOR + i.kind;
+        account.pending.set(key, (account.pending.get(key) ?? 0) + i.calls);
+        account.pendingCalls += i.calls;
+      }
+    } finally {
+      for (const i of increments) counts.accounts.get(i.accountId)!.writing -= i.calls;
+    }
+  }
+
+  private learn(counts: MonthCounts, totals: readonly AccountCallTotal[]) {
+    for (const t of totals) {
+      const account = counts.accounts.get(t.accountId);
+      if (!account) continue;
+      account.known = Math.max(account.known, t.calls);
+      account.limit = t.plan === undefined ? null : t.limit;
+      account.plan = t.plan;
+    }
+  }
+
+  private report(totals: readonly AccountCallTotal[], increments: readonly ApiCallIncrement[]) {
+    if (!this.deps.metrics) return;
+    const planOf = new Map(totals.map((t) => [t.accountId, t.plan ?? 'none']));
+    for (const i of increments) this.deps.metrics.apiCallsCounted(planOf.get(i.accountId) ?? 'none', i.kind, i.calls);
+  }
+
+  private async readTotals(counts: MonthCounts, accountIds: string[]) {
+    try {
+      const totals = await findAccountCallTotals(this.deps.db, counts.from, accountIds);
+      this.learn(counts, totals);
+      // An account the database does not know (removed meanwhile) has no plan to limit it.
+      for (const id of accountIds) if (!totals.some((t) => t.accountId === id)) counts.accounts.get(id)!.limit = null;
+    } catch (err) {
+      // Counted from 0 with its limit unknown: the batch answers the total (the bound still holds).
+      this.deps.log.error({ err }, 'could not read API call totals');
+    } finally {
+      for (const id of accountIds) delete counts.accounts.get(id)!.reading;
+    }
+  }
+
+  private rollOver() {
+    const ended = this.current;
+    this.current = this.monthCounts(this.now());
+    // The ended month's counts are written under its own month.
+    this.flushing = (this.flushing ?? Promise.resolve()).then(() => this.writeBatch(ended));
+  }
+
+  private monthCounts(at: number): MonthCounts {
+    const month = monthOf(new Date(at));
+    const { from, to } = monthRange(month);
+    return { month, from, endsAt: to.getTime(), accounts: new Map() };
+  }
+
+  private quotaExceeded(limit: number) {
+    const now = this.now();
+    const retryAfterSeconds = Math.max(1, Math.ceil((this.current.endsAt - now) / 1000));
+    const windowSeconds = Math.round((this.current.endsAt - this.current.from.getTime()) / 1000);
+    return new AppError('quota_exceeded', `this account has used its ${limit} API calls of ${this.current.month} (its plan's monthly limit); calls are accepted again from the next month (UTC), in ${retryAfterSeconds} s`, {
+      retryAfterSeconds,
+      headers: quotaHeaders(limit, windowSeconds, retryAfterSeconds),
+    });
+  }
+}
+
+/** The standard fields the rate limits answer with (http/rate-limit.ts), for the spent monthly quota. */
+function quotaHeaders(limit: number, windowSeconds: number, retryAfterSeconds: number): Record<string, string> {
+  return rateLimitHeaders(
+    { name: 'monthly-api-calls', limit, windowSeconds },
+    { allowed: false, remaining: 0, retryAfterSeconds, resetSeconds: retryAfterSeconds },
+  );
+}

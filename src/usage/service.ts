@@ -1,0 +1,77 @@
+// Usage as the API, the CLI and the account page ask for it.
+import type { Database } from '../db/database.ts';
+import { findAccountCallTotals, listAccountsWithOwners } from '../db/usage.ts';
+import { accountUsageRows, presentAccountUsage, type AccountUsage, type VisibleNodes } from './account-usage.ts';
+import type { ApiCallMeter } from './api-call-meter.ts';
+import { monthOf, monthRange } from './node-time.ts';
+
+export interface UsageReportRow {
+  accountId: string;
+  ownerEmail: string;
+  plan: string;
+  /** '' for the account's API calls about no node. */
+  nodeId: string;
+  runningSeconds: number;
+  pausedSeconds: number;
+  apiCalls: number;
+  gatewayCalls: number;
+}
+
+export class UsageService {
+  constructor(private readonly deps: { db: Database; meter?: Pick<ApiCallMeter, 'unwrittenCalls'>; now?: () => Date }) {}
+
+  private now() {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  /** The current month (UTC), `YYYY-MM`. */
+  currentMonth() {
+    return monthOf(this.now());
+  }
+
+  /** Whether `month` (`YYYY-MM`) has begun. */
+  hasBegun(month: string) {
+    return monthRange(month).from.getTime() <= this.now().getTime();
+  }
+
+  /** An account's usage of a month, per node and in total; `visible`: the nodes a token is limited to. */
+  async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage> {
+    const { closed, rows } = await accountUsageRows(this.deps.db, accountId, month, this.now(), this.unwritten(month));
+    return presentAccountUsage(month, closed, rows, visible);
+  }
+
+  /** An account's API calls (management and gateway) this month: every replica's written total plus this process's unwritten. */
+  async monthApiCalls(accountId: string): Promise<number> {
+    const month = this.currentMonth();
+    const [total] = await findAccountCallTotals(this.deps.db, monthRange(month).from, [accountId]);
+    const unwritten = this.deps.meter?.unwrittenCalls(accountId) ?? [];
+    return (total?.calls ?? 0) + unwritten.reduce((sum, c) => sum + c.calls, 0);
+  }
+
+  /** Every account's usage of a month, a row per account and node (the operator's report). */
+  async report(month: string): Promise<{ closed: boolean; rows: UsageReportRow[] }> {
+    const rows: UsageReportRow[] = [];
+    let closed = false;
+    for (const account of await listAccountsWithOwners(this.deps.db)) {
+      const usage = await accountUsageRows(this.deps.db, account.id, month, this.now(), this.unwritten(month));
+      closed = usage.closed;
+      for (const r of usage.rows) {
+        rows.push({
+          accountId: account.id,
+          ownerEmail: account.email,
+          plan: account.plan,
+          nodeId: r.node_id,
+          runningSeconds: r.running_seconds,
+          pausedSeconds: r.paused_seconds,
+          apiCalls: r.api_calls,
+          gatewayCalls: r.gateway_calls,
+        });
+      }
+    }
+    return { closed, rows };
+  }
+
+  private unwritten(month: string) {
+    return month === this.currentMonth() && this.deps.meter ? (accountId: string) => this.deps.meter!.unwrittenCalls(accountId) : undefined;
+  }
+}
