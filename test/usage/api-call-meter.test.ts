@@ -1,0 +1,106 @@
+// The API call meter against a real database (PGlite; PostgreSQL with TEST_DATABASE_URL, where the
+// two replicas below each have a connection pool of their own): counts reach the database in
+// batches, two replicas counting against one small limit both end up refusing, and what they admit
+// stays within the documented bound (docs/USAGE.md): limit + replicas × USAGE_FLUSH_BATCH - 1.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.ts';
+import { openPostgres, type Database } from '../../src/db/database.ts';
+import { AppError } from '../../src/errors.ts';
+import { ApiCallMeter } from '../../src/usage/api-call-meter.ts';
+import { databaseLabel, insertOwnerUser, openMigratedTestDb } from '../helpers/database.ts';
+
+const LIMIT = 40;
+const BATCH = 5;
+const log = createLogger('silent');
+
+let t: Awaited<ReturnType<typeof openMigratedTestDb>>;
+let second: Database | undefined;
+
+beforeEach(async () => {
+  t = await openMigratedTestDb();
+  await t.db.query(`INSERT INTO plans (name, max_nodes, api_calls_per_month, max_users) VALUES ('tiny', 1, $1, 1)`, [LIMIT]);
+  await insertOwnerUser(t.db, 'acct-a', 'a@example.com', 'tiny');
+  await insertOwnerUser(t.db, 'acct-b', 'b@example.com', 'scale');
+});
+afterEach(async () => {
+  await second?.close();
+  second = undefined;
+  await t.close();
+});
+
+/** A second replica's own connection to the same database (PGlite has one connection to share). */
+async function secondConnection(): Promise<Database> {
+  if (t.db.kind === 'pglite') return t.db;
+  const url = (t.db as unknown as { url?: string }).url;
+  const found = url ?? (await t.db.query<{ db: string }>('SELECT current_database() AS db'))[0]!.db;
+  const admin = new URL(process.env.TEST_DATABASE_URL!);
+  admin.pathname = `/${found}`;
+  second = await openPostgres(admin.toString());
+  return second;
+}
+
+const meter = (db: Database, now?: () => number) => new ApiCallMeter({ db, flushIntervalMs: 60_000, batchSize: BATCH, log, now });
+
+/** One call; true when admitted, false when refused with quota_exceeded. */
+async function call(m: ApiCallMeter, account: string, node = '', kind: 'api' | 'gateway' = 'gateway'): Promise<boolean> {
+  try {
+    await m.admit(account, node, kind);
+    return true;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'quota_exceeded') return false;
+    throw err;
+  }
+}
+
+describe(`the API call meter (${databaseLabel()})`, () => {
+  it('writes its counts in batches, per node and kind, and answers them before they are written', async () => {
+    const m = meter(t.db);
+    for (let i = 0; i < 3; i++) await call(m, 'acct-b', 'n1', 'gateway');
+    await call(m, 'acct-b', '', 'api');
+    expect(m.unwrittenCalls('acct-b')).toEqual(expect.arrayContaining([{ node_id: 'n1', kind: 'gateway', calls: 3 }, { node_id: '', kind: 'api', calls: 1 }]));
+    expect(await t.db.query('SELECT * FROM api_call_counts')).toEqual([]);
+    await m.stop();
+    const rows = await t.db.query<{ node_id: string; kind: string; calls: string | number }>('SELECT node_id, kind, calls FROM api_call_counts ORDER BY node_id');
+    expect(rows.map((r) => [r.node_id, r.kind, Number(r.calls)])).toEqual([['', 'api', 1], ['n1', 'gateway', 3]]);
+    expect(m.unwrittenCalls('acct-b')).toEqual([]);
+  });
+
+  it('two replicas counting against one small limit both end up refusing, within the bound', async () => {
+    const replicas = [meter(t.db), meter(await secondConnection())];
+    let admitted = 0;
+    // Both replicas take calls at once, in waves, far past the limit.
+    for (let wave = 0; wave < 20; wave++) {
+      const answers = await Promise.all(replicas.flatMap((m) => Array.from({ length: 4 }, () => call(m, 'acct-a', 'n1'))));
+      admitted += answers.filter(Boolean).length;
+    }
+    await Promise.all(replicas.map((m) => m.flush()));
+    // Once written totals reach the limit, every replica refuses.
+    for (const m of replicas) expect(await call(m, 'acct-a', 'n1')).toBe(false);
+    expect(admitted).toBeGreaterThanOrEqual(LIMIT);
+    expect(admitted).toBeLessThanOrEqual(LIMIT + replicas.length * BATCH - 1);
+    await Promise.all(replicas.map((m) => m.stop()));
+    const [total] = await t.db.query<{ calls: string | number }>(`SELECT calls FROM api_call_totals WHERE account_id = 'acct-a'`);
+    expect(Number(total!.calls)).toBe(admitted);
+    // An unlimited account next to it is never refused.
+    const m = replicas[0]!;
+    for (let i = 0; i < 3 * LIMIT; i++) expect(await call(m, 'acct-b')).toBe(true);
+  });
+
+  it('refuses with Retry-After until the next month (UTC) and the RateLimit fields, and admits again then', async () => {
+    let now = Date.parse('2026-11-30T23:59:00Z');
+    const m = meter(t.db, () => now);
+    await t.db.query(`INSERT INTO api_call_totals (account_id, month, calls) VALUES ('acct-a', '2026-11-01', $1)`, [LIMIT]);
+    const refusal = await Promise.resolve(m.admit('acct-a', '', 'api')).then(() => undefined, (err: AppError) => err);
+    expect(refusal).toBeInstanceOf(AppError);
+    expect(refusal!.code).toBe('quota_exceeded');
+    expect(refusal!.details).toMatchObject({
+      retryAfterSeconds: 60,
+      headers: { 'retry-after': '60', ratelimit: '"monthly-api-calls";r=0;t=60', 'ratelimit-policy': `"monthly-api-calls";q=${LIMIT};w=${30 * 86400}` },
+    });
+    now = Date.parse('2026-12-01T00:00:01Z');
+    expect(await call(m, 'acct-a')).toBe(true);
+    await m.stop();
+    const months = await t.db.query<{ month: Date; calls: string | number }>(`SELECT month, calls FROM api_call_totals WHERE account_id = 'acct-a' ORDER BY month`);
+    expect(months.map((r) => Number(r.calls))).toEqual([LIMIT, 1]);
+  });
+});
