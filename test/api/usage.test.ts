@@ -1,0 +1,110 @@
+// GET /api/usage through real HTTP on a real database, and the monthly API call quota on the
+// management API and the bearer gateway (429 quota_exceeded, Retry-After, RateLimit fields).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
+import { createNodes } from '../helpers/tenants.ts';
+import { databaseLabel } from '../helpers/database.ts';
+
+const QUOTA = 8;
+let t: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let nodeIds: string[];
+let bobNode: string;
+
+const thisMonth = () => new Date().toISOString().slice(0, 7);
+const gateway = (user: TestUser, nodeId: string) =>
+  fetch(`http://127.0.0.1:${t.config.nodeApiPort}/${user.id}/${nodeId}`, { headers: { authorization: `Bearer ${user.token}` } });
+
+beforeAll(async () => {
+  t = await startTestServer({ USAGE_FLUSH_BATCH: '2', USAGE_FLUSH_INTERVAL_MS: '200' });
+  await t.server.db.query(`INSERT INTO plans (name, max_nodes, api_calls_per_month, max_users) VALUES ('tiny', 1, $1, 1)`, [QUOTA]);
+  alice = await t.createUser('growth');
+  bob = await t.createUser('starter');
+  nodeIds = await createNodes(t, alice, [{ name: 'usage-a1' }, { name: 'usage-a2' }]);
+  [bobNode] = await createNodes(t, bob, [{ name: 'usage-b1' }]);
+}, 120_000);
+afterAll(() => t?.stop());
+
+describe(`GET /api/usage (${databaseLabel()})`, () => {
+  it("answers this month's usage of the caller's account, per node, in total and per day", async () => {
+    expect((await gateway(alice, nodeIds[0]!)).status).toBe(200);
+    const r = await t.call('/api/usage', { token: alice.token });
+    expect(r.status).toBe(200);
+    const month = thisMonth();
+    expect(r.json).toMatchObject({ month, closed: false, from: `${month}-01T00:00:00.000Z` });
+    expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId).sort()).toEqual([...nodeIds].sort());
+    expect(r.json.nodes.find((n: { nodeId: string }) => n.nodeId === nodeIds[0])).toMatchObject({ name: 'usage-a1', gatewayCalls: 1 });
+    // The nodes are RUNNING since their builds: their time counts, and every day is listed.
+    expect(r.json.total.runningSeconds).toBeGreaterThanOrEqual(0);
+    expect(r.json.total.apiCalls).toBeGreaterThan(0);
+    expect(r.json.total.gatewayCalls).toBe(1);
+    const days = new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5)), 0)).getUTCDate();
+    expect(r.json.days).toHaveLength(days);
+    expect(r.json.days[0].date).toBe(`${month}-01`);
+    const daySum = r.json.days.reduce((s: number, d: { runningSeconds: number }) => s + d.runningSeconds, 0);
+    expect(daySum).toBe(r.json.total.runningSeconds);
+  });
+
+  it("never shows another account's nodes, not even one named in a path", async () => {
+    // Alice's call about Bob's node is counted in her account as a call about no node.
+    expect((await t.call(`/api/nodes/${bobNode}`, { token: alice.token })).status).toBe(404);
+    const r = await t.call(`/api/usage?month=${thisMonth()}`, { token: alice.token });
+    expect(JSON.stringify(r.json)).not.toContain(bobNode!);
+    const b = await t.call('/api/usage', { token: bob.token });
+    expect(b.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual([bobNode]);
+  });
+
+  it('shows a token limited to some nodes those nodes only', async () => {
+    const scoped = await t.server.services.accounts.createToken(alice.email, 'one-node', undefined, { nodeIds: [nodeIds[1]!] });
+    const r = await t.call('/api/usage', { token: scoped.token });
+    expect(r.status).toBe(200);
+    expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual([nodeIds[1]]);
+    expect(r.json.total.gatewayCalls).toBe(0);
+  });
+
+  it.each(['2026-13', '26-11', 'november', '2026-1', '9999-01'])('refuses month=%s with 400 invalid_request', async (month) => {
+    const r = await t.call(`/api/usage?month=${month}`, { token: alice.token });
+    expect(r.status).toBe(400);
+    expect(r.json.error.code).toBe('invalid_request');
+  });
+
+  it('answers a past month with nothing in it', async () => {
+    const r = await t.call('/api/usage?month=2020-02', { token: alice.token });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ month: '2020-02', nodes: [], total: { runningSeconds: 0, pausedSeconds: 0, apiCalls: 0, gatewayCalls: 0 } });
+    expect(r.json.days).toHaveLength(29);
+  });
+});
+
+describe(`the monthly API call quota (${databaseLabel()})`, () => {
+  it('refuses management API and gateway calls past the plan limit with 429 quota_exceeded until the next month', async () => {
+    const carol = await t.createUser('tiny');
+    const [carolNode] = await createNodes(t, carol, [{ name: 'usage-c1' }], { untilRunning: false });
+    let refused: Awaited<ReturnType<TestServer['call']>> | undefined;
+    let admitted = 1; // the create
+    for (let i = 0; i < QUOTA * 3 && !refused; i++) {
+      const r = await t.call('/api/nodes', { token: carol.token });
+      if (r.status === 429) refused = r;
+      else admitted++;
+    }
+    expect(refused?.json.error.code).toBe('quota_exceeded');
+    // One replica, batch 2: at most limit + 2 - 1 admitted (docs/USAGE.md).
+    expect(admitted).toBeGreaterThanOrEqual(QUOTA);
+    expect(admitted).toBeLessThanOrEqual(QUOTA + 1);
+    const nextMonth = new Date();
+    nextMonth.setUTCMonth(nextMonth.getUTCMonth() + 1, 1);
+    nextMonth.setUTCHours(0, 0, 0, 0);
+    const retryAfter = Number(refused!.headers.get('retry-after'));
+    expect(Math.abs(Date.now() + retryAfter * 1000 - nextMonth.getTime())).toBeLessThan(5_000);
+    expect(refused!.headers.get('ratelimit')).toBe(`"monthly-api-calls";r=0;t=${retryAfter}`);
+    expect(refused!.headers.get('ratelimit-policy')).toMatch(new RegExp(`^"monthly-api-calls";q=${QUOTA};w=\\d+$`));
+    const g = await gateway(carol, carolNode!);
+    expect(g.status).toBe(429);
+    expect(g.headers.get('retry-after')).toBeTruthy();
+    // The gateways answer in RLN's error shape, the service's code under rln_cloud.
+    expect(((await g.json()) as { rln_cloud: { code: string } }).rln_cloud.code).toBe('quota_exceeded');
+    // Another account is not affected.
+    expect((await t.call('/api/usage', { token: alice.token })).status).toBe(200);
+  });
+});
