@@ -23,8 +23,6 @@ import { loadOrCreateCertificateAuthority } from './pki/ca-store.ts';
 import { startNodeAccess } from './gateway/start-node-access.ts';
 import { buildServices, type Services } from './composition/services.ts';
 import { buildBackground } from './composition/background.ts';
-import { ApiCallMeter } from './usage/api-call-meter.ts';
-import { UsageService } from './usage/service.ts';
 import { buildBackupService } from './composition/backups.ts';
 import { buildNodeCalls, type NodeCalls } from './composition/node-calls.ts';
 import { buildEventStreams, type EventStreams } from './composition/event-streams.ts';
@@ -121,10 +119,9 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     }
     // API calls are counted from the first request; the last counts are written on shutdown, once
     // the listeners have drained and before the database closes (cleanups run last added first).
-    const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
+    const { meter } = services;
     meter.start();
     cleanups.push(() => meter.stop());
-    const usage = new UsageService({ db, meter });
     // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
     const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, log: log.child({ part: 'gateway' }) });
     cleanups.push(() => nodeCalls.rln.close());
@@ -154,7 +151,6 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       unlocker: nodeCalls.unlocker,
       backups,
       backupLimits: config.backups,
-      usage,
       meter,
       rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
       autoUnlock,

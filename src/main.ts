@@ -46,6 +46,9 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   cert revoke <serial>                    revoke a client certificate; refused from its next request
   audit list [--user <email>] [--limit <n>]
                                           the audit trail, newest first: everyone's, or one user's
+  usage report --month YYYY-MM [--format csv|json]
+                                          every account's usage of a month, a row per account and
+                                          node (docs/USAGE.md); final once the month is closed
   backup list <node-id>                   a node's backups (through the API, like the ones below)
   backup create <node-id> [--password-file <f>] [--no-wait]
                                           back the node up; the password from the file, standard
@@ -85,6 +88,8 @@ async function main(argv: string[]): Promise<number> {
       'no-wait': { type: 'boolean' },
       user: { type: 'string' },
       limit: { type: 'string' },
+      month: { type: 'string' },
+      format: { type: 'string' },
     },
   });
   const json = values.json === true;
@@ -136,6 +141,11 @@ async function main(argv: string[]): Promise<number> {
       const { saveCredentials } = await import('./operator/credential-files.ts');
       const dir = typeof options.dir === 'string' ? options.dir : `node-${rest[0]}`;
       out(saveCredentials(result as Parameters<typeof saveCredentials>[0], dir));
+      return 0;
+    }
+    if (command === 'usage report' && (options.format === 'csv' || options.format === 'json')) {
+      const { usageReportCsv } = await import('./cli/usage-csv.ts');
+      process.stdout.write(options.format === 'csv' ? usageReportCsv(result as Parameters<typeof usageReportCsv>[0]) : `${JSON.stringify(result)}\n`);
       return 0;
     }
     out(result);

@@ -19,6 +19,8 @@ import { AuditLog, type AuditMetrics } from '../audit/audit-log.ts';
 import { restoreSealContext } from '../backups/restore-into-node.ts';
 import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
+import { UsageService } from '../usage/service.ts';
+import { ApiCallMeter, type ApiCallMetrics } from '../usage/api-call-meter.ts';
 
 const accountsOf = (db: Database) => new AccountService(db);
 
@@ -48,7 +50,7 @@ export function buildServices(
   unlockSeal: UnlockSeal,
   runtime: Pick<NodeRuntime, 'assignPorts'>,
   log: Logger,
-  metrics?: AuditMetrics,
+  metrics?: AuditMetrics & ApiCallMetrics,
 ) {
   const accounts = accountsOf(db);
   const releases = releasesOf(db, config);
@@ -73,7 +75,10 @@ export function buildServices(
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
   const audit = auditOf(db, log, metrics);
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
+  // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
+  const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
+  const usage = new UsageService({ db, meter });
+  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -90,6 +95,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),
     certificates: certificatesOf(db, config, ca),
+    usage: new UsageService({ db }),
     unlockSealKeys: unlockSeal && unlockSealKeysOf(db, unlockSeal),
   };
 }

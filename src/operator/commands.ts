@@ -9,6 +9,8 @@ import type { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { parseDurationMs } from '../env/formats.ts';
 import { AppError } from '../errors.ts';
 import type { AuditEntry, AuditLog } from '../audit/audit-log.ts';
+import type { UsageService } from '../usage/service.ts';
+import { MONTH_PATTERN } from '../usage/node-time.ts';
 
 /** What the operator did, in the trail of the user it concerns. */
 const byOperator = (entry: Omit<AuditEntry, 'actor' | 'sourceIp' | 'outcome'>): AuditEntry => ({ ...entry, actor: 'operator', sourceIp: null, outcome: 'succeeded' });
@@ -19,6 +21,7 @@ export interface OperatorContext {
   releases: ReleaseService;
   webhookKeys: WebhookKeyring;
   certificates: CertificateService;
+  usage: Pick<UsageService, 'report' | 'hasBegun'>;
   /** Only where the command needs it: the CLI loads the key file for the unlock-seal-key commands alone. */
   unlockSealKeys?: UnlockSealKeys;
 }
@@ -105,6 +108,14 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'audit list': async (ctx, a) => {
     const email = option(a, 'user');
     return ctx.audit.list({ userId: email === undefined ? undefined : await ctx.accounts.userIdOf(email), limit: wholeNumber(a, 'limit', 1) ?? 50 });
+  },
+  // A row per account and node (node '' holds an account's API calls about no node); the CLI
+  // prints it as CSV with --format csv (cli/usage-csv.ts).
+  'usage report': async (ctx, a) => {
+    const month = option(a, 'month');
+    if (month === undefined || !MONTH_PATTERN.test(month)) throw new AppError('invalid_request', '--month YYYY-MM is required (a calendar month, UTC)');
+    if (!ctx.usage.hasBegun(month)) throw new AppError('invalid_request', `${month} has not begun`);
+    return { month, ...(await ctx.usage.report(month)) };
   },
   // The files are written by the CLI process (main.ts), not here: this may run in the server.
   'cert issue': async (ctx, a) => {

@@ -9,7 +9,7 @@ const QUOTA = 8;
 let t: TestServer;
 let alice: TestUser;
 let bob: TestUser;
-let nodeIds: string[];
+let nodeIds: readonly string[];
 let bobNode: string;
 
 const thisMonth = () => new Date().toISOString().slice(0, 7);
@@ -88,7 +88,7 @@ describe(`the monthly API call quota (${databaseLabel()})`, () => {
       if (r.status === 429) refused = r;
       else admitted++;
     }
-    expect(refused?.json.error.code).toBe('quota_exceeded');
+    expect((refused?.json as { error: { code: string } }).error.code).toBe('quota_exceeded');
     // One replica, batch 2: at most limit + 2 - 1 admitted (docs/USAGE.md).
     expect(admitted).toBeGreaterThanOrEqual(QUOTA);
     expect(admitted).toBeLessThanOrEqual(QUOTA + 1);
