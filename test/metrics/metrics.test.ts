@@ -48,6 +48,7 @@ const SERVICE_METRICS = [
   'rlncloud_nodes',
   'rlncloud_backups_total',
   'rlncloud_backup_duration_seconds',
+  'rlncloud_api_calls_total',
   'rlncloud_audit_record_failures_total',
   'rlncloud_db_query_duration_seconds',
 ];
