@@ -63,7 +63,7 @@ const KEY_SEPARATOR = '\0';
 export class ApiCallMeter {
   private current: MonthCounts;
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
+  private flushing: Promise<boolean> | undefined;
   private readonly now: () => number;
 
   constructor(private readonly deps: ApiCallMeterDeps) {
@@ -88,7 +88,7 @@ export class ApiCallMeter {
    * (a Map increment); a promise only while the account's first total is read or a batch it must
    * wait for is written.
    */
-  admit(accountId: string, nodeId: string, kind: CallKind, waited = false): void | Promise<void> {
+  admit(accountId: string, nodeId: string, kind: CallKind, databaseDown = false): void | Promise<void> {
     if (this.now() >= this.current.endsAt) this.rollOver();
     const counts = this.current;
     let account = counts.accounts.get(accountId);
@@ -101,9 +101,10 @@ export class ApiCallMeter {
     const unwritten = account.pendingCalls + account.writing;
     if (account.limit !== null) {
       if (account.limit !== undefined && account.known + unwritten >= account.limit) throw this.quotaExceeded(account.limit);
-      // Waits once: with the database unreachable a batch cannot be written, and requests are
-      // admitted (and kept counted) rather than held; the bound holds while the database answers.
-      if (unwritten >= this.deps.batchSize && !waited) return this.flush().then(() => this.admit(accountId, nodeId, kind, true));
+      // Decided again after the batch: many calls may have waited for it, and only B of them fit.
+      // With the database unreachable no batch can be written, and calls are admitted (and kept
+      // counted) rather than held; the bound holds while the database answers.
+      if (unwritten >= this.deps.batchSize && !databaseDown) return this.flush().then((written) => this.admit(accountId, nodeId, kind, !written));
     }
     const key = nodeId + KEY_SEPARATOR + kind;
     account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
@@ -121,9 +122,9 @@ export class ApiCallMeter {
     });
   }
 
-  /** Writes every pending count in one batch; one batch at a time, the next one right after. */
-  flush(): Promise<void> {
-    const previous = this.flushing ?? Promise.resolve();
+  /** Writes every pending count in one batch; one batch at a time, the next one right after. False: the database refused it. */
+  flush(): Promise<boolean> {
+    const previous = this.flushing ?? Promise.resolve(true);
     const next = previous.then(() => this.writeBatch(this.current));
     this.flushing = next.finally(() => {
       if (this.flushing === settled) this.flushing = undefined;
@@ -132,7 +133,7 @@ export class ApiCallMeter {
     return next;
   }
 
-  private async writeBatch(counts: MonthCounts) {
+  private async writeBatch(counts: MonthCounts): Promise<boolean> {
     const increments: ApiCallIncrement[] = [];
     const refused: string[] = [];
     for (const [accountId, account] of counts.accounts) {
@@ -158,6 +159,7 @@ export class ApiCallMeter {
         this.report(totals, increments);
       }
       if (refused.length > 0) this.learn(counts, await findAccountCallTotals(this.deps.db, counts.from, refused));
+      return true;
     } catch (err) {
       this.deps.log.error({ err, calls: increments.length }, 'could not write API call counts; keeping them for the next batch');
       for (const i of increments) {
@@ -166,6 +168,7 @@ export class ApiCallMeter {
         account.pending.set(key, (account.pending.get(key) ?? 0) + i.calls);
         account.pendingCalls += i.calls;
       }
+      return false;
     } finally {
       for (const i of increments) counts.accounts.get(i.accountId)!.writing -= i.calls;
     }
@@ -205,7 +208,7 @@ export class ApiCallMeter {
     const ended = this.current;
     this.current = this.monthCounts(this.now());
     // The ended month's counts are written under its own month.
-    this.flushing = (this.flushing ?? Promise.resolve()).then(() => this.writeBatch(ended));
+    this.flushing = (this.flushing ?? Promise.resolve(true)).then(() => this.writeBatch(ended));
   }
 
   private monthCounts(at: number): MonthCounts {
