@@ -1,6 +1,7 @@
 // npm run bench: every figure beside its baseline, measured in one run (these machines are noisy).
 import os from 'node:os';
 import { benchListNodes, LIST_NODES_RATIO_AIM } from './list-nodes.ts';
+import { benchUsage, USAGE_P99_AIM_MS } from './usage.ts';
 import { benchStartup } from './startup.ts';
 import { benchSignature, benchWebhooks, WEBHOOK_RATIO_AIM } from './webhooks.ts';
 import { benchRollout, ROLLOUT_DATABASES, type RolloutDatabase } from './rollout.ts';
@@ -39,6 +40,17 @@ const sections: Record<string, () => Promise<void>> = {
       } catch (err) {
         console.log(`| ${database} | skipped: ${(err as Error).message} | | | | |`);
       }
+    }
+  },
+  usage: async () => {
+    console.log('\n## GET /api/usage of an account with 1,000 nodes (PostgreSQL, one caller at a time)');
+    console.log(`| nodes | status changes | req/s | p50 ms | p99 ms | aim: p99 < ${USAGE_P99_AIM_MS} ms |`);
+    console.log('|---|---|---|---|---|---|');
+    try {
+      const u = await benchUsage(DURATION_MS);
+      console.log(`| ${u.nodes} | ${u.statusChanges} | ${f(u.result.perSecond)} | ${f(u.result.p50Ms, 2)} | ${f(u.result.p99Ms, 2)} | ${u.result.p99Ms < USAGE_P99_AIM_MS ? 'met' : 'missed'} |`);
+    } catch (err) {
+      console.log(`| skipped: ${(err as Error).message} | | | | | |`);
     }
   },
   rollout: async () => {

@@ -2,37 +2,107 @@
 // Months are passed as their first day (a UTC Date); every range is [from, to).
 import type { Queryable } from './database.ts';
 
+// The changes that decide an account's node time in [from, to): each node's last change before
+// `from` when it left the node RUNNING or PAUSED (what the period starts in), then its changes
+// inside the period. The nodes are those of the account now and those with a change in the period
+// (a destroyed node whose row was purged since).
+const ACCOUNT_CHANGES = `
+  in_period AS (
+    SELECT id, node_id, status, changed_at FROM node_status_changes
+     WHERE account_id = $1 AND changed_at >= $2 AND changed_at < $3
+  ), node_ids AS (
+    SELECT id AS node_id FROM nodes WHERE user_id = $1 UNION SELECT node_id FROM in_period
+  ), before_period AS (
+    SELECT c.id, c.node_id, c.status, c.changed_at FROM node_ids n
+      CROSS JOIN LATERAL (
+        SELECT id, node_id, status, changed_at FROM node_status_changes
+         WHERE node_id = n.node_id AND changed_at < $2 ORDER BY changed_at DESC, id DESC LIMIT 1
+      ) c
+     WHERE c.status IN ('RUNNING', 'PAUSED')
+  ), changes AS (
+    SELECT * FROM before_period UNION ALL SELECT * FROM in_period
+  )`;
+
 export interface StatusChangeRow {
   node_id: string;
   status: string;
   changed_at: Date;
 }
 
-/**
- * The status changes that decide an account's node time in [from, to), ordered by node then time:
- * each node's last change before `from` when it left the node RUNNING or PAUSED (what the period
- * starts in), then its changes inside the period. The nodes are those of the account now and those
- * with a change in the period (a destroyed node whose row was purged since).
- */
+/** An account's changes that decide its node time in [from, to), by node then in the order made. */
 export async function findAccountStatusChanges(db: Queryable, accountId: string, from: Date, to: Date): Promise<StatusChangeRow[]> {
-  return db.query<StatusChangeRow>(
-    `WITH in_period AS (
-       SELECT id, node_id, status, changed_at FROM node_status_changes
-        WHERE account_id = $1 AND changed_at >= $2 AND changed_at < $3
-     ), node_ids AS (
-       SELECT id AS node_id FROM nodes WHERE user_id = $1 UNION SELECT node_id FROM in_period
-     ), before_period AS (
-       SELECT c.id, c.node_id, c.status, c.changed_at FROM node_ids n
-         CROSS JOIN LATERAL (
-           SELECT id, node_id, status, changed_at FROM node_status_changes
-            WHERE node_id = n.node_id AND changed_at < $2 ORDER BY changed_at DESC, id DESC LIMIT 1
-         ) c
-        WHERE c.status IN ('RUNNING', 'PAUSED')
+  return db.query<StatusChangeRow>(`WITH ${ACCOUNT_CHANGES} SELECT node_id, status, changed_at FROM changes ORDER BY node_id, changed_at, id`, [accountId, from, to]);
+}
+
+export interface NodeTimeRow {
+  node_id: string;
+  running_ms: number;
+  paused_ms: number;
+  /** [day index in the period, running ms, paused ms] for the days with time. */
+  days: Array<[number, number, number]>;
+}
+
+// The intervals of ACCOUNT_CHANGES in epoch milliseconds, cut to [from ($4), until ($5)) and split
+// by UTC day (index from `from`): the same arithmetic as usage/node-time.ts (its test proves them
+// equal) on values float8 holds exactly. Node ids are compared byte-wise (COLLATE "C"): sorting
+// 10,000 rows under the database's collation was most of the query's time.
+const DAY_PARTS = `
+  intervals AS (
+    SELECT node_id COLLATE "C" AS node_id, status,
+           greatest(extract(epoch FROM changed_at)::float8 * 1000, $4::float8) AS s,
+           least(coalesce(extract(epoch FROM lead(changed_at) OVER (PARTITION BY node_id COLLATE "C" ORDER BY changed_at, id))::float8 * 1000, $5::float8), $5::float8) AS e
+      FROM changes
+  ), day_parts AS (
+    SELECT i.node_id, d.day, i.status,
+           least(i.e, $4::float8 + (d.day + 1) * 86400000::float8) - greatest(i.s, $4::float8 + d.day * 86400000::float8) AS ms
+      FROM intervals i
+     CROSS JOIN LATERAL generate_series(floor((i.s - $4::float8) / 86400000)::int, floor((i.e - 1 - $4::float8) / 86400000)::int) AS d(day)
+     WHERE i.status IN ('RUNNING', 'PAUSED') AND i.e > i.s
+  )`;
+
+const timeParams = (accountId: string, from: Date, to: Date, until: Date) => [accountId, from, to, from.getTime(), Math.min(until.getTime(), to.getTime())];
+
+/** An account's RUNNING and PAUSED time per node within [from, to), cut at `until`, with each node's days (a month's snapshot). */
+export async function sumAccountNodeTime(db: Queryable, accountId: string, from: Date, to: Date, until: Date): Promise<NodeTimeRow[]> {
+  const rows = await db.query<{ node_id: string; running_ms: number | string; paused_ms: number | string; days: Array<[number, number, number]> }>(
+    `WITH ${ACCOUNT_CHANGES}, ${DAY_PARTS}, per_day AS (
+       SELECT node_id, day, sum(ms) FILTER (WHERE status = 'RUNNING') AS running, sum(ms) FILTER (WHERE status = 'PAUSED') AS paused
+         FROM day_parts GROUP BY node_id, day
      )
-     SELECT node_id, status, changed_at FROM (SELECT * FROM before_period UNION ALL SELECT * FROM in_period) changes
-      ORDER BY node_id, changed_at, id`,
-    [accountId, from, to],
+     SELECT node_id, coalesce(sum(running), 0) AS running_ms, coalesce(sum(paused), 0) AS paused_ms,
+            json_agg(json_build_array(day, coalesce(running, 0), coalesce(paused, 0)) ORDER BY day) AS days
+       FROM per_day GROUP BY node_id`,
+    timeParams(accountId, from, to, until),
   );
+  return rows.map((r) => ({ node_id: r.node_id, running_ms: Number(r.running_ms), paused_ms: Number(r.paused_ms), days: r.days }));
+}
+
+export interface AccountTimeTotals {
+  /** Per node: RUNNING and PAUSED ms. */
+  nodes: Array<{ node_id: string; running_ms: number; paused_ms: number }>;
+  /** Per day index with time, summed over the nodes: RUNNING and PAUSED ms. */
+  days: Array<{ day: number; running_ms: number; paused_ms: number }>;
+}
+
+/**
+ * The same time per node and per day of the whole account (of `visible` nodes when given), in one
+ * pass (GROUPING SETS): 1,000 nodes answer ~1,030 rows instead of one per node and day.
+ */
+export async function sumAccountTime(db: Queryable, accountId: string, from: Date, to: Date, until: Date, visible: readonly string[] | null): Promise<AccountTimeTotals> {
+  const rows = await db.query<{ node_id: string | null; day: number | null; running_ms: number | string; paused_ms: number | string }>(
+    `WITH ${ACCOUNT_CHANGES}, ${DAY_PARTS}
+     SELECT node_id, day, coalesce(sum(ms) FILTER (WHERE status = 'RUNNING'), 0) AS running_ms, coalesce(sum(ms) FILTER (WHERE status = 'PAUSED'), 0) AS paused_ms
+       FROM day_parts WHERE $6::text[] IS NULL OR node_id = ANY($6::text[])
+      GROUP BY GROUPING SETS ((node_id), (day))`,
+    [...timeParams(accountId, from, to, until), visible],
+  );
+  const totals: AccountTimeTotals = { nodes: [], days: [] };
+  for (const r of rows) {
+    const figures = { running_ms: Number(r.running_ms), paused_ms: Number(r.paused_ms) };
+    if (r.node_id !== null) totals.nodes.push({ node_id: r.node_id, ...figures });
+    else totals.days.push({ day: r.day!, ...figures });
+  }
+  return totals;
 }
 
 export interface NodeNameRow {

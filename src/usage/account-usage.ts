@@ -1,19 +1,20 @@
 // An account's usage of a month (GET /api/usage, the operator's report): node time summed from
-// the recorded status changes (node-time.ts), API calls from the flushed counts plus, for the open
+// the recorded status changes (in the database, db/usage.ts sumAccountNodeTime, by node-time.ts's rules), API calls from the flushed counts plus, for the open
 // month, what this process has counted and not flushed yet. A closed month is read from its
 // snapshot and never computed again.
 import type { Queryable } from '../db/database.ts';
 import {
   findAccountApiCalls,
   findAccountNodesIn,
-  findAccountStatusChanges,
   findClosedNodeMonths,
   findNodeNames,
   isMonthClosed,
+  sumAccountNodeTime,
+  sumAccountTime,
   type ApiCallCountRow,
   type ClosedNodeMonthRow,
 } from '../db/usage.ts';
-import { monthRange, nodeTime, wholeSeconds, type StatusChange } from './node-time.ts';
+import { DAY_MS, monthRange, wholeSeconds } from './node-time.ts';
 
 export interface UsageFigures {
   runningSeconds: number;
@@ -57,14 +58,48 @@ export async function accountUsageRows(db: Queryable, accountId: string, month: 
   return { closed: false, rows: await computeMonthRows(db, accountId, month, now, unflushed) };
 }
 
-/** An account's figures of a month computed from the records as they are `now`. */
+/** An account's figures of a month computed from the records as they are `now`, each node with its days (a snapshot). */
 export async function computeMonthRows(db: Queryable, accountId: string, month: string, now: Date, unflushed?: UnflushedCalls): Promise<ClosedNodeMonthRow[]> {
   const { from, to } = monthRange(month);
-  const [changes, calls, live] = await Promise.all([
-    findAccountStatusChanges(db, accountId, from, to),
+  const [time, calls, live] = await Promise.all([
+    sumAccountNodeTime(db, accountId, from, to, now),
     findAccountApiCalls(db, accountId, from),
     findAccountNodesIn(db, accountId, from, to),
   ]);
+  const dayCount = Math.round((to.getTime() - from.getTime()) / DAY_MS);
+  const withDays = time.map((t) => {
+    const days: Array<[number, number]> = Array.from({ length: dayCount }, () => [0, 0]);
+    for (const [day, running, paused] of t.days) days[day] = [wholeSeconds(running), wholeSeconds(paused)];
+    return { ...t, days };
+  });
+  return assembleRows(db, accountId, withDays, [...calls, ...(unflushed?.(accountId) ?? [])], live);
+}
+
+/**
+ * GET /api/usage of an open month: the node time per node and per day of the account summed in
+ * one query (only `visible` nodes' when limited), so 1,000 nodes cost ~1,000 rows, not one per day.
+ */
+export async function openMonthUsage(db: Queryable, accountId: string, month: string, now: Date, visible: VisibleNodes, unflushed?: UnflushedCalls): Promise<AccountUsage> {
+  const { from, to } = monthRange(month);
+  const [time, calls, live] = await Promise.all([
+    sumAccountTime(db, accountId, from, to, now, visible),
+    findAccountApiCalls(db, accountId, from),
+    findAccountNodesIn(db, accountId, from, to),
+  ]);
+  const rows = await assembleRows(db, accountId, time.nodes.map((t) => ({ ...t, days: [] })), [...calls, ...(unflushed?.(accountId) ?? [])], live);
+  const days = time.days.map((d) => ({ day: d.day, runningSeconds: wholeSeconds(d.running_ms), pausedSeconds: wholeSeconds(d.paused_ms) }));
+  return presentAccountUsage(month, false, rows, visible, days);
+}
+
+interface NodeTime {
+  node_id: string;
+  running_ms: number;
+  paused_ms: number;
+  days: Array<[number, number]>;
+}
+
+/** One row per node of the account (and '' for calls about no node) from its time, calls and nodes. */
+async function assembleRows(db: Queryable, accountId: string, time: readonly NodeTime[], calls: readonly ApiCallCountRow[], live: readonly { id: string; name: string }[]) {
   const rows = new Map<string, ClosedNodeMonthRow>();
   const rowOf = (nodeId: string) => {
     let row = rows.get(nodeId);
@@ -72,15 +107,15 @@ export async function computeMonthRows(db: Queryable, accountId: string, month: 
     return row;
   };
   for (const n of live) rowOf(n.id).node_name = n.name;
-  const time = groupByNode(changes);
-  for (const [nodeId, nodeChanges] of time) {
-    const time = nodeTime(nodeChanges, from, to, now);
-    const row = rowOf(nodeId);
-    row.running_seconds = wholeSeconds(time.runningMs);
-    row.paused_seconds = wholeSeconds(time.pausedMs);
-    row.days = time.days.map((d) => [wholeSeconds(d.runningMs), wholeSeconds(d.pausedMs)]);
+  const timed = new Set<string>();
+  for (const t of time) {
+    timed.add(t.node_id);
+    const row = rowOf(t.node_id);
+    row.running_seconds = wholeSeconds(t.running_ms);
+    row.paused_seconds = wholeSeconds(t.paused_ms);
+    row.days = t.days;
   }
-  for (const c of [...calls, ...(unflushed?.(accountId) ?? [])]) {
+  for (const c of calls) {
     const row = rowOf(c.node_id);
     if (c.kind === 'api') row.api_calls += c.calls;
     else row.gateway_calls += c.calls;
@@ -92,7 +127,7 @@ export async function computeMonthRows(db: Queryable, accountId: string, month: 
   // row of the account and had no time, so its calls count as calls about no node; the answer
   // never shows an id the account does not own.
   for (const r of [...rows.values()]) {
-    if (r.node_id === '' || r.node_name !== null || time.has(r.node_id)) continue;
+    if (r.node_id === '' || r.node_name !== null || timed.has(r.node_id)) continue;
     const account = rowOf('');
     account.api_calls += r.api_calls;
     account.gateway_calls += r.gateway_calls;
@@ -101,18 +136,15 @@ export async function computeMonthRows(db: Queryable, accountId: string, month: 
   return [...rows.values()];
 }
 
-function groupByNode(changes: ReadonlyArray<{ node_id: string; status: string; changed_at: Date }>) {
-  const byNode = new Map<string, StatusChange[]>();
-  for (const c of changes) {
-    let list = byNode.get(c.node_id);
-    if (!list) byNode.set(c.node_id, (list = []));
-    list.push({ status: c.status, changedAt: c.changed_at });
-  }
-  return byNode;
-}
-
 /** The answer of GET /api/usage from an account's rows, showing only `visible` nodes when limited. */
-export function presentAccountUsage(month: string, closed: boolean, rows: readonly ClosedNodeMonthRow[], visible: VisibleNodes): AccountUsage {
+export function presentAccountUsage(
+  month: string,
+  closed: boolean,
+  rows: readonly ClosedNodeMonthRow[],
+  visible: VisibleNodes,
+  /** The account's days summed already (an open month); else summed from the rows' days. */
+  summedDays?: ReadonlyArray<{ day: number; runningSeconds: number; pausedSeconds: number }>,
+): AccountUsage {
   const { from, to } = monthRange(month);
   const dayCount = Math.round((to.getTime() - from.getTime()) / 86_400_000);
   const days: DayUsage[] = Array.from({ length: dayCount }, (_, i) => ({
@@ -130,11 +162,13 @@ export function presentAccountUsage(month: string, closed: boolean, rows: readon
     total.pausedSeconds += r.paused_seconds;
     total.apiCalls += r.api_calls;
     total.gatewayCalls += r.gateway_calls;
-    r.days.forEach(([running, paused], i) => {
-      if (!days[i]) return;
-      days[i].runningSeconds += running;
-      days[i].pausedSeconds += paused;
-    });
+    if (!summedDays) {
+      r.days.forEach(([running, paused], i) => {
+        if (!days[i]) return;
+        days[i].runningSeconds += running;
+        days[i].pausedSeconds += paused;
+      });
+    }
     if (r.node_id === '') continue;
     nodes.push({
       nodeId: r.node_id,
@@ -144,6 +178,12 @@ export function presentAccountUsage(month: string, closed: boolean, rows: readon
       apiCalls: r.api_calls,
       gatewayCalls: r.gateway_calls,
     });
+  }
+  for (const d of summedDays ?? []) {
+    const day = days[d.day];
+    if (!day) continue;
+    day.runningSeconds = d.runningSeconds;
+    day.pausedSeconds = d.pausedSeconds;
   }
   return { month, closed, from: from.toISOString(), to: to.toISOString(), nodes, total, days };
 }

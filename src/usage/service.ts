@@ -1,7 +1,7 @@
 // Usage as the API, the CLI and the account page ask for it.
 import type { Database } from '../db/database.ts';
-import { findAccountCallTotals, listAccountsWithOwners } from '../db/usage.ts';
-import { accountUsageRows, presentAccountUsage, type AccountUsage, type VisibleNodes } from './account-usage.ts';
+import { findAccountCallTotals, findClosedNodeMonths, isMonthClosed, listAccountsWithOwners } from '../db/usage.ts';
+import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsage, type VisibleNodes } from './account-usage.ts';
 import type { ApiCallMeter } from './api-call-meter.ts';
 import { monthOf, monthRange } from './node-time.ts';
 
@@ -36,8 +36,9 @@ export class UsageService {
 
   /** An account's usage of a month, per node and in total; `visible`: the nodes a token is limited to. */
   async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage> {
-    const { closed, rows } = await accountUsageRows(this.deps.db, accountId, month, this.now(), this.unwritten(month));
-    return presentAccountUsage(month, closed, rows, visible);
+    const { from } = monthRange(month);
+    if (await isMonthClosed(this.deps.db, from)) return presentAccountUsage(month, true, await findClosedNodeMonths(this.deps.db, from, accountId), visible);
+    return openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month));
   }
 
   /** An account's API calls (management and gateway) this month: every replica's written total plus this process's unwritten. */

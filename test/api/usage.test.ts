@@ -29,7 +29,13 @@ afterAll(() => t?.stop());
 describe(`GET /api/usage (${databaseLabel()})`, () => {
   it("answers this month's usage of the caller's account, per node, in total and per day", async () => {
     expect((await gateway(alice, nodeIds[0]!)).status).toBe(200);
-    const r = await t.call('/api/usage', { token: alice.token });
+    // A call in a batch being written at that moment is in neither the replica's count nor the
+    // database's yet: the answer has it within a batch's write (docs/USAGE.md).
+    let r = await t.call('/api/usage', { token: alice.token });
+    for (let i = 0; i < 20 && r.json.total.gatewayCalls !== 1; i++) {
+      await new Promise((done) => setTimeout(done, 100));
+      r = await t.call('/api/usage', { token: alice.token });
+    }
     expect(r.status).toBe(200);
     const month = thisMonth();
     expect(r.json).toMatchObject({ month, closed: false, from: `${month}-01T00:00:00.000Z` });
@@ -42,8 +48,9 @@ describe(`GET /api/usage (${databaseLabel()})`, () => {
     const days = new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5)), 0)).getUTCDate();
     expect(r.json.days).toHaveLength(days);
     expect(r.json.days[0].date).toBe(`${month}-01`);
+    // Whole seconds are cut per node in the total and per day over the nodes: at most a second per node apart.
     const daySum = r.json.days.reduce((s: number, d: { runningSeconds: number }) => s + d.runningSeconds, 0);
-    expect(daySum).toBe(r.json.total.runningSeconds);
+    expect(Math.abs(daySum - r.json.total.runningSeconds)).toBeLessThanOrEqual(nodeIds.length);
   });
 
   it("never shows another account's nodes, not even one named in a path", async () => {

@@ -7,6 +7,9 @@ import { insertNode } from '../../src/db/nodes.ts';
 import { insertRelease } from '../../src/db/releases.ts';
 import { accountUsageRows, presentAccountUsage } from '../../src/usage/account-usage.ts';
 import { closeMonth } from '../../src/usage/close-month.ts';
+import { UsageService } from '../../src/usage/service.ts';
+import { findAccountStatusChanges, sumAccountNodeTime } from '../../src/db/usage.ts';
+import { monthRange, nodeTime } from '../../src/usage/node-time.ts';
 
 let t: Awaited<ReturnType<typeof openMigratedTestDb>>;
 const HOUR = 3600;
@@ -31,9 +34,14 @@ async function history(nodeId: string, changes: Array<[string, string]>, account
   }
 }
 
+/** An account's month both ways (each node's days summed, as a snapshot; the API's one query), which must agree. */
 async function usage(account: string, month: string, now: string) {
   const { closed, rows } = await accountUsageRows(t.db, account, month, new Date(now));
-  return presentAccountUsage(month, closed, rows, null);
+  const fromRows = presentAccountUsage(month, closed, rows, null);
+  const answered = await new UsageService({ db: t.db, now: () => new Date(now) }).accountUsage(account, month);
+  const byId = (u: typeof fromRows) => ({ ...u, nodes: [...u.nodes].sort((a, b) => a.nodeId.localeCompare(b.nodeId)) });
+  expect(byId(answered)).toEqual(byId(fromRows));
+  return fromRows;
 }
 
 describe(`node time from recorded status changes (${databaseLabel()})`, () => {
@@ -91,5 +99,36 @@ describe(`node time from recorded status changes (${databaseLabel()})`, () => {
     const trail = await t.db.query<{ user_id: string | null; details: { runningSeconds?: number } }>(`SELECT user_id, details FROM audit_events WHERE action = 'usage.month_closed' ORDER BY id`);
     expect(trail.map((e) => e.user_id)).toEqual(['acct-a', null]);
     expect(trail[0]!.details.runningSeconds).toBe(HOUR);
+  });
+
+  it('sums node time in the database exactly as usage/node-time.ts does, to the millisecond', async () => {
+    const { from, to } = monthRange('2026-11');
+    const now = new Date('2026-11-20T13:14:15.678Z');
+    const statuses = ['RUNNING', 'PAUSED', 'STARTING', 'IN_PROGRESS', 'FAILED', 'RUNNING', 'PAUSED'];
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let n = 0; n < 12; n++) {
+      const id = `r${n}`;
+      await node(id);
+      let at = from.getTime() - 5 * 86_400_000 + Math.floor(random() * 86_400_000);
+      const changes: Array<[string, string]> = [];
+      for (let k = 0; k < 14; k++) {
+        changes.push([statuses[Math.floor(random() * statuses.length)]!, new Date(at).toISOString()]);
+        at += Math.floor(random() * 5 * 86_400_000);
+      }
+      await history(id, changes);
+    }
+    const byNode = new Map<string, Array<{ status: string; changedAt: Date }>>();
+    for (const c of await findAccountStatusChanges(t.db, 'acct-a', from, to)) {
+      byNode.set(c.node_id, [...(byNode.get(c.node_id) ?? []), { status: c.status, changedAt: c.changed_at }]);
+    }
+    const summed = await sumAccountNodeTime(t.db, 'acct-a', from, to, now);
+    expect(summed.length).toBeGreaterThan(5);
+    for (const row of summed) {
+      const reference = nodeTime(byNode.get(row.node_id)!, from, to, now);
+      expect([row.node_id, row.running_ms, row.paused_ms]).toEqual([row.node_id, reference.runningMs, reference.pausedMs]);
+      const days = reference.days.flatMap((d, i) => (d.runningMs + d.pausedMs > 0 ? [[i, d.runningMs, d.pausedMs]] : []));
+      expect(row.days).toEqual(days);
+    }
   });
 });
