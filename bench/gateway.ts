@@ -1,9 +1,9 @@
-// GET /nodeinfo of one unlocked devnode daemon (started by the service) six ways, side by side in
+// GET /nodeinfo of one unlocked devnode daemon (started by the service) seven ways, side by side in
 // one run: straight to the node, through nginx (a keep-alive reverse proxy to the same node, the
 // reference a user would otherwise put in front), through a bare node:http proxy (agent and pipe,
 // what the gateways were built on before they wrote to nodes themselves), through the bearer
 // gateway forwarding through undici's dispatch instead (undici-forwarding.ts), through the bearer
-// gateway and through the mutual-TLS gateway (kept-alive connections, client certificate issued by
+// gateway with API call metering off and on (the service's own), and through the mutual-TLS gateway (kept-alive connections, client certificate issued by
 // the service's API). Each proxy's own CPU per request is set against nginx's, with the aims.
 // Also new mTLS handshakes per second, the gateway against a bare node:https server with the same
 // certificates. The service runs in this process (PGlite); the load generator runs in its own
@@ -28,7 +28,7 @@ import type { LoadResult } from './load.ts';
 import type { LoadCommand, LoadReply, LoadTarget } from './gateway-load.ts';
 import { LOAD_GENERATOR } from './raw-http-load.ts';
 
-export type TargetName = 'direct' | 'nginx' | 'nodeproxy' | 'undici' | 'bearer' | 'mtls';
+export type TargetName = 'direct' | 'nginx' | 'nodeproxy' | 'undici' | 'unmetered' | 'bearer' | 'mtls';
 
 /** CPU time per request (µs) of each process taking part, from /proc, over the measured rounds. */
 export type CpuPerRequest = { service: number; node: number; nginx: number; loadgen: number };
@@ -177,6 +177,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
   let bare: https.Server | undefined;
   let nodeProxy: http.Server | undefined;
   let undiciGateway: http.Server | undefined;
+  let unmeteredGateway: http.Server | undefined;
   let undici: Awaited<ReturnType<typeof loadUndiciForwarding>> | undefined;
   try {
     const user = await server.services.accounts.createUser({ email: 'bench-gw@example.com', plan: 'scale' });
@@ -248,6 +249,24 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
       await new Promise<void>((resolve) => undiciGateway!.listen(undiciPort, '127.0.0.1', resolve));
     }
 
+    // The same bearer gateway with API call metering off (no meter): beside the service's own, which
+    // counts every request (usage/api-call-meter.ts), it is the cost of metering (issue #27: on at
+    // least 0.97 of off).
+    unmeteredGateway = createBearerGateway({
+      access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon(id) }),
+      rln: server.nodeCalls.rln,
+      unlocker: server.nodeCalls.unlocker,
+      nodes: server.services.nodes,
+      endpointOf: server.nodeCalls.endpointOf,
+      storagePathOf: (node, name) => server.runtime.storageFiles.daemonPath(node.id, name),
+      rateLimiter: new RateLimiter({ name: 'gateway-unmetered', limit: 100_000_000, windowSeconds: 60 }),
+      clientTimeoutMs: settings.clientTimeoutMs,
+      log: createLogger('silent'),
+      metrics: server.metrics,
+    });
+    const unmeteredPort = await freePort();
+    await new Promise<void>((resolve) => unmeteredGateway!.listen(unmeteredPort, '127.0.0.1', resolve));
+
     // BENCH_GATEWAY_TARGETS=bearer,mtls measures only those (e.g. under --cpu-prof).
     const only = process.env.BENCH_GATEWAY_TARGETS?.split(',');
     const targets = ((): Array<[TargetName, LoadTarget]> => [
@@ -257,6 +276,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
       ...(undiciGateway
         ? [['undici', { name: 'undici', url: `http://127.0.0.1:${undiciPort}/${user.id}/${nodeId}/nodeinfo`, headers: { authorization: `Bearer ${token}` } }] as [TargetName, LoadTarget]]
         : []),
+      ['unmetered', { name: 'unmetered', url: `http://127.0.0.1:${unmeteredPort}/${user.id}/${nodeId}/nodeinfo`, headers: { authorization: `Bearer ${token}` } }],
       ['bearer', { name: 'bearer', url: `${nodeBase}/nodeinfo`, headers: { authorization: `Bearer ${token}` } }],
       ['mtls', { name: 'mtls', url: `${config.userNodeUrl}/nodes/${user.id}/${nodeId}/nodeinfo`, headers: {}, tls: clientTls }],
     ])().filter(([name]) => !only || only.includes(name));
@@ -329,6 +349,10 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
       await new Promise((r) => undiciGateway!.close(r));
     }
     if (undici && 'close' in undici) await undici.close();
+    if (unmeteredGateway) {
+      unmeteredGateway.closeAllConnections();
+      await new Promise((r) => unmeteredGateway!.close(r));
+    }
     if (nodeProxy) {
       nodeProxy.closeAllConnections();
       await new Promise((r) => nodeProxy!.close(r));
@@ -364,12 +388,13 @@ export async function printGatewaySection(durationMs: number) {
     nodeproxy: 'bare node:http proxy (agent + pipe, in the service process)',
     nginx: `${g.nginx.version ?? "nginx"} (1 worker, keep-alive upstream)`,
     undici: `bearer gateway forwarding through undici's dispatch (rln/forward.ts at ${g.undici.commit ?? 'not loaded'})`,
-    bearer: 'bearer gateway (forwarding on rln/forwarding/)',
+    unmetered: 'bearer gateway, API call metering off',
+    bearer: 'bearer gateway (forwarding on rln/forwarding/, metering on)',
     mtls: 'mTLS gateway (kept-alive)',
   };
   console.log('| path | req/s, 50 conn | / direct | / nginx | p50 ms, 1 conn | p99 ms, 1 conn | added ms vs direct | added ms vs nginx |');
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const name of ['direct', 'nginx', 'nodeproxy', 'undici', 'bearer', 'mtls'] as const) {
+  for (const name of ['direct', 'nginx', 'nodeproxy', 'undici', 'unmetered', 'bearer', 'mtls'] as const) {
     const t = g.c50[name];
     const one = g.c1[name];
     if (!t || !one) {
@@ -382,7 +407,7 @@ export async function printGatewaySection(durationMs: number) {
   }
   console.log("\n| CPU µs per request at 50 conn (from /proc) | service process (gateway; collects the node's log in every row) | node daemon | nginx worker | load generator | proxy's own: service - direct's service (nginx: + its worker) | / nginx's own |");
   console.log('|---|---|---|---|---|---|---|');
-  for (const name of ['direct', 'nginx', 'nodeproxy', 'undici', 'bearer', 'mtls'] as const) {
+  for (const name of ['direct', 'nginx', 'nodeproxy', 'undici', 'unmetered', 'bearer', 'mtls'] as const) {
     const c = g.cpu[name];
     if (!c) continue;
     const own = ownCpu(g, name);
@@ -422,6 +447,8 @@ function printAims(g: GatewayFigures, labels: Record<TargetName, string>) {
     { what: "p50 at 1 conn, ms added over nginx's, under 0.1", figure: added, met: (x) => x < 0.1, digits: 3, paths: ['bearer', 'mtls'], floor: true },
     // Against the bearer gateway: the bare proxy has no counterpart.
     { what: "req/s at 50 conn / the bearer gateway's, at least 0.9", figure: (n) => ratio(rate(n), rate('bearer')), met: (x) => x >= 0.9, digits: 2, paths: ['mtls'], floor: false },
+    // Issue #27: metering every gateway request costs at most 3% of the bearer gateway's throughput.
+    { what: "API call metering: req/s at 50 conn, metering on / off, at least 0.97 (issue #27)", figure: (n) => ratio(rate(n), rate('unmetered')), met: (x) => x >= 0.97, digits: 3, paths: ['bearer'], floor: false },
     // Issue #26: forwarding through undici only if it costs at most 10% of the bearer gateway's
     // throughput; "met" here means undici would do.
     {

@@ -109,8 +109,9 @@ export class ApiCallMeter {
     const key = nodeId + KEY_SEPARATOR + kind;
     account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
     account.pendingCalls++;
-    // Half a batch starts a write early, so that a busy account rarely waits for one.
-    if (account.pendingCalls * 2 === this.deps.batchSize) void this.flush();
+    // For a limited account, half a batch starts a write early, so that a busy account rarely waits
+    // for one; an unlimited one waits for the interval (no bound to keep, one write a second).
+    if (account.limit !== null && account.pendingCalls * 2 === this.deps.batchSize) void this.flush();
   }
 
   /** This process's counts of the account for the month not written yet (GET /api/usage adds them). */
