@@ -54,7 +54,9 @@ export async function benchUsage(durationMs: number): Promise<UsageBenchFigures>
        UNION ALL
        SELECT n.id, n.user_id, CASE WHEN k % 2 = 0 THEN 'PAUSED' ELSE 'RUNNING' END,
               date_trunc('month', now()) + (now() - date_trunc('month', now())) * (k::float / ($2 + 1) + random() * 0.01)
-         FROM nodes n CROSS JOIN generate_series(1, $2) k WHERE n.user_id = $1`,
+         FROM nodes n CROSS JOIN generate_series(1, $2) k WHERE n.user_id = $1
+       -- In order: each change ends the node's previous interval (migration 0021's trigger).
+       ORDER BY 4`,
       [user.id, CHANGES_PER_NODE],
     );
     await server.db.query(

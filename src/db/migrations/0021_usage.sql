@@ -11,12 +11,29 @@ CREATE TABLE node_status_changes (
   node_id text NOT NULL,
   account_id text NOT NULL,
   status text NOT NULL,
-  changed_at timestamptz NOT NULL DEFAULT now()
+  changed_at timestamptz NOT NULL DEFAULT now(),
+  -- When the node's next change was recorded: the interval this status lasted is
+  -- [changed_at, ended_at), or still open while NULL. Set by the trigger below, so that a month's
+  -- time is read from rows, without ordering every node's changes to find each one's end.
+  ended_at timestamptz
 );
 -- A node's history in order (the last change before a month, then the month's).
 CREATE INDEX node_status_changes_node ON node_status_changes (node_id, changed_at, id);
--- An account's nodes with changes in a month, and the changes before it (GET /api/usage).
+-- An account's changes in a month (the reference reading, usage/node-time.ts's test).
 CREATE INDEX node_status_changes_account ON node_status_changes (account_id, changed_at);
+-- An account's billed intervals that overlap a month: ended after its start, or still open (GET /api/usage).
+CREATE INDEX node_status_changes_billed ON node_status_changes (account_id, ended_at) WHERE status IN ('RUNNING', 'PAUSED');
+
+-- A change ends the node's interval before it. Recorded changes arrive in order (the node's row
+-- lock orders the transactions that change its status).
+CREATE FUNCTION end_previous_node_status() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE node_status_changes SET ended_at = NEW.changed_at WHERE node_id = NEW.node_id AND ended_at IS NULL;
+  RETURN NEW;
+END $$;
+
+CREATE TRIGGER node_status_changes_end_previous BEFORE INSERT ON node_status_changes
+  FOR EACH ROW EXECUTE FUNCTION end_previous_node_status();
 
 CREATE FUNCTION record_node_status_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
