@@ -1,5 +1,6 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
+import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import type { LogExportService } from '../logs/export-service.ts';
@@ -17,6 +18,7 @@ import type { SseLimits } from './events/sse-stream.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
+  plans: PlanService;
   nodes: NodeService;
   webhooks: WebhookService;
   logExports: LogExportService;

@@ -22,6 +22,9 @@ export const AUDIT_ACTIONS = [
   'backup.deleted',
   'release.published',
   'session.sign_in',
+  'plan.created',
+  'plan.changed',
+  'account.plan_changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -4,6 +4,7 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
+import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
@@ -21,6 +22,7 @@ import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
 
 const accountsOf = (db: Database) => new AccountService(db);
+const plansOf = (db: Database) => new PlanService(db);
 
 const releasesOf = (db: Database, config: Config) =>
   new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
@@ -51,6 +53,7 @@ export function buildServices(
   metrics?: AuditMetrics,
 ) {
   const accounts = accountsOf(db);
+  const plans = plansOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
   const webhooks = new WebhookService({
@@ -73,7 +76,7 @@ export function buildServices(
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
   const audit = auditOf(db, log, metrics);
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
+  return { accounts, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -87,6 +90,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
   return {
     audit: auditOf(db, log),
     accounts: accountsOf(db),
+    plans: plansOf(db),
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),
     certificates: certificatesOf(db, config, ca),

@@ -1,0 +1,45 @@
+// The least role of an account's members that may call each management route, written out route
+// by route (docs/API.md "Accounts and roles"). test/api/roles.test.ts checks that it names every
+// route the server registers behind a token, that the service's rule (src/api/route-roles.ts)
+// agrees with it, and that each role is refused or let through accordingly.
+import type { Role } from '../../src/domain/roles.ts';
+
+export const ROUTE_LEAST_ROLES: Record<string, Role> = {
+  'GET /api/nodes': 'viewer',
+  'POST /api/nodes': 'developer',
+  'DELETE /api/nodes': 'developer',
+  'GET /api/nodes/latest-rln-image': 'viewer',
+  'GET /api/nodes/:id': 'viewer',
+  'GET /api/nodes/:id/health': 'viewer',
+  'POST /api/nodes/:id/start': 'developer',
+  'POST /api/nodes/:id/stop': 'developer',
+  'POST /api/nodes/:id/upgrade': 'developer',
+  'POST /api/nodes/:id/unlock': 'developer',
+  'POST /api/nodes/:id/init': 'developer',
+  'PUT /api/nodes/:id/auto-unlock': 'developer',
+  'DELETE /api/nodes/:id/auto-unlock': 'developer',
+  'POST /api/nodes/:id/settings': 'developer',
+  'POST /api/nodes/:id/logs': 'developer',
+  'GET /api/nodes/:id/logs': 'viewer',
+  'POST /api/nodes/:id/backups': 'developer',
+  'GET /api/nodes/:id/backups': 'viewer',
+  'GET /api/nodes/:id/backups/:backupId': 'viewer',
+  'DELETE /api/nodes/:id/backups/:backupId': 'developer',
+  'POST /api/backups/uploads': 'developer',
+  'GET /api/backups/uploads': 'viewer',
+  'DELETE /api/backups/uploads/:backupId': 'developer',
+  'POST /api/nodes/:id/generate-cert': 'developer',
+  'GET /api/nodes/:id/certs': 'viewer',
+  'DELETE /api/nodes/:id/certs/:serial': 'developer',
+  'GET /api/webhook-public-key': 'viewer',
+  'GET /api/webhook-public-keys': 'viewer',
+  'GET /api/nodes/:id/webhooks/deliveries': 'viewer',
+  'POST /api/nodes/:id/webhooks/test': 'developer',
+  'POST /api/nodes/:id/webhooks/deliveries/:deliveryId/redeliver': 'developer',
+  'GET /api/audit-events': 'viewer',
+  'GET /api/nodes/:id/events': 'viewer',
+  'GET /api/events/stream': 'viewer',
+  'GET /api/tokens': 'viewer',
+  'POST /api/tokens': 'developer',
+  'DELETE /api/tokens/:id': 'developer',
+};
