@@ -138,6 +138,21 @@ export class AccountService {
     this.tokenRevokedListeners.push(listener);
   }
 
+  private readonly memberChangedListeners: Array<(userId: string) => void> = [];
+
+  /**
+   * Lets those who remember authenticated members (the gateways, the API on PGlite) drop a member
+   * the moment their role changes or they are removed here (accounts/members.ts).
+   */
+  onMemberChanged(listener: (userId: string) => void) {
+    this.memberChangedListeners.push(listener);
+  }
+
+  /** Called once a member's role change or removal is committed. */
+  memberChanged(userId: string) {
+    for (const listener of this.memberChangedListeners) listener(userId);
+  }
+
   /** The id of the user with this email (the operator's commands name users by email). */
   async userIdOf(emailRaw: string): Promise<string> {
     return (await this.requireUser(emailRaw)).id;

@@ -1,5 +1,6 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
+import type { MemberService } from '../accounts/members.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import type { LogExportService } from '../logs/export-service.ts';
@@ -17,6 +18,8 @@ import type { SseLimits } from './events/sse-stream.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
+  /** An account's members and invitations. */
+  members: MemberService;
   nodes: NodeService;
   webhooks: WebhookService;
   logExports: LogExportService;
