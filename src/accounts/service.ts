@@ -92,6 +92,7 @@ export class AccountService {
       token,
       name: row.name,
       userId: user.id,
+      accountId: user.account_id,
       email: user.email,
       createdAt: row.created_at.toISOString(),
       expiresAt: row.expires_at?.toISOString() ?? null,
@@ -156,6 +157,11 @@ export class AccountService {
   /** The id of the user with this email (the operator's commands name users by email). */
   async userIdOf(emailRaw: string): Promise<string> {
     return (await this.requireUser(emailRaw)).id;
+  }
+
+  /** The account a user is a member of (its trail is the account's: the operator's `audit list --user`). */
+  async accountIdOf(emailRaw: string): Promise<string> {
+    return (await this.requireUser(emailRaw)).account_id;
   }
 
   /** Every token of the user (the operator's `token list`). */
