@@ -88,6 +88,8 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   'GET /': 'web UI page shell (its data comes from the API)',
   'GET /sign-in': 'web UI page shell',
   'GET /tokens': 'web UI page shell',
+  'GET /account': 'web UI page shell',
+  'GET /invitation': "web UI page shell: an invitation link's target (its secret is in the fragment, never sent here)",
   'GET /nodes': 'web UI page shell',
   'GET /nodes/:id': "web UI page shell; another user's node answers 404 (test/web/browser.test.ts)",
   'GET /nodes/:id/connect': 'web UI page shell',
