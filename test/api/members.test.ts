@@ -285,6 +285,15 @@ describe(`account members on ${databaseLabel()}`, () => {
       const recorded = await t.server.db.query<{ issued_by: string }>('SELECT issued_by FROM client_certificates WHERE serial = $1', [cert.serial]);
       expect(recorded[0]!.issued_by).toBe(member.id);
       expect((await t.call('/api/nodes', { headers: { cookie: session.cookie } })).status).toBe(200);
+      // An unlock attempt through the gateway names the member in the account's trail.
+      await rawRequest(t.config.nodeApiUrl, `/${owner.id}/${nodeId}/unlock`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${member.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ password: 'not-the-password' }),
+      });
+      await expect
+        .poll(async () => (await t.call('/api/audit-events', { token: owner.token })).json.events.find((e: any) => e.action === 'node.unlock'))
+        .toMatchObject({ actor: 'gateway:bearer', actorUserId: member.id, actorEmail: member.email, target: nodeId });
     });
 
     it('loses their token, web session and certificate at once; the owner is never removed', async () => {

@@ -140,10 +140,10 @@ describe.skipIf(!hasChromium)(`account page in Chromium on ${databaseLabel()}`, 
     const chart = ownerPage.locator('[data-testid=usage-chart]');
     await chart.waitFor();
     expect(await chart.locator('g[data-date]').count()).toBe(3);
-    const heights = async (date: string) =>
+    const heights = async (date: string): Promise<number[]> =>
       Promise.all(['running', 'paused'].map(async (k) => Number(await chart.locator(`g[data-date="${date}"] .bar-${k}`).getAttribute('height'))));
-    const [fullRunning, fullPaused] = await heights('2026-11-01');
-    const [halfRunning, halfPaused] = await heights('2026-11-02');
+    const [fullRunning = NaN, fullPaused] = await heights('2026-11-01');
+    const [halfRunning = NaN, halfPaused = NaN] = await heights('2026-11-02');
     expect(fullPaused).toBe(0);
     expect(halfRunning).toBeCloseTo(fullRunning / 2, 5);
     expect(halfRunning + halfPaused).toBeCloseTo(fullRunning, 5);
