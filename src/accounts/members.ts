@@ -26,14 +26,13 @@ import { INVITABLE_ROLES, type Role } from '../domain/roles.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import type { AccountService, AuthenticatedUser } from './service.ts';
+import { EMAIL_ADDRESS, type AccountService, type AuthenticatedUser } from './service.ts';
 
 /** How long an invitation link can be used. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
 /** The web UI's page an invitation link opens; the secret rides in the fragment, which browsers never send. */
 export const INVITATION_PAGE_PATH = '/invitation';
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 // The same shape as every secret we hand out: 256 random bits, base64url.
 const INVITATION_SECRET = /^[A-Za-z0-9_-]{43}$/;
 
@@ -74,7 +73,7 @@ export class MemberService {
    */
   async invite(inviter: AuthenticatedUser, input: { email: string; role: string }) {
     const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email.slice(0, 64)}" is not an email address`, { field: 'email' });
+    if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email.slice(0, 64)}" is not an email address`, { field: 'email' });
     if (!isInvitable(input.role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}`, { field: 'role' });
     const role = input.role;
     const secret = randomBytes(32).toString('base64url');

@@ -1,12 +1,12 @@
 // Bearer tokens the management API has just checked, remembered for a moment, but only where that
 // changes no answer: when this process is the database's only one (embedded PGlite; the operator
 // CLI then reaches the service through its admin channel). Every revocation then goes through
-// AccountService.revokeToken in this process, which drops the token here at once, and so does
-// every change of a member (accounts/members.ts); an entry never
-// outlives the token's expiry; and nothing else changes what a token lookup answers (tokens are
-// only ever revoked, and a member's role change or removal here drops their tokens too;
-// plans never change). With PostgreSQL another replica
-// or the CLI may revoke a token, and the API refuses it on the very next request
+// AccountService.revokeToken in this process, which drops the token here at once; every role
+// change or removal of a member goes through accounts/members.ts, which drops the member's tokens
+// at once (AccountService.memberChanged); an entry never outlives the token's expiry; and nothing
+// else changes what a token lookup answers but a plan change, the operator's, which shows within
+// REMEMBER_TOKENS_MS. With PostgreSQL
+// another replica or the CLI may revoke a token, and the API refuses it on the very next request
 // (test/kubernetes/replicas.test.ts), so there every request reads the token afresh.
 //
 // Why: on PGlite each statement costs a turn of its one session, and the token lookup was half of

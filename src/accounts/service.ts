@@ -45,7 +45,8 @@ export interface TokenScopeInput {
   access?: TokenAccess;
 }
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+/** What is taken for an email address (users, invitations): no more than its shape. */
+export const EMAIL_ADDRESS = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 // Writing last_used_at on every request would turn each read into a write; a minute is precise enough.
 const TOUCH_EVERY_MS = 60_000;
 
@@ -54,7 +55,7 @@ export class AccountService {
 
   async createUser(input: { email: string; plan?: string; password?: string }) {
     const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
+    if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
     const plan = input.plan ?? 'starter';
     if (!(await findPlan(this.db, plan))) {
       const names = (await listPlans(this.db)).map((p) => p.name);
