@@ -16,6 +16,7 @@ import {
   lockInvitationByTokenHash,
   markInvitationAccepted,
   revokeInvitation,
+  revokePendingInvitationsOf,
   updateMemberRole,
   type AccountMemberRow,
   type InvitationRow,
@@ -69,7 +70,8 @@ export class MemberService {
   /**
    * A one-time invitation into the inviter's account. Members plus pending invitations may not
    * pass the plan's max_users (403 plan_limit_reached). An email that already has a user is
-   * refused now rather than at acceptance: a user belongs to one account.
+   * refused now rather than at acceptance: a user belongs to one account. A pending invitation of
+   * the same email is revoked: the new one replaces it.
    */
   async invite(inviter: AuthenticatedUser, input: { email: string; role: string }) {
     const email = input.email.trim().toLowerCase();
@@ -80,6 +82,9 @@ export class MemberService {
     const row = await this.deps.db.transaction(async (tx) => {
       if (!(await lockAccount(tx, inviter.accountId))) throw new AppError('unauthorized', 'your account no longer exists');
       if (await findUserByEmail(tx, email)) throw userExists(email);
+      // Inviting the same person again replaces the earlier link (lost, or sent with the wrong
+      // role) rather than holding a second seat for them.
+      await revokePendingInvitationsOf(tx, inviter.accountId, email);
       const plan = await findAccountPlan(tx, inviter.accountId);
       const seats = await countSeats(tx, inviter.accountId);
       if (plan && plan.maxUsers !== null && seats >= plan.maxUsers) {

@@ -118,6 +118,15 @@ export async function revokeInvitation(db: Queryable, accountId: string, id: str
   )[0];
 }
 
+/** Revokes the account's pending invitations of one email: a new invitation replaces them. */
+export async function revokePendingInvitationsOf(db: Queryable, accountId: string, email: string) {
+  await db.query(
+    `UPDATE account_invitations SET revoked_at = now()
+     WHERE account_id = $1 AND email = $2 AND accepted_at IS NULL AND revoked_at IS NULL`,
+    [accountId, email],
+  );
+}
+
 /** The invitation with this secret's hash, locked so it is accepted once. */
 export async function lockInvitationByTokenHash(db: Queryable, tokenHash: string) {
   return (await db.query<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM account_invitations WHERE token_hash = $1 FOR UPDATE`, [tokenHash]))[0];

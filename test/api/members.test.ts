@@ -109,6 +109,17 @@ describe(`account members on ${databaseLabel()}`, () => {
       expect(listed).not.toContain(expired.json.id);
     });
 
+    it('replaces an earlier invitation of the same email (its link stops working, its seat is freed)', async () => {
+      const email = `twice-${Date.now()}@example.com`;
+      const first = await invite(owner, { email, role: 'viewer' });
+      const second = await invite(owner, { email, role: 'admin' });
+      expect(second.status).toBe(201);
+      const listed = (await t.call('/api/account/invitations', { token: owner.token })).json.invitations.filter((i: any) => i.email === email);
+      expect(listed.map((i: any) => [i.id, i.role])).toEqual([[second.json.id, 'admin']]);
+      expect((await accept(secretOf(first.json.invitationUrl))).status).toBe(404);
+      expect((await accept(secretOf(second.json.invitationUrl))).json.role).toBe('admin');
+    });
+
     it('is refused for an email that already has a user: a user belongs to one account', async () => {
       const r = await invite(owner, { email: other.email, role: 'viewer' });
       expect(r.status).toBe(409);
