@@ -62,8 +62,14 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** What a benchmark may hand the service instead of what the configuration chooses. */
+export interface ServerParts {
+  /** A runtime already listening (bench/scale.ts: the in-memory runtime, which starts no daemons). */
+  runtime?: NodeRuntime;
+}
+
 /** `opening` lets the caller start opening the database before this module is even loaded. */
-export async function startServer(config: Config, log: Logger, opening?: ServerDatabase): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger, opening?: ServerDatabase, parts: ServerParts = {}): Promise<RunningServer> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Two kinds of parts to stop. Draining ones (listeners, background work) are handed the
   // shutdown's deadline and stop together: requests and jobs in flight finish meanwhile. Then the
@@ -102,7 +108,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
-    const runtime = await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }));
+    const runtime = parts.runtime ?? (await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime })));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);

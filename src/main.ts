@@ -14,7 +14,14 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   serve                                   run the service (what npm start runs)
   migrate                                 apply database migrations
   user create <email> [--plan <plan>] [--password <pw>]
-                                          plans: starter, growth, scale, wallet (default starter)
+                                          a user who owns a new account on the plan (default
+                                          starter; see plan list)
+  plan list                               the plans and their limits
+  plan set <name> [--nodes <n>] [--api-calls-per-month <n>] [--users <n>] [--auto-upgrade true|false]
+                                          create a plan or change its limits (a number or
+                                          unlimited); a lower limit stops nothing that runs, it
+                                          refuses only what would pass it
+  account set-plan <email> <plan>         move the account of the user with <email> to <plan>
   user set-password <email> <password>
   token create <email> [--name <label>] [--expires-in-days <n>] [--read-only] [--node <id>]...
                [--access all|api|gateway]
@@ -86,6 +93,10 @@ async function main(argv: string[]): Promise<number> {
       'no-wait': { type: 'boolean' },
       user: { type: 'string' },
       limit: { type: 'string' },
+      nodes: { type: 'string' },
+      'api-calls-per-month': { type: 'string' },
+      users: { type: 'string' },
+      'auto-upgrade': { type: 'string' },
     },
   });
   const json = values.json === true;

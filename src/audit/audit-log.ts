@@ -27,6 +27,9 @@ export const AUDIT_ACTIONS = [
   'member.joined',
   'member.role_changed',
   'member.removed',
+  'plan.created',
+  'plan.changed',
+  'account.plan_changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -101,6 +101,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     intervalMs: config.reconcileIntervalMs,
     destroyedRetentionHours: config.destroyedRetentionHours,
     replicaId,
+    onPass: metrics && ((seconds, nodes) => metrics.reconcilePassed(seconds, nodes)),
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });

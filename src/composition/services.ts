@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
 import { MemberService } from '../accounts/members.ts';
+import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
@@ -22,6 +23,7 @@ import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
 
 const accountsOf = (db: Database) => new AccountService(db);
+const plansOf = (db: Database) => new PlanService(db);
 
 const releasesOf = (db: Database, config: Config) =>
   new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
@@ -53,6 +55,7 @@ export function buildServices(
 ) {
   const accounts = accountsOf(db);
   const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
+  const plans = plansOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
   const webhooks = new WebhookService({
@@ -75,7 +78,7 @@ export function buildServices(
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
   const audit = auditOf(db, log, metrics);
-  return { accounts, members, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
+  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -89,6 +92,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
   return {
     audit: auditOf(db, log),
     accounts: accountsOf(db),
+    plans: plansOf(db),
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),
     certificates: certificatesOf(db, config, ca),

@@ -42,6 +42,11 @@ export class ServiceMetrics {
     this.metrics.webhookDeliveryDuration.observe({ result }, seconds);
   }
 
+  reconcilePassed(seconds: number, nodes: number) {
+    this.metrics.reconcilePass.observe(seconds);
+    this.metrics.reconciledNodes.set(nodes);
+  }
+
   auditRecordFailed() {
     this.metrics.auditRecordFailures.inc();
   }

@@ -2,9 +2,10 @@
 // build and carried out by a durable job enqueued in the same transaction as the state change.
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
-import { findAccountPlan } from '../db/plans.ts';
+import { findAccountPlan, lockAccountPlan } from '../db/plans.ts';
+import { requireRoomFor } from '../domain/plan-limits.ts';
 import { enqueueBuild } from './enqueue-build.ts';
-import { findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
+import { countLiveNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
@@ -162,6 +163,10 @@ export class NodeService {
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.
       const fence = backup && input.restore ? await checkRestoreFence(tx, backup, input.restore) : {};
+      // The plan's node limit, with the account locked until this node is stored. A restore that
+      // supersedes one of the account's nodes replaces it: the count stays the same.
+      const plan = await lockAccountPlan(tx, userId);
+      if (plan) requireRoomFor(plan, 'nodes', (await countLiveNodes(tx, userId)) - (fence.supersede?.userId === userId ? 1 : 0));
       const supersedeBuild = fence.supersede ? await findBuildInProgress(tx, fence.supersede.id) : undefined;
       const supersede = fence.supersede && decide({ type: 'supersede', by: '' }, fence.supersede, supersedeBuild);
       if (supersede?.outcome === 'refused') throw refusalError(supersede.refusal);
