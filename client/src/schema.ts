@@ -668,7 +668,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member
-         * @description Owner or admin. The link is valid for 7 days and once. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
+         * @description Owner or admin. The link is valid for 7 days and once. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
          */
         post: operations["inviteMember"];
         delete?: never;
@@ -2787,7 +2787,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, plan.created, plan.changed, account.plan_changed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;

@@ -91,7 +91,7 @@ export class MemberService {
         throw new AppError(
           'plan_limit_reached',
           `the ${plan.name} plan allows ${plan.maxUsers} user${plan.maxUsers === 1 ? '' : 's'}, members and pending invitations together; revoke an invitation, remove a member or change plan`,
-          { limit: 'users', max: plan.maxUsers, plan: plan.name },
+          { limit: 'users', max: plan.maxUsers, used: seats, plan: plan.name },
         );
       }
       return insertInvitation(tx, {

@@ -160,7 +160,7 @@ describe(`account members on ${databaseLabel()}`, () => {
       const r = await invite(starter, { email: `nope-${Date.now()}@example.com`, role: 'viewer' });
       expect(r.status).toBe(403);
       expect(r.json.error.code).toBe('plan_limit_reached');
-      expect(r.json.error.details).toEqual({ limit: 'users', max: 1, plan: 'starter' });
+      expect(r.json.error.details).toEqual({ limit: 'users', max: 1, used: 1, plan: 'starter' });
     });
 
     it('a plan of two users allows one invitation, refuses a second, and allows it again once the first is revoked', async () => {
@@ -170,7 +170,7 @@ describe(`account members on ${databaseLabel()}`, () => {
       expect(first.status, first.text).toBe(201);
       const second = await invite(duo, { email: `duo2-${Date.now()}@example.com`, role: 'viewer' });
       expect(second.status).toBe(403);
-      expect(second.json.error.details).toEqual({ limit: 'users', max: 2, plan: 'duo' });
+      expect(second.json.error.details).toEqual({ limit: 'users', max: 2, used: 2, plan: 'duo' });
       expect((await t.call(`/api/account/invitations/${first.json.id}`, { method: 'DELETE', token: duo.token })).status).toBe(204);
       const third = await invite(duo, { email: `duo3-${Date.now()}@example.com`, role: 'viewer' });
       expect(third.status).toBe(201);

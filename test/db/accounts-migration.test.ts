@@ -57,7 +57,7 @@ describe(`accounts made from the users of a database before 0020, on ${databaseL
     // growth allows one user: the owner alone.
     await expect(members.invite(owner, { email: 'second@example.com', role: 'viewer' })).rejects.toMatchObject({
       code: 'plan_limit_reached',
-      details: { limit: 'users', max: 1, plan: 'growth' },
+      details: { limit: 'users', max: 1, used: 1, plan: 'growth' },
     });
     await db.query(`UPDATE accounts SET plan = 'scale' WHERE id = $1`, [userId]);
     const invited = await members.invite({ ...owner, plan: 'scale' }, { email: 'second@example.com', role: 'viewer' });

@@ -31,7 +31,7 @@ export function inviteMemberRoute(app: FastifyInstance, { members }: ApiDeps) {
         summary: 'Invite a member',
         description:
           'Owner or admin. The link is valid for 7 days and once. Members plus pending invitations may not pass the plan\'s ' +
-          'user limit (403 `plan_limit_reached`, details `{limit: "users", max, plan}`). 409 `user_exists` when the email ' +
+          'user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email ' +
           'already has a user: a user belongs to one account.',
         tags: ['account'],
         body: InviteBody,
