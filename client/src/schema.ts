@@ -2779,7 +2779,7 @@ export interface operations {
                             id: string;
                             /** Format: date-time */
                             at: string;
-                            /** @description token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, operator (the CLI) or service. */
+                            /** @description token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, invitation (a member joining), operator (the CLI) or service. */
                             actor: string;
                             /** @description The member who acted (their user id); null for the operator, the service and events from before accounts. */
                             actorUserId: string | null;

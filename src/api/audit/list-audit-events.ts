@@ -9,7 +9,7 @@ import { AUDIT_ACTIONS } from '../../audit/audit-log.ts';
 const AuditEvent = Type.Object({
   id: Type.String(),
   at: Type.String({ format: 'date-time' }),
-  actor: Type.String({ description: 'token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, operator (the CLI) or service.' }),
+  actor: Type.String({ description: 'token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, invitation (a member joining), operator (the CLI) or service.' }),
   actorUserId: Type.Union([Type.String(), Type.Null()], { description: 'The member who acted (their user id); null for the operator, the service and events from before accounts.' }),
   actorEmail: Type.Union([Type.String(), Type.Null()], { description: "That member's email when they acted; kept after they are removed." }),
   sourceIp: Type.Union([Type.String(), Type.Null()], { description: 'Where the request came from, as this service saw it.' }),
