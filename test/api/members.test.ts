@@ -180,6 +180,21 @@ describe(`account members on ${databaseLabel()}`, () => {
     });
   });
 
+  describe('at the same moment', () => {
+    it('two invitations at the edge of the limit: exactly one is made (the account is locked while counting)', async () => {
+      await t.server.db.query(`INSERT INTO plans (name, max_nodes, api_calls_per_month, max_users) VALUES ('duo', 1, 1000, 2) ON CONFLICT DO NOTHING`);
+      const duo = await t.createUser('duo' as never);
+      const both = await Promise.all([1, 2].map((i) => invite(duo, { email: `race${i}-${Date.now()}@example.com`, role: 'viewer' })));
+      expect(both.map((r) => r.status).sort()).toEqual([201, 403]);
+    });
+
+    it('one link accepted twice at once: one member, one 404', async () => {
+      const invited = await invite(owner, { email: `race-accept-${Date.now()}@example.com`, role: 'viewer' });
+      const both = await Promise.all([accept(secretOf(invited.json.invitationUrl)), accept(secretOf(invited.json.invitationUrl), 'other-password')]);
+      expect(both.map((r) => r.status).sort()).toEqual([201, 404]);
+    });
+  });
+
   describe('what each role may do', () => {
     let viewer: Member;
     let developer: Member;
