@@ -52,7 +52,8 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
   cert revoke <serial>                    revoke a client certificate; refused from its next request
   audit list [--user <email>] [--limit <n>]
-                                          the audit trail, newest first: everyone's, or one user's
+                                          the audit trail, newest first: everyone's, or the account of
+                                          the user with that email; actorEmail says which member acted
   backup list <node-id>                   a node's backups (through the API, like the ones below)
   backup create <node-id> [--password-file <f>] [--no-wait]
                                           back the node up; the password from the file, standard

@@ -23,6 +23,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description No bearer token: the secret in the link is the credential, good once and for 7 days. An unknown, used, revoked or expired one answers 404 `invitation_not_found`; 409 `user_exists` when the email already has a user.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes": {
         parameters: {
             query?: never;
@@ -337,7 +357,7 @@ export interface paths {
         };
         /**
          * Your audit trail
-         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too). A token limited to some nodes (`nodeIds`) reads only the events about those nodes.
+         * @description Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off (by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too), invitations, members joining, role changes and removals. `actorEmail` says which member did it. A token limited to some nodes (`nodeIds`) reads only the events about those nodes.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -592,6 +612,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's members */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Owner or admin. The owner cannot be removed (403 `forbidden`). The member's API tokens, web sessions and client certificates stop working at once (a gateway of another replica may accept them for up to one second); the nodes stay the account's.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Owner or admin. Never to or from owner: the owner's role cannot be changed (403 `forbidden`).
+         */
+        patch: operations["changeMemberRole"];
+        trace?: never;
+    };
+    "/api/account/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pending invitations
+         * @description Oldest first; accepted, revoked and expired ones are left out.
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        /**
+         * Invite a member
+         * @description Owner or admin. The link is valid for 7 days and once. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
+         */
+        post: operations["inviteMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Owner or admin. An accepted invitation cannot be revoked (remove the member instead): 404.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/unlock": {
         parameters: {
             query?: never;
@@ -660,7 +765,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
                 message: string;
                 requestId: string;
                 details?: {
@@ -952,6 +1057,78 @@ export interface operations {
             };
         };
     };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The secret of the invitation link (after `#token=`). */
+                    token: string;
+                    /** @description The new member's password for the web UI. */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        userId: string;
+                        email: string;
+                        /** @description The account joined: its id is the `<user_id>` in its nodes' URLs. */
+                        accountId: string;
+                        /** @description Any role but owner: an account has one. */
+                        role: "admin" | "developer" | "viewer";
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listNodes: {
         parameters: {
             query?: {
@@ -996,7 +1173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1076,7 +1253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1150,7 +1327,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1208,7 +1385,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1265,7 +1442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1358,7 +1535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1446,7 +1623,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,7 +1701,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1596,7 +1773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1671,7 +1848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1746,7 +1923,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1816,7 +1993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1926,7 +2103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2013,7 +2190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2090,7 +2267,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2165,7 +2342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2272,7 +2449,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2340,7 +2517,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2414,7 +2591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2482,7 +2659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2548,7 +2725,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2602,11 +2779,15 @@ export interface operations {
                             id: string;
                             /** Format: date-time */
                             at: string;
-                            /** @description token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, operator (the CLI) or service. */
+                            /** @description token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, invitation (a member joining), operator (the CLI) or service. */
                             actor: string;
+                            /** @description The member who acted (their user id); null for the operator, the service and events from before accounts. */
+                            actorUserId: string | null;
+                            /** @description That member's email when they acted; kept after they are removed. */
+                            actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, plan.created, plan.changed, account.plan_changed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -2639,7 +2820,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2700,7 +2881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2759,7 +2940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2817,7 +2998,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2876,7 +3057,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2951,7 +3132,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3024,7 +3205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3207,7 +3388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3297,7 +3478,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3388,7 +3569,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3475,7 +3656,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3632,6 +3813,403 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        members: {
+                            /** @description The member's user id (the owner's is the account's id). */
+                            userId: string;
+                            email: string;
+                            /** @description viewer reads; developer also changes nodes, tokens, certificates and backups; admin also manages members; owner also the account. */
+                            role: "viewer" | "developer" | "admin" | "owner";
+                            /** Format: date-time */
+                            joinedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The member's user id. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The member's user id. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Any role but owner: an account has one. */
+                    role: "admin" | "developer" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The member's user id (the owner's is the account's id). */
+                        userId: string;
+                        email: string;
+                        /** @description viewer reads; developer also changes nodes, tokens, certificates and backups; admin also manages members; owner also the account. */
+                        role: "viewer" | "developer" | "admin" | "owner";
+                        /** Format: date-time */
+                        joinedAt: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        invitations: {
+                            id: string;
+                            email: string;
+                            /** @description Any role but owner: an account has one. */
+                            role: "admin" | "developer" | "viewer";
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    inviteMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Who is invited: the new member signs in with it. */
+                    email: string;
+                    /** @description Any role but owner: an account has one. */
+                    role: "admin" | "developer" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        /** @description Any role but owner: an account has one. */
+                        role: "admin" | "developer" | "viewer";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        /** @description The web UI's page that accepts it, with the one-time secret: shown only in this answer. */
+                        invitationUrl: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Invitation id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3837,7 +4415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes") */
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
                 headers: {
                     [name: string]: unknown;

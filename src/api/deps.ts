@@ -1,5 +1,6 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
+import type { MemberService } from '../accounts/members.ts';
 import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
@@ -18,6 +19,8 @@ import type { SseLimits } from './events/sse-stream.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
+  /** An account's members and invitations. */
+  members: MemberService;
   plans: PlanService;
   nodes: NodeService;
   webhooks: WebhookService;

@@ -52,6 +52,13 @@ import { NodeEvent } from './events/schemas.ts';
 import { listNodeEventsRoute } from './events/list-node-events.ts';
 import { streamEventsRoute } from './events/stream-events.ts';
 import { closeAfterUnreadBody } from '../http/unread-body.ts';
+import { inviteMemberRoute } from './account/invite-member.ts';
+import { listInvitationsRoute } from './account/list-invitations.ts';
+import { revokeInvitationRoute } from './account/revoke-invitation.ts';
+import { acceptInvitationRoute } from './account/accept-invitation.ts';
+import { listMembersRoute } from './account/list-members.ts';
+import { changeMemberRoleRoute } from './account/change-member-role.ts';
+import { removeMemberRoute } from './account/remove-member.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -156,6 +163,9 @@ export async function buildApiServer(
   );
   if (signed.length > 0) getDownloadRoute(app, signed);
 
+  // The invitation's one-time secret is the credential: whoever accepts has no account yet.
+  acceptInvitationRoute(app, deps);
+
   // Bearer-token routes.
   await app.register(async (scope) => {
     requireBearerAuth(scope, {
@@ -198,6 +208,12 @@ export async function buildApiServer(
     certificateRoutes(scope, deps);
     listNodeEventsRoute(scope, deps);
     streamEventsRoute(scope, deps);
+    listMembersRoute(scope, deps);
+    changeMemberRoleRoute(scope, deps);
+    removeMemberRoute(scope, deps);
+    inviteMemberRoute(scope, deps);
+    listInvitationsRoute(scope, deps);
+    revokeInvitationRoute(scope, deps);
   });
   return app;
 }

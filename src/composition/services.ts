@@ -4,6 +4,7 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
+import { MemberService } from '../accounts/members.ts';
 import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
@@ -53,6 +54,7 @@ export function buildServices(
   metrics?: AuditMetrics,
 ) {
   const accounts = accountsOf(db);
+  const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
   const plans = plansOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -76,7 +78,7 @@ export function buildServices(
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
   const audit = auditOf(db, log, metrics);
-  return { accounts, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
+  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
 }
 
 export type Services = ReturnType<typeof buildServices>;

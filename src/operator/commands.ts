@@ -102,7 +102,7 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
     const days = option(a, 'expires-in-days');
     if (days !== undefined && !/^\d+$/.test(days)) throw new AppError('invalid_request', '--expires-in-days must be a whole number');
     const created = await ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined, tokenScope(a));
-    await ctx.audit.record(byOperator({ userId: created.userId, action: 'token.created', target: created.id }));
+    await ctx.audit.record(byOperator({ userId: created.accountId, action: 'token.created', target: created.id }));
     return created;
   },
   'token revoke': async (ctx, a) => {
@@ -139,7 +139,8 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'unlock-seal-key reseal': (ctx) => sealKeys(ctx).reseal(),
   'audit list': async (ctx, a) => {
     const email = option(a, 'user');
-    return ctx.audit.list({ userId: email === undefined ? undefined : await ctx.accounts.userIdOf(email), limit: wholeNumber(a, 'limit', 1) ?? 50 });
+    // A member's email names their account's trail, which records which member did what.
+    return ctx.audit.list({ userId: email === undefined ? undefined : await ctx.accounts.accountIdOf(email), limit: wholeNumber(a, 'limit', 1) ?? 50 });
   },
   // The files are written by the CLI process (main.ts), not here: this may run in the server.
   'cert issue': async (ctx, a) => {

@@ -42,4 +42,10 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/tokens': 'viewer',
   'POST /api/tokens': 'developer',
   'DELETE /api/tokens/:id': 'developer',
+  'GET /api/account/members': 'viewer',
+  'PATCH /api/account/members/:userId': 'admin',
+  'DELETE /api/account/members/:userId': 'admin',
+  'POST /api/account/invitations': 'admin',
+  'GET /api/account/invitations': 'viewer',
+  'DELETE /api/account/invitations/:id': 'admin',
 };
