@@ -24,7 +24,7 @@ import { insertNodeLogSegment, nextNodeLogSegmentSeq } from '../db/node-log-segm
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { BackgroundLoop } from '../jobs/background-loop.ts';
 import type { Logger } from '../logger.ts';
-import type { NodeLogFollower } from '../runtime/types.ts';
+import type { NodeLogFollower } from './node-log-follower.ts';
 import { storedLine, type TimedLine } from './line-time.ts';
 import type { LogsConfig } from './settings.ts';
 

@@ -2,7 +2,7 @@
 // chosen once at start-up (`process` on one machine; Kubernetes past it).
 import type { Network } from '../domain/nodes.ts';
 import type { LogRange } from '../logs/read-range.ts';
-import type { TimedLine } from '../logs/line-time.ts';
+import type { NodeLogFollower } from '../logs/node-log-follower.ts';
 
 export interface NodeSpec {
   nodeId: string;
@@ -124,14 +124,3 @@ export interface NodeStorageFiles {
 /** A storage file that is not there (a backup the daemon did not write, a node without storage). */
 export class StorageFileMissingError extends Error {}
 
-/**
- * Follows a node's daemon output where it can be read only while the daemon's container exists
- * (a pod log): from after `through` (the kubelet's time of the last line already stored), each
- * new line once, in order, until unfollow.
- */
-export interface NodeLogFollower {
-  follow(nodeId: string, through: string | null, onLine: (line: TimedLine) => void): void;
-  unfollow(nodeId: string): void;
-  /** How many follows are open now (one stream to the API server each). */
-  following(): number;
-}

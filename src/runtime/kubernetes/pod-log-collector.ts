@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { Log, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
 import { isNewLine, parseTimedLine, resumeSinceTime, type TimedLine } from '../../logs/line-time.ts';
-import type { NodeLogFollower } from '../types.ts';
+import type { NodeLogFollower } from '../../logs/node-log-follower.ts';
 import { CONTAINER } from './objects.ts';
 
 export interface PodLogCollectorOptions {
