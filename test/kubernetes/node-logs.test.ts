@@ -83,7 +83,7 @@ describeReplicas('node logs collected once, across replicas (kubernetes runtime,
   /** The daemon output part of an export made through `replica` (the header names the task and time). */
   const exportFrom = async (replica: ServiceProcess, nodeId: string) => {
     const started = await api(replica, `/api/nodes/${nodeId}/logs`, { method: 'POST' });
-    expect(started.status, started.text).toBe(200);
+    expect(started.status, JSON.stringify(started.json)).toBe(200);
     const urls = await until(`the export through ${replicaId(replica)}`, async () => {
       const r = await api(replica, `/api/nodes/${nodeId}/logs?taskId=${started.json.taskId}`);
       return r.status === 200 && Array.isArray(r.json.data) && r.json.data.length > 0 && (r.json.data as string[]);
@@ -133,7 +133,7 @@ describeReplicas('node logs collected once, across replicas (kubernetes runtime,
     token = runCli(replicas[0]!.env, ['token', 'create', user.email, '--name', 'node-logs']).token;
     for (let i = 0; i < NODES; i++) {
       const created = await api(replicas[i % 2]!, '/api/nodes', { method: 'POST', body: { name: `l${i}`, network: 'regtest' } });
-      expect(created.status, created.text).toBe(200);
+      expect(created.status, JSON.stringify(created.json)).toBe(200);
       nodeIds.push(created.json.data.nodeId);
     }
     for (const id of nodeIds) await until(`node ${id} RUNNING`, async () => (await api(replicas[0]!, `/api/nodes/${id}`)).json.data?.status === 'RUNNING', 180_000);
