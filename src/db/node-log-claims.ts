@@ -82,3 +82,8 @@ export async function advanceNodeLogClaim(db: Queryable, nodeId: string, holder:
   );
   return rows.length === 1;
 }
+
+/** Every claim released: embedded PGlite has one process, so any claim held at its start is a crashed run's. */
+export async function releaseAllNodeLogClaims(db: Queryable): Promise<void> {
+  await db.query('UPDATE node_log_claims SET holder = NULL, expires_at = now() WHERE holder IS NOT NULL');
+}
