@@ -15,8 +15,16 @@ interface ClaimRow {
 
 const toClaim = (r: ClaimRow): NodeLogClaim => ({ nodeId: r.node_id, collectedThrough: r.collected_through });
 
-/** Renews every claim `holder` still has; answers them (a claim another replica took is missing). */
+/**
+ * Renews every claim `holder` still has; answers them (a claim another replica took is missing).
+ * The claim of a node now destroyed is let go instead: its pod is gone, and so is its output.
+ */
 export async function renewNodeLogClaims(db: Queryable, holder: string, ttlMs: number): Promise<NodeLogClaim[]> {
+  await db.query(
+    `UPDATE node_log_claims c SET holder = NULL, expires_at = now()
+     FROM nodes n WHERE n.id = c.node_id AND c.holder = $1 AND n.status = 'DESTROYED'`,
+    [holder],
+  );
   const rows = await db.query<ClaimRow>(
     `UPDATE node_log_claims SET expires_at = now() + make_interval(secs => $2)
      WHERE holder = $1 AND expires_at > now()
@@ -28,21 +36,22 @@ export async function renewNodeLogClaims(db: Queryable, holder: string, ttlMs: n
 
 /**
  * Takes up to `limit` claims nobody holds (released, expired, or of a node seen for the first
- * time) and nobody held for `unheldForMs` at least, oldest node first. Nodes being destroyed or destroyed have nothing left to collect.
+ * time) and nobody held for `unheldForMs` at least, oldest node first. A node being destroyed is
+ * still followed (its daemon's last lines); a destroyed one has nothing left to collect.
  */
 export async function takeNodeLogClaims(db: Queryable, holder: string, ttlMs: number, limit: number, unheldForMs = 0): Promise<NodeLogClaim[]> {
   if (limit <= 0) return [];
   await db.query(
     `INSERT INTO node_log_claims (node_id)
      SELECT n.id FROM nodes n
-     WHERE n.status NOT IN ('DESTROYING', 'DESTROYED') AND NOT EXISTS (SELECT 1 FROM node_log_claims c WHERE c.node_id = n.id)
+     WHERE n.status <> 'DESTROYED' AND NOT EXISTS (SELECT 1 FROM node_log_claims c WHERE c.node_id = n.id)
      ON CONFLICT (node_id) DO NOTHING`,
   );
   const rows = await db.query<ClaimRow>(
     `UPDATE node_log_claims SET holder = $1, expires_at = now() + make_interval(secs => $2)
      WHERE node_id IN (
        SELECT c.node_id FROM node_log_claims c JOIN nodes n ON n.id = c.node_id
-       WHERE (c.holder IS NULL OR c.expires_at <= now()) AND c.expires_at <= now() - make_interval(secs => $4) AND n.status NOT IN ('DESTROYING', 'DESTROYED')
+       WHERE (c.holder IS NULL OR c.expires_at <= now()) AND c.expires_at <= now() - make_interval(secs => $4) AND n.status <> 'DESTROYED'
        ORDER BY n.created_at, n.id LIMIT $3
        FOR UPDATE OF c SKIP LOCKED)
      RETURNING node_id, collected_through`,
@@ -59,7 +68,7 @@ export async function releaseNodeLogClaim(db: Queryable, nodeId: string, holder:
 /** How many nodes are there to collect, and how many replicas collect now (holders with live claims, and `holder`). */
 export async function nodeLogCollectionShares(db: Queryable, holder: string): Promise<{ nodes: number; collectors: number }> {
   const [row] = await db.query<{ nodes: string | number; collectors: string | number }>(
-    `SELECT (SELECT count(*) FROM nodes WHERE status NOT IN ('DESTROYING', 'DESTROYED')) AS nodes,
+    `SELECT (SELECT count(*) FROM nodes WHERE status <> 'DESTROYED') AS nodes,
             (SELECT count(*) FROM (
                SELECT holder FROM node_log_claims WHERE holder IS NOT NULL AND expires_at > now()
                UNION SELECT holder FROM leases WHERE name LIKE 'node-log-collector:%' AND expires_at > now() AND holder <> $1

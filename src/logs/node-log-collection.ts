@@ -51,6 +51,8 @@ interface Held {
 }
 
 const MAX_LINE_BYTES = 64 * 1024;
+/** A node's unstored output is let go past this many segments' worth (see collect). */
+const BUFFER_LIMIT = 8;
 /** Segment blob keys: `<nodeId>/<seq, 12 digits>-<nonce>.log`, sorted by seq. */
 export const segmentKey = (nodeId: string, seq: number, nonce: string) => `${nodeId}/${String(seq).padStart(12, '0')}-${nonce}.log`;
 
@@ -107,7 +109,7 @@ export class NodeLogCollection {
     const renewed = new Set((await renewNodeLogClaims(db, holder, this.ttlMs)).map((c) => c.nodeId));
     for (const nodeId of [...this.held.keys()]) {
       if (!renewed.has(nodeId)) {
-        log.warn({ nodeId }, 'lost a node log claim: another replica follows the node now');
+        log.info({ nodeId }, 'stopped following a node: it was destroyed, or its claim expired and another replica took it');
         this.drop(nodeId);
       }
     }
@@ -139,7 +141,16 @@ export class NodeLogCollection {
     held.first ??= line.at;
     held.last = line.at;
     held.through = line.time;
-    if (held.bytes >= this.opts.config.logs.segmentMaxBytes) void this.store(nodeId, held);
+    if (held.bytes >= BUFFER_LIMIT * this.opts.config.logs.segmentMaxBytes) {
+      // Storing has failed for a while (the blob store or the database is away): rather than
+      // grow without bound, let the node go; whoever takes it next reads these lines again from
+      // the kubelet, from after the last stored one.
+      this.opts.log.warn({ nodeId, bytes: held.bytes }, 'collected node output cannot be stored; handing the node back');
+      this.drop(nodeId);
+      void releaseNodeLogClaim(this.opts.db, nodeId, this.opts.holder).catch(() => {});
+    } else if (held.bytes >= this.opts.config.logs.segmentMaxBytes) {
+      void this.store(nodeId, held);
+    }
   }
 
   async storeAll() {

@@ -171,4 +171,19 @@ describe(`node log claims and segments on ${databaseLabel()}`, () => {
     expect((await exported(n2)).at(-1)).toMatch(/^chatty 5\.29 /);
     expect(await exported(n1)).toEqual(all); // the quiet node keeps everything
   });
+
+  it('lets a destroyed node go and sweeps its output', async () => {
+    const e = collection('replica-e');
+    await e.claim();
+    expect(e.nodes().sort()).toEqual([n1, n2]);
+    await db.query(`UPDATE nodes SET status = 'DESTROYED' WHERE id = $1`, [n2]);
+    await e.claim();
+    expect(e.nodes()).toEqual([n1]);
+    expect(e.follower.following()).toBe(1);
+    await e.stop();
+    const kept = await exported(n1);
+    await new SegmentJanitor({ db, blobs, config: { logs }, log }).sweep();
+    expect(await listNodeLogSegments(db, n2)).toEqual([]);
+    expect(await exported(n1)).toEqual(kept);
+  });
 });
