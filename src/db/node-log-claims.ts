@@ -65,17 +65,21 @@ export async function releaseNodeLogClaim(db: Queryable, nodeId: string, holder:
   await db.query('UPDATE node_log_claims SET holder = NULL, expires_at = now() WHERE node_id = $1 AND holder = $2', [nodeId, holder]);
 }
 
-/** How many nodes are there to collect, and how many replicas collect now (holders with live claims, and `holder`). */
-export async function nodeLogCollectionShares(db: Queryable, holder: string): Promise<{ nodes: number; collectors: number }> {
-  const [row] = await db.query<{ nodes: string | number; collectors: string | number }>(
-    `SELECT (SELECT count(*) FROM nodes WHERE status <> 'DESTROYED') AS nodes,
-            (SELECT count(*) FROM (
-               SELECT holder FROM node_log_claims WHERE holder IS NOT NULL AND expires_at > now()
-               UNION SELECT holder FROM leases WHERE name LIKE 'node-log-collector:%' AND expires_at > now() AND holder <> $1
-               UNION SELECT $1) h) AS collectors`,
+/**
+ * How many nodes there are to collect, and the replicas collecting now with how many claims each:
+ * holders of live claims, replicas present through their `node-log-collector:<holder>` lease while
+ * holding none, and `holder` itself.
+ */
+export async function nodeLogCollectionShares(db: Queryable, holder: string): Promise<{ nodes: number; held: Map<string, number> }> {
+  const [{ nodes }] = (await db.query<{ nodes: string | number }>(`SELECT count(*) AS nodes FROM nodes WHERE status <> 'DESTROYED'`)) as [{ nodes: string | number }];
+  const rows = await db.query<{ holder: string; claims: string | number }>(
+    `SELECT h.holder, (SELECT count(*) FROM node_log_claims c WHERE c.holder = h.holder AND c.expires_at > now()) AS claims
+     FROM (SELECT holder FROM node_log_claims WHERE holder IS NOT NULL AND expires_at > now()
+           UNION SELECT holder FROM leases WHERE name LIKE 'node-log-collector:%' AND expires_at > now()
+           UNION SELECT $1::text) h`,
     [holder],
   );
-  return { nodes: Number(row!.nodes), collectors: Number(row!.collectors) };
+  return { nodes: Number(nodes), held: new Map(rows.map((r) => [r.holder, Number(r.claims)])) };
 }
 
 /**

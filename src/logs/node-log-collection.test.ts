@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimsToTake, segmentKey } from './node-log-collection.ts';
+import { claimsToHandBack, claimsToTake, segmentKey } from './node-log-collection.ts';
 import { isValidBlobKey } from '../blobs/blob-store.ts';
 
 describe('sharing node log claims out', () => {
@@ -12,6 +12,15 @@ describe('sharing node log claims out', () => {
     // Alone: every node is its share.
     expect(claimsToTake({ held: 0, nodes: 7, collectors: 1, max: undefined }).share).toBe(7);
     expect(claimsToTake({ held: 0, nodes: 0, collectors: 0, max: undefined }).share).toBe(0);
+  });
+});
+
+describe('handing node log claims back', () => {
+  it('hands back what is over the share, as far as others are under theirs', () => {
+    expect(claimsToHandBack(10, 5, [0])).toBe(5); // a replica joined
+    expect(claimsToHandBack(4, 4, [4, 2])).toBe(0); // at its share
+    expect(claimsToHandBack(6, 4, [4, 3])).toBe(1);
+    expect(claimsToHandBack(6, 4, [])).toBe(0); // alone
   });
 });
 

@@ -65,6 +65,16 @@ export function claimsToTake(p: { held: number; nodes: number; collectors: numbe
   return { share, fair, beyond };
 }
 
+/**
+ * How many claims to hand back: what is over the fair share, as far as other replicas are under
+ * theirs. (A replica bounded by LOG_FOLLOW_MAX_NODES below its share stays under it: a node may
+ * then move between replicas every few TTLs, each time without a gap.)
+ */
+export function claimsToHandBack(held: number, fair: number, others: number[]): number {
+  const room = others.reduce((n, count) => n + Math.max(0, fair - count), 0);
+  return Math.max(0, Math.min(held - fair, room));
+}
+
 export class NodeLogCollection {
   private readonly held = new Map<string, Held>();
   private readonly claimLoop: BackgroundLoop;
@@ -114,7 +124,7 @@ export class NodeLogCollection {
       }
     }
     const shares = await nodeLogCollectionShares(db, holder);
-    const take = claimsToTake({ held: this.held.size, nodes: shares.nodes, collectors: shares.collectors, max: this.opts.config.logs.followMaxNodes });
+    const take = claimsToTake({ held: this.held.size, nodes: shares.nodes, collectors: shares.held.size, max: this.opts.config.logs.followMaxNodes });
     const taken = await takeNodeLogClaims(db, holder, this.ttlMs, take.share, 0);
     // Past the fair share only claims left for a while: replicas under theirs take them first.
     if (take.beyond > 0) taken.push(...(await takeNodeLogClaims(db, holder, this.ttlMs, take.beyond, 2 * this.ttlMs)));
@@ -124,10 +134,10 @@ export class NodeLogCollection {
       follower.follow(claim.nodeId, claim.collectedThrough, (line) => this.collect(claim.nodeId, held, line));
     }
     if (taken.length > 0) log.info({ nodes: taken.length, following: this.held.size }, 'took node log claims');
-    // More than the share (a replica joined): hand the newest-taken excess to the others.
-    const excess = this.held.size - take.fair;
-    if (excess > 0 && shares.collectors > 1) {
-      const handed = [...this.held.keys()].slice(-excess);
+    // More than the share while another replica has less (one joined): hand it the newest-taken.
+    const handBack = claimsToHandBack(this.held.size, take.fair, [...shares.held].filter(([h]) => h !== holder).map(([, n]) => n));
+    if (handBack > 0) {
+      const handed = [...this.held.keys()].slice(-handBack);
       await Promise.all(handed.map((nodeId) => this.handBack(nodeId)));
       log.info({ nodes: handed.length, following: this.held.size }, 'handed node log claims to other replicas');
     }
