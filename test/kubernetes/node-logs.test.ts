@@ -2,9 +2,10 @@
 // on one PostgreSQL and one S3 store (s3rver). Each node's pod log is followed by exactly one
 // replica (its claim's holder); a node keeps logging (requests through the gateway: devnode logs
 // one line per request) while the replica following it is killed; another takes the claim over
-// after LOG_CLAIM_TTL_SECONDS and resumes after the last stored line. Exports made from every
-// replica then hold the same daemon output, every request's line exactly once, before and after
-// each hand-over.
+// after LOG_CLAIM_TTL_SECONDS and resumes after the last stored line; the node's pod is replaced
+// before another replica starts. Exports made from every replica then hold the same daemon
+// output, every request's line exactly once, before and after each hand-over, and the first
+// pod's output too.
 //
 // Needs PostgreSQL (several replicas cannot share embedded PGlite): runs in CI's PostgreSQL pass.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { deleteNamespace, describeOnCluster, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 import { callService, runCli, serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { rawRequest } from '../gateway/gateway-client.ts';
 import { startS3Server } from '../logs/s3-server.ts';
@@ -170,14 +171,24 @@ describeReplicas('node logs collected once, across replicas (kubernetes runtime,
   it('with two replicas: the follower killed mid-logging, both replicas export the same output with every line once', async () => {
     const [nodeId] = nodeIds as [string];
     await killFollowerWhileLogging(nodeId);
-    // Two replicas again: the survivor and one started after the kill (which never saw the node's pod earlier).
+    // The pod replaced (its output gone from the kubelet) before the next replica starts.
+    const pod = `rln-${nodeId}-0`;
+    const uid = (await kubectlGet(namespace, 'pod', pod)).metadata.uid;
+    await kubectl(['-n', namespace, 'delete', 'pod', pod, '--wait=false']);
+    await until('the pod replaced and the node RUNNING', async () => {
+      const now = await kubectlGet(namespace, 'pod', pod);
+      return now && now.metadata.uid !== uid && (await api(alive()[0]!, `/api/nodes/${nodeId}`)).json.data?.status === 'RUNNING';
+    }, 180_000);
+    await settle();
+    // Two replicas again: the survivor and one started after the kill and the replacement, which
+    // never saw the first pod.
     await startReplica('c');
     const [x, y] = alive() as [ServiceProcess, ServiceProcess];
     const [fromX, fromY] = [await exportFrom(x, nodeId), await exportFrom(y, nodeId)];
     expect(fromY).toBe(fromX);
     expect(requestLines(fromX)).toHaveLength(answered);
-    // devnode's start-up line, printed long before any replica was killed, is there too.
-    expect(fromX).toMatch(/ stdout .*devnode .*started/);
+    // devnode's start-up lines: the first pod's, long before any replica was killed, and the new one's.
+    expect(fromX.split('\n').filter((l) => / stdout .*devnode .*started/.test(l)).length).toBeGreaterThanOrEqual(2);
   }, 300_000);
 
   it('with three replicas: the follower killed again, the two left export the same output, a continuation of the first', async () => {
