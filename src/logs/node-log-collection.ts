@@ -27,6 +27,7 @@ import type { Logger } from '../logger.ts';
 import type { NodeLogFollower } from './node-log-follower.ts';
 import { storedLine, type TimedLine } from './line-time.ts';
 import type { LogsConfig } from './settings.ts';
+import { segmentStagingDir } from './segment-janitor.ts';
 
 export interface NodeLogCollectionOptions {
   db: Database;
@@ -84,7 +85,7 @@ export class NodeLogCollection {
 
   constructor(private readonly opts: NodeLogCollectionOptions) {
     this.ttlMs = opts.config.logs.claimTtlSeconds * 1000;
-    this.staging = join(opts.config.dataDir, 'node-logs', 'staging');
+    this.staging = segmentStagingDir(opts.config.dataDir);
     this.claimLoop = new BackgroundLoop({ name: 'node log claims', intervalMs: this.ttlMs / 3, log: opts.log, run: () => this.claim() });
     this.storeLoop = new BackgroundLoop({
       name: 'node log segments',

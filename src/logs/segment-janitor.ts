@@ -2,7 +2,11 @@
 // newest LOG_FILE_MAX_BYTES x (LOG_FILES_KEPT + 1) bytes, the bound of the process runtime's
 // rotated files, and nothing of a node destroyed or purged. Blob first, then its record: a crash
 // in between leaves a record whose blob is gone (an export skips it) and the next sweep removes
-// it. Idempotent, so every replica may run it.
+// it. Staging files a crash left behind go after an hour. Idempotent, so every replica may run it.
+// (A blob stored by a replica that crashed before recording it stays: it is no segment, and only a
+// listing of the store could find it.)
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Database } from '../db/database.ts';
 import { deleteNodeLogSegment, listExpiredNodeLogSegments } from '../db/node-log-segments.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
@@ -10,11 +14,16 @@ import { BackgroundLoop } from '../jobs/background-loop.ts';
 import type { Logger } from '../logger.ts';
 import type { LogsConfig } from './settings.ts';
 
+const STAGING_MAX_AGE_MS = 3600_000;
+
+/** Where a segment is written before it goes to the blob store. */
+export const segmentStagingDir = (dataDir: string) => join(dataDir, 'node-logs', 'staging');
+
 export interface SegmentJanitorOptions {
   db: Database;
   /** The `node-logs` area of the blob store. */
   blobs: BlobStore;
-  config: { logs: LogsConfig };
+  config: { dataDir: string; logs: LogsConfig };
   log: Logger;
   intervalMs?: number;
 }
@@ -49,6 +58,17 @@ export class SegmentJanitor {
       if (batch.length === 0) break;
     }
     if (deleted > 0) this.opts.log.info({ segments: deleted }, 'node log segments swept');
+    await this.removeStaleStaging(new Date(Date.now() - STAGING_MAX_AGE_MS));
     return deleted;
+  }
+
+  /** Files a crash left between writing a segment and storing it (a store takes seconds). */
+  private async removeStaleStaging(olderThan: Date) {
+    const dir = segmentStagingDir(this.opts.config.dataDir);
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const path = join(dir, name);
+      const st = await stat(path).catch(() => undefined);
+      if (st && st.mtime < olderThan) await rm(path, { force: true });
+    }
   }
 }

@@ -163,7 +163,7 @@ describe(`node log claims and segments on ${databaseLabel()}`, () => {
     }
     await d.stop();
     const before = await listNodeLogSegments(db, n2);
-    const swept = await new SegmentJanitor({ db, blobs, config: { logs }, log }).sweep();
+    const swept = await new SegmentJanitor({ db, blobs, config: { dataDir, logs }, log }).sweep();
     const after = await listNodeLogSegments(db, n2);
     expect(swept).toBeGreaterThan(0);
     expect(after.at(-1)!.seq).toBe(before.at(-1)!.seq);
@@ -182,7 +182,7 @@ describe(`node log claims and segments on ${databaseLabel()}`, () => {
     expect(e.follower.following()).toBe(1);
     await e.stop();
     const kept = await exported(n1);
-    await new SegmentJanitor({ db, blobs, config: { logs }, log }).sweep();
+    await new SegmentJanitor({ db, blobs, config: { dataDir, logs }, log }).sweep();
     expect(await listNodeLogSegments(db, n2)).toEqual([]);
     expect(await exported(n1)).toEqual(kept);
   });
