@@ -172,6 +172,19 @@ describe(`node log claims and segments on ${databaseLabel()}`, () => {
     expect(await exported(n1)).toEqual(all); // the quiet node keeps everything
   });
 
+  it('follows no more nodes than LOG_FOLLOW_MAX_NODES; the others take the rest', async () => {
+    const bounded = new NodeLogCollection({ db, blobs, follower: pods.follower(), holder: 'replica-bounded', config: { dataDir, logs: { ...logs, followMaxNodes: 1 } }, log });
+    await bounded.claim();
+    expect(bounded.nodes()).toHaveLength(1);
+    const other = collection('replica-other');
+    await other.claim();
+    expect([...bounded.nodes(), ...other.nodes()].sort()).toEqual([n1, n2]);
+    await bounded.claim();
+    expect(bounded.nodes()).toHaveLength(1);
+    await bounded.stop();
+    await other.stop();
+  });
+
   it('lets a destroyed node go and sweeps its output', async () => {
     const e = collection('replica-e');
     await e.claim();
