@@ -10,6 +10,7 @@ import type { Database } from './db/database.ts';
 import { openServerDatabase, type ServerDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { releaseAllLeases } from './db/jobs.ts';
+import { releaseAllNodeLogClaims } from './db/node-log-claims.ts';
 import { countUsers } from './db/users.ts';
 import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import type { Logger } from './logger.ts';
@@ -116,12 +117,13 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
-    // Embedded PGlite has exactly one worker process (the lock above), so every job and delivery
-    // still marked running was left by a crash of this service: take them over now rather than
-    // after their lease.
+    // Embedded PGlite has exactly one worker process (the lock above), so every job, delivery and
+    // node log claim still marked held was left by a crash of this service: take them over now
+    // rather than after their lease.
     if (db.kind === 'pglite') {
       await releaseAllLeases(db);
       await releaseDeliveryLeases(db);
+      await releaseAllNodeLogClaims(db);
     }
     // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
     const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, log: log.child({ part: 'gateway' }) });

@@ -74,11 +74,13 @@ export function buildServices(
   });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
+  // Collected node output on Kubernetes (logs/node-log-collection.ts); unused on the process runtime.
+  const nodeLogBlobs = createBlobStore(config, 'node-logs');
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
   const audit = auditOf(db, log, metrics);
-  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
+  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit };
 }
 
 export type Services = ReturnType<typeof buildServices>;

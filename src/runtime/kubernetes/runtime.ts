@@ -3,14 +3,9 @@
 // (see objects.ts). Writes are server-side applies; everything read (status, endpoints, readiness,
 // restarts) comes from watches of the namespace (watched-objects.ts), so a gateway call never
 // costs an API request and the answers stay available while the API server is away.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, Exec } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
-import type { LogRotation } from '../../logs/rotating-log.ts';
-import { readLogRange, type LogRange } from '../../logs/read-range.ts';
-import { tailLogFile } from '../../logs/tail-log.ts';
 import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
 import type { KubernetesConfig } from './settings.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
@@ -37,9 +32,6 @@ import { podProblem } from './pod-problems.ts';
 
 export interface KubernetesRuntimeOptions {
   config: KubernetesConfig;
-  /** Collected pod output goes to DATA_DIR/nodes/<id>/, like the process runtime's. */
-  dataDir: string;
-  logRotation: LogRotation;
   /** The peer address when K8S_PEER_HOST is unset and no load balancer gave one. */
   defaultPeerHost: string;
   log: Logger;
@@ -58,7 +50,9 @@ export class KubernetesRuntime implements NodeRuntime {
   private readonly pods: WatchedObjects<V1Pod>;
   private readonly sets: WatchedObjects<V1StatefulSet>;
   private readonly services: WatchedObjects<V1Service>;
-  private readonly collector: PodLogCollector;
+  /** Follows the pod logs of the nodes whose log claim this replica holds (logs/node-log-collection.ts). */
+  readonly logFollower: PodLogCollector;
+  private readonly core: CoreV1Api;
   private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
   /** Pods the runtime itself is replacing or removing (by uid): their end is not an unexpected exit. */
   private readonly expectedGone = new Set<string>();
@@ -102,14 +96,8 @@ export class KubernetesRuntime implements NodeRuntime {
       list: () => core.listNamespacedService({ namespace, labelSelector }),
       onChange: () => this.wakeWaiters(),
     });
-    this.collector = new PodLogCollector({
-      kc,
-      namespace,
-      nodesDir: join(opts.dataDir, 'nodes'),
-      rotation: opts.logRotation,
-      log,
-      currentPod: (nodeId) => this.pods.get(podName(nodeId)),
-    });
+    this.core = core;
+    this.logFollower = new PodLogCollector({ kc, namespace, log, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
     this.storageFiles = new PodStorageFiles({ exec: new Exec(kc), namespace, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
   }
 
@@ -178,8 +166,7 @@ export class KubernetesRuntime implements NodeRuntime {
     await this.pollUntil(async () => !(await this.cluster.exists(claim)), GONE_TIMEOUT_MS, `the volume of node ${nodeId} to go`);
     const gone = () => !this.sets.get(workloadName(nodeId)) && !this.serviceOf(nodeId) && !this.peerServiceOf(nodeId);
     await this.until(gone, GONE_TIMEOUT_MS, `the objects of node ${nodeId} to go`);
-    this.collector.forget(nodeId);
-    rmSync(this.collector.dirOf(nodeId), { recursive: true, force: true });
+    this.logFollower.unfollow(nodeId);
   }
 
   async status(nodeId: string): Promise<RuntimeStatus> {
@@ -262,12 +249,18 @@ export class KubernetesRuntime implements NodeRuntime {
     );
   }
 
-  readLogs(nodeId: string, range: LogRange) {
-    return readLogRange(this.collector.dirOf(nodeId), range);
-  }
-
-  tailLog(nodeId: string, maxBytes = 2048) {
-    return tailLogFile(this.collector.dirOf(nodeId), maxBytes);
+  /**
+   * The pod log's last bytes, asked of the API server (one request; a failed build quotes them):
+   * the collected output is with whichever replica follows the node. The current container's,
+   * or the previous one's when the current one has not printed anything yet (it crashed at start).
+   */
+  async tailLog(nodeId: string, maxBytes = 2048) {
+    const ask = (previous: boolean) =>
+      this.core
+        .readNamespacedPodLog({ name: podName(nodeId), namespace: this.opts.config.namespace, container: CONTAINER, previous, limitBytes: maxBytes * 4, tailLines: 200 })
+        .then((text) => String(text ?? '').slice(-maxBytes))
+        .catch(() => '');
+    return (await ask(false)) || ask(true);
   }
 
   onUnexpectedExit(listener: (nodeId: string, detail: string) => void) {
@@ -275,7 +268,7 @@ export class KubernetesRuntime implements NodeRuntime {
   }
 
   async shutdown() {
-    this.collector.stop();
+    this.logFollower.stop();
     for (const watched of [this.pods, this.sets, this.services]) watched.stop();
     this.wakeWaiters();
   }
@@ -357,7 +350,7 @@ export class KubernetesRuntime implements NodeRuntime {
         this.restartCounts.set(uid, restarts);
         if (before !== undefined && restarts > before) this.reportExit(nodeId, `the daemon's container restarted (${lastExit(pod)})`);
         if (pod.status?.phase === 'Failed' && kind === 'update') this.reportExit(nodeId, `pod failed: ${pod.status.reason ?? 'unknown reason'}`);
-        this.collector.observe(nodeId, pod);
+        this.logFollower.observe(nodeId, pod);
       }
     }
     this.wakeWaiters();
