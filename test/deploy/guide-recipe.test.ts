@@ -170,6 +170,9 @@ describeRecipe('the guide (docs/DEPLOY.md) on the test cluster, command by comma
     env = { ...process.env, DEPLOY_DIR: deployDir };
     delete env.NODE_OPTIONS; // vitest's loader is not the CLI's
     delete env.KUBECONFIG; // the recipe sets it
+    const clean0 = new Session(env);
+    const missing = (await clean0.run('for t in socat jq psql curl openssl kubectl; do command -v "$t" >/dev/null || printf "%s " "$t"; done', 30_000).finally(() => clean0.kill())).trim();
+    if (missing) throw new Error(`docs/DEPLOY.md's recipe needs these on the PATH: ${missing}`);
     // A run that did not finish leaves its namespaces and database: the teardown, minus the
     // processes that died with it, first.
     await kubectl(['delete', 'namespace', SERVICE_NAMESPACE, NODES_NAMESPACE, '--ignore-not-found', '--timeout=5m']).catch(() => {});
