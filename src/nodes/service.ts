@@ -159,7 +159,7 @@ export class NodeService {
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
       const ports = await this.deps.runtime.assignPorts(() => usedPorts(tx));
-      if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
+      if (!ports) throw new AppError('no_ports_available', 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)');
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.
       const fence = backup && input.restore ? await checkRestoreFence(tx, backup, input.restore) : {};

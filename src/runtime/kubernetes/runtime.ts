@@ -124,9 +124,17 @@ export class KubernetesRuntime implements NodeRuntime {
     return this.sets.synced && this.services.synced && this.pods.synced;
   }
 
-  /** Every pod has its own address and the daemon listens on fixed ports: nothing to hand out. */
-  async assignPorts(): Promise<NodePorts> {
-    return { restPort: null, peerPort: null };
+  /**
+   * Every pod has its own address and the daemon listens on fixed ports: nothing to hand out, but
+   * with HostPort the peer port each node gets on its machine, unique in the cluster (so a pod
+   * rescheduled to another machine never collides there), from the ports no node holds.
+   */
+  async assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined> {
+    const { peerServiceType, peerPortRange: range } = this.opts.config;
+    if (peerServiceType !== 'HostPort') return { restPort: null, peerPort: null };
+    const held = await taken();
+    for (let port = range.from; port <= range.to; port++) if (!held.has(port)) return { restPort: null, peerPort: port };
+    return undefined;
   }
 
   async provision(_spec: NodeSpec) {
@@ -144,7 +152,7 @@ export class KubernetesRuntime implements NodeRuntime {
     this.expectPodGone(nodeId);
     // Only the StatefulSet changes: its Services (and the peer's node port) stay as they are.
     const imageVersion = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
-    await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0 }));
+    await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0, hostPort: hostPortOf(existing) }));
     await this.until(() => this.podGone(nodeId), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
   }
 
@@ -197,7 +205,7 @@ export class KubernetesRuntime implements NodeRuntime {
       isReady(pod) &&
       pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === version &&
       this.serviceOf(nodeId) !== undefined &&
-      this.peerServiceOf(nodeId) !== undefined;
+      (this.opts.config.peerServiceType === 'HostPort' || this.peerServiceOf(nodeId) !== undefined);
     return running ? { state: 'running', imageVersion: version } : { state: 'stopped' };
   }
 
@@ -216,6 +224,12 @@ export class KubernetesRuntime implements NodeRuntime {
   }
 
   peerAddress(nodeId: string): PeerAddress | undefined {
+    if (this.opts.config.peerServiceType === 'HostPort') {
+      // The machine the pod runs on; it changes when the pod is rescheduled elsewhere.
+      const port = hostPortOf(this.sets.get(workloadName(nodeId)));
+      const host = this.opts.config.peerHost ?? this.pods.get(podName(nodeId))?.status?.hostIP;
+      return port && host ? { host, port } : undefined;
+    }
     const service = this.peerServiceOf(nodeId);
     if (!service) return undefined;
     const fixedHost = this.opts.config.peerHost ?? this.opts.defaultPeerHost;
@@ -279,8 +293,9 @@ export class KubernetesRuntime implements NodeRuntime {
   private async applyAll(spec: NodeSpec, replicas: 0 | 1) {
     const { config } = this.opts;
     await this.cluster.apply(restService(config, spec.nodeId));
-    await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
-    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas }));
+    // HostPort: the pod binds its peer port on its machine, and no Service is needed.
+    if (config.peerServiceType !== 'HostPort') await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
+    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort }));
   }
 
   /**
@@ -407,4 +422,9 @@ function networkOf(set: V1StatefulSet): NodeSpec['network'] {
 function lastExit(pod: V1Pod): string {
   const terminated = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.lastState?.terminated;
   return terminated ? `${terminated.reason ?? 'exited'}, code ${terminated.exitCode}` : 'no exit status';
+}
+
+/** The peer port a StatefulSet binds on its machine (HostPort), if any. */
+function hostPortOf(set: V1StatefulSet | undefined): number | undefined {
+  return set?.spec?.template.spec?.containers.find((c) => c.name === CONTAINER)?.ports?.find((p) => p.name === 'peer')?.hostPort;
 }
