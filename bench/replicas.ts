@@ -27,6 +27,8 @@ import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
 import { RlnClient } from '../src/rln/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { startCountingReceiver } from './webhooks.ts';
+import { seedOwners } from './seed.ts';
+import { insertOwnerUser } from '../test/helpers/database.ts';
 
 type Mode = 'rollout' | 'webhooks';
 
@@ -80,7 +82,7 @@ export async function benchReplicas(mode: Mode, replicas: number): Promise<Repli
 async function seedRollout(db: Database, nodes: number) {
   await insertRelease(db, 'bench-v1');
   const users = Math.ceil(nodes / 20);
-  await db.query(`INSERT INTO users (id, email, plan) SELECT 'u' || g, 'bench' || g || '@example.com', 'scale' FROM generate_series(1, $1::int) g`, [users]);
+  await seedOwners(db, users, 'scale');
   await db.query(
     `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version)
      SELECT md5('node' || g), 'u' || (1 + (g - 1) / 20), 'n' || g, 'regtest', 'RUNNING', 'running', 'bench-v1'
@@ -93,7 +95,7 @@ async function seedRollout(db: Database, nodes: number) {
 
 async function seedWebhookNodes(db: Database, url: string) {
   await db.query(`INSERT INTO image_versions (version) VALUES ('bench')`);
-  await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'bench@example.com', 'starter')`);
+  await insertOwnerUser(db, 'u', 'bench@example.com', 'starter');
   await db.query(
     `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings)
      SELECT lpad(to_hex(g), 32, '0'), 'u', 'n' || g, 'regtest', 'RUNNING', 'running', 'bench', $2::jsonb

@@ -16,6 +16,7 @@ import { createLogger } from '../src/logger.ts';
 import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
 import { RlnClient } from '../src/rln/client.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
+import { seedOwners } from './seed.ts';
 
 export interface RolloutFigures {
   nodes: number;
@@ -45,10 +46,7 @@ function countStatements(db: Database) {
 
 async function seed(db: Database, users: number, nodesPerUser: number) {
   await insertRelease(db, 'bench-v1');
-  await db.query(
-    `INSERT INTO users (id, email, plan) SELECT 'u' || g, 'bench' || g || '@example.com', 'scale' FROM generate_series(1, $1::int) g`,
-    [users],
-  );
+  await seedOwners(db, users, 'scale');
   await db.query(
     `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, rest_port, peer_port)
      SELECT md5('node' || g), 'u' || (1 + (g - 1) / $2::int), 'n' || g, 'regtest', 'RUNNING', 'running', 'bench-v1', 10000 + g * 2, 10001 + g * 2

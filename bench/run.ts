@@ -14,6 +14,7 @@ import { benchLifecycle, benchWatchMemory, LIFECYCLE_STEPS } from './kubernetes.
 import { benchEventStream } from './events-stream.ts';
 import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memory.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
+import { benchScale, SCALE_SIZES } from './scale.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -207,6 +208,19 @@ const sections: Record<string, () => Promise<void>> = {
         console.log(`| ${mode} | skipped: ${(err as Error).message} | | |`);
       }
     }
+  },
+  scale: async () => {
+    console.log(`\n## The control plane at ${SCALE_SIZES.join(', ')} nodes (PostgreSQL, in-memory runtime; 9 in 10 nodes PAUSED; bench/scale.ts)`);
+    const figures = await benchScale();
+    const row = (what: string, aim: string, pick: (x: (typeof figures)[number]) => string) => console.log(`| ${what} | ${figures.map(pick).join(' | ')} | ${aim} |`);
+    console.log(`| figure | ${figures.map((x) => `${x.nodes} nodes`).join(' | ')} | aim at 10,000 nodes |`);
+    console.log(`|---|${figures.map(() => '---|').join('')}---|`);
+    row('service RSS at rest, MiB', 'at most 2x the 100-node figure', (x) => f(x.rssMb, 0));
+    row('one reconcile pass, ms', 'under 500', (x) => f(x.reconcilePassMs, 1));
+    row('GET /api/nodes?limit=100 p99 while the fleet works, ms', 'under 30', (x) => f(x.listP99Ms, 1));
+    row('GET /api/nodes/{id} p99 while the fleet works, ms', 'under 10', (x) => f(x.getP99Ms, 1));
+    row('creating nodes, answers/s (16 at a time)', 'at least 200', (x) => f(x.createsPerSecond, 0));
+    row('release rollout, RUNNING nodes upgraded/s', 'at least 1,000', (x) => `${f(x.upgradesPerSecond, 0)} (${x.upgraded}, ${x.rolloutState})`);
   },
   kubernetes: async () => {
     const kubeconfig = process.env.TEST_KUBECONFIG;

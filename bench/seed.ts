@@ -23,3 +23,14 @@ export async function seedNodes(db: Database, userId: string, nodes: number, bui
     }
   });
 }
+
+/**
+ * `count` users 'u1'..'u<count>' (emails bench<g>@example.com), each the owner of an account of
+ * their own on `plan` (migration 0020: the account's id is the owner's).
+ */
+export async function seedOwners(db: Pick<Database, 'query'>, count: number, plan: string, ids: { prefix?: string } = {}) {
+  const prefix = ids.prefix ?? 'u';
+  await db.query(`INSERT INTO users (id, email) SELECT $2 || g, 'bench' || g || '@example.com' FROM generate_series(1, $1::int) g`, [count, prefix]);
+  await db.query(`INSERT INTO accounts (id, plan) SELECT $2 || g, $3 FROM generate_series(1, $1::int) g`, [count, prefix, plan]);
+  await db.query(`INSERT INTO account_members (account_id, user_id, role) SELECT $2 || g, $2 || g, 'owner' FROM generate_series(1, $1::int) g`, [count, prefix]);
+}

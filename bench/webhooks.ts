@@ -15,6 +15,7 @@ import { WebhookSender } from '../src/webhooks/send-webhook.ts';
 import { serializeEnvelope } from '../src/webhooks/envelope.ts';
 import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
+import { insertOwnerUser } from '../test/helpers/database.ts';
 
 export interface WebhookFigures {
   deliveriesPerSecond: number;
@@ -165,7 +166,7 @@ export async function benchWebhooks(database: 'PGlite' | 'PostgreSQL', events = 
   try {
     await migrate(db);
     await db.query(`INSERT INTO image_versions (version) VALUES ('bench')`);
-    await db.query(`INSERT INTO users (id, email, plan) VALUES ('u', 'bench@example.com', 'starter')`);
+    await insertOwnerUser(db, 'u', 'bench@example.com', 'starter');
     const nodeRows: Array<{ id: string; userId: string }> = [];
     for (let i = 0; i < nodes; i++) {
       const id = i.toString(16).padStart(32, '0');

@@ -11,7 +11,8 @@
 #   scripts/test-cluster.sh restart-apiserver   stop the API server and start it again (for tests)
 #   scripts/test-cluster.sh import <tar>...     import docker-archive tars into the cluster's
 #                                    containerd (e.g. scripts/service-image.sh's); the cluster pulls
-#                                    nothing, so pods use imagePullPolicy Never
+#                                    nothing, so pods use imagePullPolicy Never; only the newest
+#                                    3 tags of each imported repository are kept (those in use too)
 #
 # Needs root (containerd, runc, iptables, mounts). Progress goes to stderr; stdout carries only the
 # kubeconfig path, so `KUBECONFIG=$(scripts/test-cluster.sh up | tail -n1)` works. `up` on a cluster
@@ -53,6 +54,7 @@
 #                            (default /tmp/rln-cloud-test-cluster); logs are in $STATE/logs
 #   RLN_TEST_CLUSTER_DEVNODE_VERSIONS  devnode image versions imported as localhost/devnode:<version>
 #                            (default "devnode-0.1.0 devnode-0.2.0")
+#   RLN_TEST_CLUSTER_IMAGES_KEPT  tags kept per repository that `import` brought in (default 3)
 set -euo pipefail
 umask 022
 
@@ -640,7 +642,7 @@ cmd_up() {
   # the node's address: on lo, so it exists without any device of our own
   ip -4 addr show dev lo | grep -q " $NODE_IP/" || ip addr add "$NODE_IP/32" dev lo
   mkdir -p "$VOLUMES" "$KUBELET_DIR"
-  rm -rf "$IMAGES/imported" "$IMAGES/imports"   # containerd's root is fresh (down wipes it): import again
+  rm -rf "$IMAGES/imported" "$IMAGES/imports" "$IMAGES/imported-refs"   # containerd's root is fresh (down wipes it): import again
 
   log "starting containerd"
   start_bg containerd containerd --config "$CTRD/config.toml"
@@ -760,7 +762,7 @@ do_down() {
   # 7. Data: etcd (a stale node would show Ready at once), containerd, kubelet, leases, volumes.
   #    Kept: pki and kubeconfig (valid for the next `up`), logs, image tars.
   rm -rf "$STATE/etcd" "$CTRD/root" "$CTRD/state" "$CTRD/runc" "$CTRD/opt" "$KUBELET_DIR" "$CNI_DIR/ipam" \
-    "$VOLUMES" "$STATE/kcm-certs" "$STATE/scheduler-certs" "$IMAGES/imported" "$IMAGES/imports" "$RUN"
+    "$VOLUMES" "$STATE/kcm-certs" "$STATE/scheduler-certs" "$IMAGES/imported" "$IMAGES/imports" "$IMAGES/imported-refs" "$RUN"
   # Paths outside the state dir that no setting moves: the kubelet's pod log dirs and its device
   # plugin socket, libcni's result cache, the network namespaces' dir, containerd's shim sockets.
   rm -f /var/lib/cni/results/rln-test-cluster-* 2>/dev/null
@@ -823,6 +825,37 @@ cmd_import() {
     log "importing $tar"
     ctr_ images import "$tar" >/dev/null
     touch "$stamp"
+    tar -xOf "$tar" manifest.json | grep -oE '"RepoTags":\[[^]]*\]' | grep -oE '"[^"]+:[^"]+"' | tr -d '"' |
+      while read -r ref; do record_import "$ref" "$stamp"; done
+  done
+  prune_imports
+}
+
+# Imported images are never garbage-collected here (image GC is off: nothing could be pulled
+# back), so every `import` of a new tag (each service upgrade) would stay in containerd for good.
+# The refs imported are logged in order with their stamp; per repository only the newest
+# $IMAGES_KEPT are kept, plus any a container still uses (a rollback needs the previous tag: keep
+# at least 2). A pruned ref loses its stamp, so importing its tar again really imports it. The
+# images `up` imports (pause, devnode) are not logged, so never pruned.
+IMAGES_KEPT=${RLN_TEST_CLUSTER_IMAGES_KEPT:-3}
+record_import() { # record_import <ref> <stamp>: move <ref> to the end of the log
+  local log=$IMAGES/imported-refs
+  touch "$log"
+  { awk -v r="$1" '$1 != r' "$log"; printf '%s %s\n' "$1" "$2"; } >"$log.tmp" && mv "$log.tmp" "$log"
+}
+prune_imports() {
+  local log=$IMAGES/imported-refs repo ref stamp in_use
+  [ -s "$log" ] || return 0
+  in_use=$(ctr_ containers ls 2>/dev/null | awk 'NR > 1 {print $2}' | sort -u)
+  for repo in $(awk '{sub(/:[^:\/]*$/, "", $1); print $1}' "$log" | sort -u); do
+    awk -v repo="$repo" '{ r = $1; sub(/:[^:\/]*$/, "", r); if (r == repo) print }' "$log" | head -n -"$IMAGES_KEPT" |
+      while read -r ref stamp; do
+        if grep -qxF "$ref" <<<"$in_use"; then continue; fi
+        log "pruning $ref (only the newest $IMAGES_KEPT tags of $repo are kept)"
+        ctr_ images rm "$ref" >/dev/null 2>&1 || true
+        rm -f "$stamp"
+        awk -v r="$ref" '$1 != r' "$log" >"$log.tmp" && mv "$log.tmp" "$log"
+      done
   done
 }
 

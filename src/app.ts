@@ -10,6 +10,7 @@ import type { Database } from './db/database.ts';
 import { openServerDatabase, type ServerDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { releaseAllLeases } from './db/jobs.ts';
+import { releaseAllNodeLogClaims } from './db/node-log-claims.ts';
 import { countUsers } from './db/users.ts';
 import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import type { Logger } from './logger.ts';
@@ -62,8 +63,14 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** What a benchmark may hand the service instead of what the configuration chooses. */
+export interface ServerParts {
+  /** A runtime already listening (bench/scale.ts: the in-memory runtime, which starts no daemons). */
+  runtime?: NodeRuntime;
+}
+
 /** `opening` lets the caller start opening the database before this module is even loaded. */
-export async function startServer(config: Config, log: Logger, opening?: ServerDatabase): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger, opening?: ServerDatabase, parts: ServerParts = {}): Promise<RunningServer> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Two kinds of parts to stop. Draining ones (listeners, background work) are handed the
   // shutdown's deadline and stop together: requests and jobs in flight finish meanwhile. Then the
@@ -102,7 +109,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
-    const runtime = await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }));
+    const runtime = parts.runtime ?? (await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime })));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);
@@ -110,12 +117,13 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     await warnAboutUnknownSealKeys(services.unlockSealKeys, config.unlockSeal.keyFile, log);
     const devCredentials = config.bootstrapDevUser ? await bootstrapDevUser(services.accounts, db, config.dataDir) : undefined;
 
-    // Embedded PGlite has exactly one worker process (the lock above), so every job and delivery
-    // still marked running was left by a crash of this service: take them over now rather than
-    // after their lease.
+    // Embedded PGlite has exactly one worker process (the lock above), so every job, delivery and
+    // node log claim still marked held was left by a crash of this service: take them over now
+    // rather than after their lease.
     if (db.kind === 'pglite') {
       await releaseAllLeases(db);
       await releaseDeliveryLeases(db);
+      await releaseAllNodeLogClaims(db);
     }
     // API calls are counted from the first request; the last counts are written on shutdown, once
     // the listeners have drained and before the database closes (cleanups run last added first).

@@ -14,6 +14,7 @@ import { readWebhookConfig, type WebhookConfig } from './webhooks/settings.ts';
 import { readEventStreamConfig, type EventStreamConfig } from './events/settings.ts';
 import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/settings.ts';
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/settings.ts';
+import { chainEndpointProblems, initialVersionProblems } from './runtime/kubernetes/chain-endpoints.ts';
 import { readCliConfig, type CliConfig } from './cli/settings.ts';
 import { passedToDaemons } from './runtime/daemon-env.ts';
 
@@ -290,6 +291,13 @@ export function loadConfig(env: Env = process.env): Config {
     cli: readCliConfig(env, problems),
     daemonEnvironment: passedToDaemons(env),
   };
+  // Cross-field: the real daemon in a pod needs an image version of its own and chain backends
+  // that are not on loopback.
+  if (config.kubernetes) {
+    const { chain, unlockBodyFormat, unlockFlatVersions } = config.nodeAccess;
+    problems.push(...initialVersionProblems(config.kubernetes, values.initialImageVersion));
+    problems.push(...chainEndpointProblems(config.kubernetes, chain, { flatBodies: unlockBodyFormat === 'flat' || unlockFlatVersions.length > 0 }));
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

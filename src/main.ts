@@ -14,7 +14,14 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   serve                                   run the service (what npm start runs)
   migrate                                 apply database migrations
   user create <email> [--plan <plan>] [--password <pw>]
-                                          plans: starter, growth, scale, wallet (default starter)
+                                          a user who owns a new account on the plan (default
+                                          starter; see plan list)
+  plan list                               the plans and their limits
+  plan set <name> [--nodes <n>] [--api-calls-per-month <n>] [--users <n>] [--auto-upgrade true|false]
+                                          create a plan or change its limits (a number or
+                                          unlimited); a lower limit stops nothing that runs, it
+                                          refuses only what would pass it
+  account set-plan <email> <plan>         move the account of the user with <email> to <plan>
   user set-password <email> <password>
   token create <email> [--name <label>] [--expires-in-days <n>] [--read-only] [--node <id>]...
                [--access all|api|gateway]
@@ -45,7 +52,8 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   cert list <node-id>                     a node's client certificates (mutual-TLS gateway)
   cert revoke <serial>                    revoke a client certificate; refused from its next request
   audit list [--user <email>] [--limit <n>]
-                                          the audit trail, newest first: everyone's, or one user's
+                                          the audit trail, newest first: everyone's, or the account of
+                                          the user with that email; actorEmail says which member acted
   usage report --month YYYY-MM [--format csv|json]
                                           every account's usage of a month, a row per account and
                                           node (docs/USAGE.md); final once the month is closed
@@ -88,6 +96,10 @@ async function main(argv: string[]): Promise<number> {
       'no-wait': { type: 'boolean' },
       user: { type: 'string' },
       limit: { type: 'string' },
+      nodes: { type: 'string' },
+      'api-calls-per-month': { type: 'string' },
+      users: { type: 'string' },
+      'auto-upgrade': { type: 'string' },
       month: { type: 'string' },
       format: { type: 'string' },
     },

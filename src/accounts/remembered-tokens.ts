@@ -1,10 +1,12 @@
 // Bearer tokens the management API has just checked, remembered for a moment, but only where that
 // changes no answer: when this process is the database's only one (embedded PGlite; the operator
 // CLI then reaches the service through its admin channel). Every revocation then goes through
-// AccountService.revokeToken in this process, which drops the token here at once; an entry never
-// outlives the token's expiry; and nothing else changes what a token lookup answers (tokens are
-// only ever revoked, users never deleted, plans never changed). With PostgreSQL another replica
-// or the CLI may revoke a token, and the API refuses it on the very next request
+// AccountService.revokeToken in this process, which drops the token here at once; every role
+// change or removal of a member goes through accounts/members.ts, which drops the member's tokens
+// at once (AccountService.memberChanged); an entry never outlives the token's expiry; and nothing
+// else changes what a token lookup answers but a plan change, the operator's, which shows within
+// REMEMBER_TOKENS_MS. With PostgreSQL
+// another replica or the CLI may revoke a token, and the API refuses it on the very next request
 // (test/kubernetes/replicas.test.ts), so there every request reads the token afresh.
 //
 // Why: on PGlite each statement costs a turn of its one session, and the token lookup was half of
@@ -26,7 +28,10 @@ export class RememberedTokens {
     private readonly accounts: AccountService,
     private readonly ttlMs: number,
   ) {
-    if (ttlMs > 0) accounts.onTokenRevoked((tokenId) => this.forget(tokenId));
+    if (ttlMs > 0) {
+      accounts.onTokenRevoked((tokenId) => this.forget((user) => user.tokenId === tokenId));
+      accounts.onMemberChanged((userId) => this.forget((user) => user.id === userId));
+    }
   }
 
   /** The token's user, or undefined for a missing, revoked or expired token (never remembered). */
@@ -44,8 +49,8 @@ export class RememberedTokens {
     return found.user;
   }
 
-  private forget(tokenId: string) {
+  private forget(test: (user: AuthenticatedUser) => boolean) {
     this.revocations++;
-    for (const [token, entry] of this.entries) if (entry.user.tokenId === tokenId) this.entries.delete(token);
+    for (const [token, entry] of this.entries) if (test(entry.user)) this.entries.delete(token);
   }
 }

@@ -45,7 +45,8 @@ export interface TokenScopeInput {
   access?: TokenAccess;
 }
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+/** What is taken for an email address (users, invitations): no more than its shape. */
+export const EMAIL_ADDRESS = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 // Writing last_used_at on every request would turn each read into a write; a minute is precise enough.
 const TOUCH_EVERY_MS = 60_000;
 
@@ -54,7 +55,7 @@ export class AccountService {
 
   async createUser(input: { email: string; plan?: string; password?: string }) {
     const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
+    if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
     const plan = input.plan ?? 'starter';
     if (!(await findPlan(this.db, plan))) {
       const names = (await listPlans(this.db)).map((p) => p.name);
@@ -92,6 +93,7 @@ export class AccountService {
       token,
       name: row.name,
       userId: user.id,
+      accountId: user.account_id,
       email: user.email,
       createdAt: row.created_at.toISOString(),
       expiresAt: row.expires_at?.toISOString() ?? null,
@@ -138,9 +140,29 @@ export class AccountService {
     this.tokenRevokedListeners.push(listener);
   }
 
+  private readonly memberChangedListeners: Array<(userId: string) => void> = [];
+
+  /**
+   * Lets those who remember authenticated members (the gateways, the API on PGlite) drop a member
+   * the moment their role changes or they are removed here (accounts/members.ts).
+   */
+  onMemberChanged(listener: (userId: string) => void) {
+    this.memberChangedListeners.push(listener);
+  }
+
+  /** Called once a member's role change or removal is committed. */
+  memberChanged(userId: string) {
+    for (const listener of this.memberChangedListeners) listener(userId);
+  }
+
   /** The id of the user with this email (the operator's commands name users by email). */
   async userIdOf(emailRaw: string): Promise<string> {
     return (await this.requireUser(emailRaw)).id;
+  }
+
+  /** The account a user is a member of (its trail is the account's: the operator's `audit list --user`). */
+  async accountIdOf(emailRaw: string): Promise<string> {
+    return (await this.requireUser(emailRaw)).account_id;
   }
 
   /** Every token of the user (the operator's `token list`). */

@@ -19,6 +19,7 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
       'RGB Lightning Node daemons: create, read, start, stop, upgrade, initialise, unlock and destroy. Every change of what runs is a ' +
       'durable build; a node answers RUNNING once its build completed.',
   },
+  { name: 'account', description: "Your account's members and their roles, and invitations to join it." },
   { name: 'tokens', description: 'API tokens: the bearer credentials of this API and of the bearer node gateway.' },
   { name: 'logs', description: "Exports of a node's daemon output: gzip archives behind download URLs that expire." },
   {

@@ -34,6 +34,8 @@ export function auditRoutes(scope: FastifyInstance, audit: AuditLog) {
     await audit.record({
       userId: request.user.accountId,
       actor: actorOf(request),
+      actorUserId: request.user.id,
+      actorEmail: request.user.email,
       sourceIp: request.ip,
       action: spec.action,
       target: spec.target?.(request) ?? null,

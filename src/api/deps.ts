@@ -1,5 +1,7 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
+import type { MemberService } from '../accounts/members.ts';
+import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import type { LogExportService } from '../logs/export-service.ts';
@@ -19,6 +21,9 @@ import type { ApiCallMeter } from '../usage/api-call-meter.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
+  /** An account's members and invitations. */
+  members: MemberService;
+  plans: PlanService;
   nodes: NodeService;
   webhooks: WebhookService;
   logExports: LogExportService;

@@ -7,7 +7,10 @@
 // - POST /api/tokens and DELETE /api/tokens/:id manage tokens; POST /api/nodes/:id/generate-cert and
 //   DELETE /api/nodes/:id/certs/:serial manage client certificates: both are credentials;
 // - /api/backups/uploads... are the account's uploaded backups, which belong to no node: a token
-//   limited to some nodes may neither read nor change them.
+//   limited to some nodes may neither read nor change them;
+// - /api/account/members... and /api/account/invitations... are the account's people: a token
+//   limited to some nodes may not read them, and every change of them is a credential's (an
+//   invitation makes a user with a password, a role change widens one).
 // bearer-auth.ts enforces them in its hooks; test/api/bearer-auth.test.ts checks every route.
 import { isScoped, type TokenScope } from '../accounts/token-scope.ts';
 
@@ -31,6 +34,9 @@ const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'DELETE /api/tokens/:id',
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
+const MEMBER_PREFIXES = ['/api/account/members', '/api/account/invitations'];
+const isMemberRoute = (path: string) => MEMBER_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+
 export function classifyApiRoute(method: string, url: string | undefined): ApiRouteScope {
   const write = !READ_METHODS.has(method);
   const path = url ?? '';
@@ -38,8 +44,8 @@ export function classifyApiRoute(method: string, url: string | undefined): ApiRo
   return {
     write,
     node,
-    managesCredentials: CREDENTIAL_ROUTES.has(`${method} ${path}`),
-    accountWide: path === '/api/backups/uploads' || path.startsWith('/api/backups/uploads/'),
+    managesCredentials: CREDENTIAL_ROUTES.has(`${method} ${path}`) || (write && isMemberRoute(path)),
+    accountWide: path === '/api/backups/uploads' || path.startsWith('/api/backups/uploads/') || isMemberRoute(path),
   };
 }
 
@@ -51,10 +57,10 @@ export function routeRefusal(scope: TokenScope, route: ApiRouteScope): string | 
   if (scope.readOnly && route.write) return 'this API token is read-only: it may only read (GET)';
   // A scoped token must not mint a credential without its limits, nor revoke the credentials of others.
   if (route.managesCredentials && isScoped(scope)) {
-    return 'a scoped API token cannot create or revoke tokens or client certificates; use an unscoped token or the web UI';
+    return 'a scoped API token cannot create or revoke tokens or client certificates, nor invite, change or remove members; use an unscoped token or the web UI';
   }
   if (scope.nodeIds !== null && route.accountWide) {
-    return "this API token is limited to some nodes: it may not read or change the account's uploaded backups, which belong to no node";
+    return "this API token is limited to some nodes: it may not read or change the account's uploaded backups or members, which belong to no node";
   }
   // Creating a node, uploading a backup: writes that reach beyond the token's nodes.
   if (scope.nodeIds !== null && route.write && route.node === undefined) {

@@ -52,6 +52,13 @@ import { NodeEvent } from './events/schemas.ts';
 import { listNodeEventsRoute } from './events/list-node-events.ts';
 import { streamEventsRoute } from './events/stream-events.ts';
 import { closeAfterUnreadBody } from '../http/unread-body.ts';
+import { inviteMemberRoute } from './account/invite-member.ts';
+import { listInvitationsRoute } from './account/list-invitations.ts';
+import { revokeInvitationRoute } from './account/revoke-invitation.ts';
+import { acceptInvitationRoute } from './account/accept-invitation.ts';
+import { listMembersRoute } from './account/list-members.ts';
+import { changeMemberRoleRoute } from './account/change-member-role.ts';
+import { removeMemberRoute } from './account/remove-member.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
 
@@ -158,6 +165,9 @@ export async function buildApiServer(
   );
   if (signed.length > 0) getDownloadRoute(app, signed);
 
+  // The invitation's one-time secret is the credential: whoever accepts has no account yet.
+  acceptInvitationRoute(app, deps);
+
   // Bearer-token routes.
   await app.register(async (scope) => {
     requireBearerAuth(scope, {
@@ -201,6 +211,12 @@ export async function buildApiServer(
     certificateRoutes(scope, deps);
     listNodeEventsRoute(scope, deps);
     streamEventsRoute(scope, deps);
+    listMembersRoute(scope, deps);
+    changeMemberRoleRoute(scope, deps);
+    removeMemberRoute(scope, deps);
+    inviteMemberRoute(scope, deps);
+    listInvitationsRoute(scope, deps);
+    revokeInvitationRoute(scope, deps);
     getUsageRoute(scope, deps);
   });
   return app;

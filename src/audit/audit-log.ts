@@ -22,6 +22,14 @@ export const AUDIT_ACTIONS = [
   'backup.deleted',
   'release.published',
   'session.sign_in',
+  'member.invited',
+  'member.invitation_revoked',
+  'member.joined',
+  'member.role_changed',
+  'member.removed',
+  'plan.created',
+  'plan.changed',
+  'account.plan_changed',
   'usage.month_closed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -32,6 +40,9 @@ export interface ApiAuditEvent {
   id: string;
   at: string;
   actor: string;
+  /** The member who acted, when a member did; null for the operator, the service, and events from before accounts. */
+  actorUserId: string | null;
+  actorEmail: string | null;
   sourceIp: string | null;
   action: string;
   target: string | null;
@@ -80,6 +91,7 @@ export class AuditLog {
     const event: AuditEntry = {
       ...entry,
       actor: boundedAuditText(entry.actor),
+      actorEmail: entry.actorEmail === undefined ? undefined : bounded(entry.actorEmail),
       sourceIp: bounded(entry.sourceIp),
       target: bounded(entry.target),
       nodeId: entry.nodeId === undefined ? undefined : bounded(entry.nodeId),
@@ -121,6 +133,8 @@ function presentAuditEvent(e: AuditEventRow): ApiAuditEvent {
     id: String(e.id),
     at: e.at.toISOString(),
     actor: e.actor,
+    actorUserId: e.actor_user_id,
+    actorEmail: e.actor_email,
     sourceIp: e.source_ip,
     action: e.action,
     target: e.target,

@@ -4,8 +4,8 @@
 import type { ReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
-/** The separate stores the service keeps: log export archives, and node backups. */
-export type BlobArea = 'exports' | 'backups';
+/** The separate stores the service keeps: log export archives, node backups, and collected node output (Kubernetes). */
+export type BlobArea = 'exports' | 'backups' | 'node-logs';
 
 export interface PresignedUrl {
   url: string;
@@ -20,6 +20,8 @@ export interface BlobStore {
   presignGet(key: string, opts: { expiresInSeconds: number; filename: string }): Promise<PresignedUrl>;
   /** The object's bytes, streamed; rejects with BlobMissingError when there is none. */
   open(key: string): Promise<Readable>;
+  /** Deletes one object; nothing happens when there is none. */
+  delete(key: string): Promise<void>;
   /** Deletes every object whose key starts with `prefix`; returns how many. */
   deletePrefix(prefix: string): Promise<number>;
   /** Deletes objects last written before `cutoff` (retention, and objects whose record is gone). */

@@ -3,11 +3,12 @@ import type { BlobArea, BlobStore } from './blob-store.ts';
 import type { BlobStoreConfig } from './settings.ts';
 import { LocalBlobStore } from './local-blob-store.ts';
 
-/** The store of one area: log exports (the default) or backups, each with its own files or key prefix. */
+/** The store of one area: log exports (the default), backups or collected node output, each with its own files or key prefix. */
 export function createBlobStore(config: { blobStore: BlobStoreConfig; dataDir: string; publicUrl: string }, area: BlobArea = 'exports'): BlobStore {
   if (config.blobStore.kind === 'local') return new LocalBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl, area });
   const s3 = config.blobStore;
-  return lazyS3BlobStore(area === 'exports' ? s3 : { ...s3, prefix: s3.backupPrefix });
+  const prefix = { exports: s3.prefix, backups: s3.backupPrefix, 'node-logs': s3.nodeLogPrefix }[area];
+  return lazyS3BlobStore({ ...s3, prefix });
 }
 
 /**
@@ -22,6 +23,7 @@ function lazyS3BlobStore(config: Extract<BlobStoreConfig, { kind: 's3' }>): Blob
     putFile: async (...args) => (await get()).putFile(...args),
     presignGet: async (...args) => (await get()).presignGet(...args),
     open: async (...args) => (await get()).open(...args),
+    delete: async (...args) => (await get()).delete(...args),
     deletePrefix: async (...args) => (await get()).deletePrefix(...args),
     deleteOlderThan: async (...args) => (await get()).deleteOlderThan(...args),
   };

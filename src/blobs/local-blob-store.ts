@@ -75,6 +75,11 @@ export class LocalBlobStore implements BlobStore {
     return handle.createReadStream();
   }
 
+  async delete(key: string) {
+    assertValidBlobKey(key);
+    await rm(this.path(key), { force: true });
+  }
+
   async deletePrefix(prefix: string) {
     let deleted = 0;
     for (const { key } of await this.list()) {

@@ -4,6 +4,7 @@
 import { createReadStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import {
+  DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   ListObjectsV2Command,
@@ -72,6 +73,11 @@ export class S3BlobStore implements BlobStore {
       if ((err as { name?: string }).name === 'NoSuchKey') throw new BlobMissingError(`no object ${key}`);
       throw err;
     }
+  }
+
+  async delete(key: string) {
+    assertValidBlobKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key) }));
   }
 
   async deletePrefix(prefix: string) {

@@ -19,6 +19,8 @@ export type BlobStoreConfig =
       prefix: string;
       /** Prefix of every backup object's key; never overlapping `prefix` (each area sweeps its own). */
       backupPrefix: string;
+      /** Prefix of collected node output (segments, Kubernetes); apart from the other two. */
+      nodeLogPrefix: string;
     };
 
 export const BLOB_STORE_VARIABLES = {
@@ -66,6 +68,11 @@ export const S3_VARIABLES = {
     default: 'backups/',
     doc: 'prefix of every backup object key; must not overlap `S3_PREFIX`',
   }),
+  // Collected output is kept by size per node, not by age: it needs a prefix no age sweep touches.
+  nodeLogPrefix: variable('S3_NODE_LOG_PREFIX', text(), {
+    default: 'node-logs/',
+    doc: "prefix of the nodes' collected output (segments, on Kubernetes); must not overlap the two above",
+  }),
 };
 
 export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConfig {
@@ -75,7 +82,11 @@ export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConf
   // A bad name was reported by readEnv already; this is for a bucket not given at all.
   if (!env.S3_BUCKET?.trim()) problems.push('S3_BUCKET must be set to a valid bucket name when BLOB_STORE=s3');
   checkSetTogether(problems, S3_VARIABLES.accessKeyId, s3.accessKeyId, S3_VARIABLES.secretAccessKey, s3.secretAccessKey);
-  checkPrefixesApart(problems, withSlash(s3.prefix), withSlash(s3.backupPrefix));
+  checkPrefixesApart(problems, [
+    ['S3_PREFIX', withSlash(s3.prefix)],
+    ['S3_BACKUP_PREFIX', withSlash(s3.backupPrefix)],
+    ['S3_NODE_LOG_PREFIX', withSlash(s3.nodeLogPrefix)],
+  ]);
   return {
     kind,
     bucket: s3.bucket ?? '',
@@ -85,17 +96,22 @@ export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConf
     credentials: s3.accessKeyId && s3.secretAccessKey ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } : undefined,
     prefix: withSlash(s3.prefix),
     backupPrefix: withSlash(s3.backupPrefix),
+    nodeLogPrefix: withSlash(s3.nodeLogPrefix),
   };
 }
 
 const withSlash = (prefix: string) => (prefix && !prefix.endsWith('/') ? `${prefix}/` : prefix);
 
-/** Each area's retention deletes by prefix: one area inside the other would lose the other's objects. */
-function checkPrefixesApart(problems: string[], exportsPrefix: string, backupPrefix: string) {
-  if (exportsPrefix.startsWith(backupPrefix) || backupPrefix.startsWith(exportsPrefix)) {
-    problems.push(
-      `S3_PREFIX (${JSON.stringify(exportsPrefix)}) and S3_BACKUP_PREFIX (${JSON.stringify(backupPrefix)}) must not overlap: ` +
-        'log export retention would delete backups (or the other way round); give each its own prefix',
-    );
+/** Each area's retention deletes by prefix: one area inside another would lose the other's objects. */
+function checkPrefixesApart(problems: string[], prefixes: Array<[string, string]>) {
+  for (const [i, [name, prefix]] of prefixes.entries()) {
+    for (const [otherName, other] of prefixes.slice(i + 1)) {
+      if (prefix.startsWith(other) || other.startsWith(prefix)) {
+        problems.push(
+          `${name} (${JSON.stringify(prefix)}) and ${otherName} (${JSON.stringify(other)}) must not overlap: ` +
+            "one area's retention would delete the other's objects; give each its own prefix",
+        );
+      }
+    }
   }
 }

@@ -12,6 +12,9 @@ import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { WebhookSender } from '../webhooks/send-webhook.ts';
 import { logExportJob } from '../logs/export-job.ts';
 import { ExportJanitor } from '../logs/export-janitor.ts';
+import { NodeLogCollection } from '../logs/node-log-collection.ts';
+import { SegmentJanitor } from '../logs/segment-janitor.ts';
+import { collectedLogReader, type NodeLogReader } from '../logs/collected-logs.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
 import { unlockAutomatically } from './backups.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
@@ -33,7 +36,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodes' | 'unlockSeal'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'nodes' | 'unlockSeal'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
@@ -61,6 +64,13 @@ function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<Backgrou
 }
 
 export function buildBackground({ db, config, runtime, services, rln, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
+  // One export path, two sources chosen here once: the process runtime's files (one machine, the
+  // laptop default, unchanged), or the segments every replica shares where a runtime hands the
+  // output on to be collected once (Kubernetes).
+  const collection = runtime.logFollower
+    ? new NodeLogCollection({ db, blobs: services.nodeLogBlobs, follower: runtime.logFollower, holder: replicaId, config, log: log.child({ part: 'node-logs' }) })
+    : undefined;
+  const logs: NodeLogReader = collection ? collectedLogReader(db, services.nodeLogBlobs) : { readLogs: (nodeId, range) => runtime.readLogs!(nodeId, range) };
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
   const worker = new JobWorker({
     db,
@@ -74,7 +84,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
         restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }),
         metrics,
       }),
-      logExportJob({ db, runtime, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
+      logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
       rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),
     ],
@@ -102,6 +112,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     intervalMs: config.reconcileIntervalMs,
     destroyedRetentionHours: config.destroyedRetentionHours,
     replicaId,
+    onPass: metrics && ((seconds, nodes) => metrics.reconcilePassed(seconds, nodes)),
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });
@@ -115,7 +126,10 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     log: log.child({ part: 'backups' }),
     metrics,
   });
+  const collected = collection
+    ? [collection, new SegmentJanitor({ db, blobs: services.nodeLogBlobs, config, log: log.child({ part: 'node-logs' }) })]
+    : [];
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
-  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, monthCloser];
+  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser];
 }

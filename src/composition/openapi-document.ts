@@ -37,6 +37,8 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
   const config = loadConfig({});
   const services: ApiDeps = {
     accounts: unused('accounts'),
+    members: unused('members'),
+    plans: unused('plans'),
     nodes: unused('nodes'),
     webhooks: unused('webhooks'),
     logExports: unused('logExports'),

@@ -4,6 +4,8 @@
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
+import { MemberService } from '../accounts/members.ts';
+import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
@@ -23,6 +25,7 @@ import { UsageService } from '../usage/service.ts';
 import { ApiCallMeter, type ApiCallMetrics } from '../usage/api-call-meter.ts';
 
 const accountsOf = (db: Database) => new AccountService(db);
+const plansOf = (db: Database) => new PlanService(db);
 
 const releasesOf = (db: Database, config: Config) =>
   new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
@@ -53,6 +56,8 @@ export function buildServices(
   metrics?: AuditMetrics & ApiCallMetrics,
 ) {
   const accounts = accountsOf(db);
+  const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
+  const plans = plansOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
   const webhooks = new WebhookService({
@@ -71,6 +76,8 @@ export function buildServices(
   });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
+  // Collected node output on Kubernetes (logs/node-log-collection.ts); unused on the process runtime.
+  const nodeLogBlobs = createBlobStore(config, 'node-logs');
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
@@ -78,7 +85,7 @@ export function buildServices(
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
-  return { accounts, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -92,6 +99,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
   return {
     audit: auditOf(db, log),
     accounts: accountsOf(db),
+    plans: plansOf(db),
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),
     certificates: certificatesOf(db, config, ca),

@@ -13,6 +13,8 @@ export interface AuditEventRow {
   outcome: 'succeeded' | 'failed';
   details: Record<string, unknown>;
   node_id: string | null;
+  actor_user_id: string | null;
+  actor_email: string | null;
 }
 
 export interface NewAuditEvent {
@@ -25,12 +27,16 @@ export interface NewAuditEvent {
   details?: Record<string, unknown>;
   /** The node the event is about (migration 0019), which a token limited to nodes must reach to read it. */
   nodeId?: string | null;
+  /** The member who acted (migration 0022); `userId` is the account whose trail this is. */
+  actorUserId?: string | null;
+  actorEmail?: string | null;
 }
 
 export async function insertAuditEvent(db: Queryable, e: NewAuditEvent) {
   await db.query(
-    `INSERT INTO audit_events (user_id, actor, source_ip, action, target, outcome, details, node_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, jsonParam(e.details ?? {}), e.nodeId ?? null],
+    `INSERT INTO audit_events (user_id, actor, source_ip, action, target, outcome, details, node_id, actor_user_id, actor_email)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [e.userId, e.actor, e.sourceIp, e.action, e.target, e.outcome, jsonParam(e.details ?? {}), e.nodeId ?? null, e.actorUserId ?? null, e.actorEmail ?? null],
   );
 }
 

@@ -12,17 +12,19 @@ export interface CertificateRow {
   not_after: Date;
   created_at: Date;
   revoked_at: Date | null;
+  /** The member who issued it (migration 0020); NULL: the account's owner (issued before accounts, or by the operator). */
+  issued_by: string | null;
 }
 
 export async function insertCertificate(
   db: Queryable,
-  c: Pick<CertificateRow, 'serial' | 'user_id' | 'node_id' | 'fingerprint' | 'not_before' | 'not_after'>,
+  c: Pick<CertificateRow, 'serial' | 'user_id' | 'node_id' | 'fingerprint' | 'not_before' | 'not_after' | 'issued_by'>,
 ) {
   return (
     await db.query<CertificateRow>(
-      `INSERT INTO client_certificates (serial, user_id, node_id, fingerprint, not_before, not_after)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
-      [c.serial, c.user_id, c.node_id, c.fingerprint, c.not_before, c.not_after],
+      `INSERT INTO client_certificates (serial, user_id, node_id, fingerprint, not_before, not_after, issued_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [c.serial, c.user_id, c.node_id, c.fingerprint, c.not_before, c.not_after, c.issued_by],
     )
   )[0]!;
 }
@@ -54,23 +56,39 @@ export async function revokeCertificate(db: Queryable, serial: string, nodeId?: 
 }
 
 export interface PresentedCertificate {
-  cert: Pick<CertificateRow, 'serial' | 'user_id' | 'node_id' | 'fingerprint' | 'not_after' | 'revoked_at'>;
+  cert: Pick<CertificateRow, 'serial' | 'user_id' | 'node_id' | 'fingerprint' | 'not_after' | 'revoked_at' | 'issued_by'>;
   node: Node;
 }
 
-/** The certificate a TLS client presented, with the node it is bound to, in one round trip. */
+/**
+ * The certificate a TLS client presented, with the node it is bound to, in one round trip; none
+ * when its issuer is no longer a member of the certificate's account (removing a member deletes
+ * their certificates too, but a certificate must never outlive its issuer's membership).
+ */
 export async function findCertificateWithNode(db: Queryable, serial: string): Promise<PresentedCertificate | undefined> {
-  const rows = await db.query<NodeRow & { c_serial: string; c_user_id: string; c_fingerprint: string; c_not_after: Date; c_revoked_at: Date | null }>(
+  const rows = await db.query<
+    NodeRow & { c_serial: string; c_user_id: string; c_fingerprint: string; c_not_after: Date; c_revoked_at: Date | null; c_issued_by: string | null }
+  >(
     `SELECT n.*, c.serial AS c_serial, c.user_id AS c_user_id, c.fingerprint AS c_fingerprint,
-            c.not_after AS c_not_after, c.revoked_at AS c_revoked_at
-     FROM client_certificates c JOIN nodes n ON n.id = c.node_id WHERE c.serial = $1`,
+            c.not_after AS c_not_after, c.revoked_at AS c_revoked_at, c.issued_by AS c_issued_by
+     FROM client_certificates c JOIN nodes n ON n.id = c.node_id
+     WHERE c.serial = $1
+       AND (c.issued_by IS NULL OR EXISTS (SELECT 1 FROM account_members m WHERE m.account_id = c.user_id AND m.user_id = c.issued_by))`,
     [serial],
   );
   const row = rows[0];
   if (!row) return undefined;
-  const { c_serial, c_user_id, c_fingerprint, c_not_after, c_revoked_at, ...node } = row;
+  const { c_serial, c_user_id, c_fingerprint, c_not_after, c_revoked_at, c_issued_by, ...node } = row;
   return {
-    cert: { serial: c_serial, user_id: c_user_id, node_id: node.id, fingerprint: c_fingerprint, not_after: c_not_after, revoked_at: c_revoked_at },
+    cert: {
+      serial: c_serial,
+      user_id: c_user_id,
+      node_id: node.id,
+      fingerprint: c_fingerprint,
+      not_after: c_not_after,
+      revoked_at: c_revoked_at,
+      issued_by: c_issued_by,
+    },
     node: nodeFromRow(node),
   };
 }

@@ -247,3 +247,12 @@ export async function listSupersededBy(db: Queryable, nodeId: string) {
 export async function releaseSupersededBy(db: Queryable, nodeId: string) {
   return db.query<{ id: string }>('UPDATE nodes SET superseded_by = NULL, updated_at = now() WHERE superseded_by = $1 RETURNING id', [nodeId]);
 }
+
+/** The account's nodes that count towards its plan's limit: every one not being or already destroyed. */
+export async function countLiveNodes(db: Queryable, userId: string) {
+  const rows = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM nodes WHERE user_id = $1 AND status NOT IN ('DESTROYING', 'DESTROYED')`,
+    [userId],
+  );
+  return Number(rows[0]?.n ?? 0);
+}

@@ -33,3 +33,60 @@ export async function findAccountPlan(db: Queryable, accountId: string): Promise
   const row = (await db.query<PlanRow>('SELECT p.* FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1', [accountId]))[0];
   return row && planFromRow(row);
 }
+
+/**
+ * The account's plan, its row locked until the transaction ends: what checks a limit and then
+ * adds one more holds it, so two concurrent creations at the edge cannot both pass.
+ */
+export async function lockAccountPlan(db: Queryable, accountId: string): Promise<PlanDefinition | undefined> {
+  const row = (
+    await db.query<PlanRow>('SELECT p.* FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1 FOR UPDATE OF a', [accountId])
+  )[0];
+  return row && planFromRow(row);
+}
+
+/** Creates the plan or changes the given limits of an existing one; `undefined` leaves a limit as it is. */
+export async function upsertPlan(db: Queryable, name: string, change: Partial<Omit<PlanDefinition, 'name'>>): Promise<PlanDefinition> {
+  const given = (k: keyof typeof change) => k in change && change[k] !== undefined;
+  const row = (
+    await db.query<PlanRow>(
+      `INSERT INTO plans (name, max_nodes, api_calls_per_month, max_users, auto_upgrade) VALUES ($1, $2::int, $3::bigint, $4::int, coalesce($5::boolean, false))
+       ON CONFLICT (name) DO UPDATE SET
+         max_nodes = CASE WHEN $6::boolean THEN EXCLUDED.max_nodes ELSE plans.max_nodes END,
+         api_calls_per_month = CASE WHEN $7::boolean THEN EXCLUDED.api_calls_per_month ELSE plans.api_calls_per_month END,
+         max_users = CASE WHEN $8::boolean THEN EXCLUDED.max_users ELSE plans.max_users END,
+         auto_upgrade = CASE WHEN $9::boolean THEN EXCLUDED.auto_upgrade ELSE plans.auto_upgrade END,
+         updated_at = now()
+       RETURNING *`,
+      [
+        name,
+        change.maxNodes ?? null,
+        change.apiCallsPerMonth ?? null,
+        change.maxUsers ?? null,
+        change.autoUpgrade ?? null,
+        given('maxNodes'),
+        given('apiCallsPerMonth'),
+        given('maxUsers'),
+        given('autoUpgrade'),
+      ],
+    )
+  )[0]!;
+  return planFromRow(row);
+}
+
+export async function setAccountPlan(db: Queryable, accountId: string, plan: string) {
+  return (await db.query<{ id: string }>('UPDATE accounts SET plan = $2 WHERE id = $1 RETURNING id', [accountId, plan]))[0] !== undefined;
+}
+
+/** How many members the account has and how many invitations wait (both count towards max_users). */
+export async function countAccountSeats(db: Queryable, accountId: string) {
+  const row = (
+    await db.query<{ members: number; pending: number }>(
+      `SELECT (SELECT count(*)::int FROM account_members WHERE account_id = $1) AS members,
+              (SELECT count(*)::int FROM account_invitations
+                WHERE account_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()) AS pending`,
+      [accountId],
+    )
+  )[0]!;
+  return { members: Number(row.members), pending: Number(row.pending) };
+}

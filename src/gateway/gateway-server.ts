@@ -67,6 +67,8 @@ interface Guard<Caller> {
   limitKey(caller: Caller): string;
   /** `fresh`: no remembered lookup (see node-access.ts). */
   nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): Node | Promise<Node>;
+  /** The member who calls, for the audit trail (a certificate names none: its serial is in the trail). */
+  memberOf?(caller: Caller): NodeRequest['member'];
 }
 
 // The status document and the calls whose success the control plane records read the node afresh.
@@ -127,20 +129,27 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
   if (!path.ok) throw new AppError(path.code, path.message);
   const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
   const node = gw.guard.nodeFor(caller, { userId: path.userId, nodeId: path.nodeId, method: req.method ?? 'GET', route: path.route }, fresh);
-  return node instanceof Promise ? node.then((n) => serveMetered(gw, req, res, requestId, path, n)) : serveMetered(gw, req, res, requestId, path, node);
+  return node instanceof Promise ? node.then((n) => serveMetered(gw, req, res, requestId, path, n, caller)) : serveMetered(gw, req, res, requestId, path, node, caller);
 }
 
 /** A call the caller may make is counted against its account's month (a Map increment) or refused past the quota. */
-function serveMetered(gw: Gateway<unknown>, req: IncomingMessage, res: ServerResponse, requestId: string, path: { route: string; search: string }, node: Node) {
+function serveMetered<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, requestId: string, path: { route: string; search: string }, node: Node, caller: C) {
   // The node's user_id is its account (migration 0020), whoever the caller is among its members.
   const admitted = gw.deps.meter?.admit(node.userId, node.id, 'gateway');
   return admitted
-    ? admitted.then(() => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node)))
-    : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node));
+    ? admitted.then(() => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node, caller)))
+    : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node, caller));
 }
 
-function nodeRequest(gw: Gateway<unknown>, req: IncomingMessage, requestId: string, path: { route: string; search: string }, node: Node): NodeRequest {
-  return { requestId, node, route: path.route, search: path.search, client: { address: req.socket.remoteAddress ?? '', proto: gw.proto } };
+function nodeRequest<C>(gw: Gateway<C>, req: IncomingMessage, requestId: string, path: { route: string; search: string }, node: Node, caller: C): NodeRequest {
+  return {
+    requestId,
+    node,
+    route: path.route,
+    search: path.search,
+    client: { address: req.socket.remoteAddress ?? '', proto: gw.proto },
+    member: gw.guard.memberOf?.(caller),
+  };
 }
 
 /**
@@ -166,6 +175,7 @@ export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy |
     identify: (req) => deps.access.authenticate(req.headers.authorization),
     limitKey: (user) => `token:${user.tokenId}`,
     nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
+    memberOf: (user) => ({ userId: user.id, email: user.email }),
   };
   const serve = handler(deps, 'http', guard);
   return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, measured(deps.metrics?.requestRecorder('bearer'), cors ? withCors(cors, serve) : serve));

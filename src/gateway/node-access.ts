@@ -9,7 +9,7 @@
 // request (~0.6 ms on PGlite), so positive lookups (token -> user, user + node -> node row,
 // serial -> certificate record) are reused for at most ACCESS_CACHE_MS (1 s). What keeps that safe:
 // - a revocation in this process (API, web UI, and the operator CLI, which with PGlite runs in
-//   this process too) drops the entry at once, so it takes effect on the very next request, also
+//   this process too), and a member's role change or removal, drops the entry at once, so it takes effect on the very next request, also
 //   on a kept-alive connection; a revocation written to a shared PostgreSQL by another process
 //   takes effect within ACCESS_CACHE_MS;
 // - a certificate's expiry and binding are checked against the remembered record on every request;
@@ -101,6 +101,16 @@ export class NodeAccess {
     this.nodes = new ShortCache(deps.runsNode ? ttl : 0);
     this.certificates = new ShortCache(deps.runsNode ? ttl : 0);
     deps.accounts.onTokenRevoked((tokenId) => this.forgetToken(tokenId));
+    deps.accounts.onMemberChanged((userId) => this.forgetMember(userId));
+  }
+
+  /**
+   * Called the moment a member's role changes or they are removed in this process: their tokens
+   * carried the old role, and the certificates they issued end with their membership.
+   */
+  forgetMember(userId: string) {
+    this.users.deleteWhere((_k, user) => user.id === userId);
+    this.certificates.deleteWhere((_k, found) => found.cert.issued_by === userId);
   }
 
   /** Called the moment a token is revoked in this process. */

@@ -35,6 +35,8 @@ export interface NodeRequest {
   route: string;
   search: string;
   client: ClientFacts;
+  /** The member who calls (bearer gateway), named in the audit trail; undefined for a certificate. */
+  member?: { userId: string; email: string };
 }
 
 /** Where the gateways' unlock carries the service's warnings (nodes/node-identity.ts), one per header line. */
@@ -105,6 +107,8 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
   void deps.audit?.record({
     userId: r.node.userId,
     actor: r.client.proto === 'https' ? 'gateway:mtls' : 'gateway:bearer',
+    actorUserId: r.member?.userId ?? null,
+    actorEmail: r.member?.email ?? null,
     sourceIp: r.client.address,
     action: 'node.unlock',
     target: r.node.id,

@@ -13,7 +13,7 @@ import { findNode } from '../db/nodes.ts';
 import { findLogExport, markLogExportFailed, markLogExportSucceeded, type LogExportPart } from '../db/log-exports.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import type { Logger } from '../logger.ts';
-import type { LogRange } from './read-range.ts';
+import type { NodeLogReader } from './collected-logs.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
@@ -37,8 +37,11 @@ export const exportStagingDir = (dataDir: string, taskId?: string) =>
 
 export interface LogExportJobDeps {
   db: Database;
-  /** Where the daemon's collected output is read from: the runtime (NodeRuntime.readLogs). */
-  runtime: { readLogs(nodeId: string, range: LogRange): AsyncIterable<Buffer> };
+  /**
+   * Where the daemon's collected output is read from, chosen once at start-up: the process
+   * runtime's files, or the segments every replica shares (Kubernetes; collected-logs.ts).
+   */
+  logs: NodeLogReader;
   blobs: BlobStore;
   config: { dataDir: string; logs: LogsConfig };
   log: Logger;
@@ -71,7 +74,7 @@ export function logExportJob(deps: LogExportJobDeps): JobDefinition<LogExportJob
         const builds = (await buildsByNode(deps.db, [node.id])).get(node.id) ?? [];
         const source = exportContent(
           { taskId: task.id, node, builds, range, exportedAt: new Date() },
-          deps.runtime.readLogs(node.id, range),
+          deps.logs.readLogs(node.id, range),
         );
         const parts: LogExportPart[] = [];
         const result = await writeGzipParts(source, {

@@ -59,7 +59,7 @@ export async function* readLogRange(dir: string, range: LogRange = {}): AsyncGen
   }
 }
 
-const iso = (d: Date) => Buffer.from(d.toISOString(), 'latin1');
+export const iso = (d: Date) => Buffer.from(d.toISOString(), 'latin1');
 
 function isTimestamp(line: Buffer) {
   return line.length >= TIMESTAMP_BYTES && line[4] === 0x2d && line[10] === 0x54 && line[TIMESTAMP_BYTES - 1] === 0x5a;
@@ -83,7 +83,7 @@ async function* readChunks(fh: FileHandle, size: number): AsyncGenerator<Buffer,
 }
 
 /** Yields the lines in [from, to); returns true once a line at or after `to` was seen. */
-async function* filterLines(chunks: AsyncGenerator<Buffer>, from: Buffer | undefined, to: Buffer | undefined): AsyncGenerator<Buffer, boolean, undefined> {
+export async function* filterLines(chunks: AsyncGenerator<Buffer>, from: Buffer | undefined, to: Buffer | undefined): AsyncGenerator<Buffer, boolean, undefined> {
   let carry: Buffer | undefined;
   // A line without a timestamp of its own (not written by the collector) goes with the line before.
   let keep = !from;

@@ -16,6 +16,14 @@ export interface LogsConfig {
   exportRetentionHours: number;
   /** An export still unfinished this long after it was requested is marked FAILED, never left hanging. */
   exportTimeoutMinutes: number;
+  /** Nodes whose pod log one replica follows at most (Kubernetes); undefined: no bound beyond its share. */
+  followMaxNodes: number | undefined;
+  /** A node's followed output is stored as a segment at least this often (Kubernetes). */
+  segmentSeconds: number;
+  /** ... or as soon as this much of it is waiting. */
+  segmentMaxBytes: number;
+  /** A replica that stops renewing its log claims (it died) hands its nodes on after this long. */
+  claimTtlSeconds: number;
 }
 
 export const LOG_VARIABLES = {
@@ -48,6 +56,28 @@ export const LOG_VARIABLES = {
   exportTimeoutMinutes: variable('LOG_EXPORT_TIMEOUT_MINUTES', integer(1, 24 * 60), {
     default: '60',
     doc: 'an export still unfinished this long after it was requested is marked `FAILED`',
+  }),
+  // Each followed node is one open stream to the API server: a bound per replica keeps one
+  // replica from holding more than its connection budget. Replicas x bound must cover the nodes.
+  followMaxNodes: variable('LOG_FOLLOW_MAX_NODES', integer(1, 1_000_000), {
+    unset: 'unset: no bound',
+    doc: "on Kubernetes, the most nodes whose pod log one replica follows (beyond its fair share of the nodes, which it takes first); replicas x this must cover the nodes",
+  }),
+  // Short enough that an export misses little of the last seconds, long enough that a quiet
+  // node's output makes few objects.
+  segmentSeconds: variable('LOG_SEGMENT_SECONDS', integer(1, 3600), {
+    default: '5',
+    doc: "on Kubernetes, collected output is stored in the blob store at least this often (an export holds what was stored when it ran)",
+  }),
+  segmentMaxBytes: variable('LOG_SEGMENT_MAX_BYTES', integer(4096, 2 ** 30), {
+    default: '1048576',
+    note: '(1 MiB)',
+    doc: "on Kubernetes, a node's collected output is stored as soon as this much of it waits",
+  }),
+  // A dead replica's nodes wait this long for a new follower; the kubelet keeps their output meanwhile.
+  claimTtlSeconds: variable('LOG_CLAIM_TTL_SECONDS', integer(2, 3600), {
+    default: '30',
+    doc: "on Kubernetes, a replica that died hands the nodes it followed on after this long (one that stops hands them on at once)",
   }),
 };
 

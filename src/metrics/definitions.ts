@@ -165,6 +165,17 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       help: 'Audit events that could not be recorded (each also logged at error level with the event): alert on any.',
       registers,
     }),
+    reconcilePass: new Histogram({
+      name: 'rlncloud_reconcile_pass_seconds',
+      help: 'Time of each reconcile pass of the replica holding the reconcile lease: it grows with the nodes not destroyed.',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    reconciledNodes: new Gauge({
+      name: 'rlncloud_reconcile_pass_nodes',
+      help: 'Nodes the last reconcile pass of this replica looked at (0 on a replica without the reconcile lease).',
+      registers,
+    }),
     queryDuration: new Histogram({
       name: 'rlncloud_db_query_duration_seconds',
       help: 'Time of each database statement, waiting for a pooled connection included.',

@@ -46,6 +46,11 @@ export class ServiceMetrics {
     this.metrics.apiCalls.inc({ plan, kind }, calls);
   }
 
+  reconcilePassed(seconds: number, nodes: number) {
+    this.metrics.reconcilePass.observe(seconds);
+    this.metrics.reconciledNodes.set(nodes);
+  }
+
   auditRecordFailed() {
     this.metrics.auditRecordFailures.inc();
   }

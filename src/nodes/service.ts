@@ -2,9 +2,10 @@
 // build and carried out by a durable job enqueued in the same transaction as the state change.
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
-import { findAccountPlan } from '../db/plans.ts';
+import { findAccountPlan, lockAccountPlan } from '../db/plans.ts';
+import { requireRoomFor } from '../domain/plan-limits.ts';
 import { enqueueBuild } from './enqueue-build.ts';
-import { findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
+import { countLiveNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
@@ -158,10 +159,14 @@ export class NodeService {
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
       const ports = await this.deps.runtime.assignPorts(() => usedPorts(tx));
-      if (!ports) throw new AppError('no_ports_available', 'no free ports are left in NODE_PORT_RANGE for a new node');
+      if (!ports) throw new AppError('no_ports_available', 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)');
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.
       const fence = backup && input.restore ? await checkRestoreFence(tx, backup, input.restore) : {};
+      // The plan's node limit, with the account locked until this node is stored. A restore that
+      // supersedes one of the account's nodes replaces it: the count stays the same.
+      const plan = await lockAccountPlan(tx, userId);
+      if (plan) requireRoomFor(plan, 'nodes', (await countLiveNodes(tx, userId)) - (fence.supersede?.userId === userId ? 1 : 0));
       const supersedeBuild = fence.supersede ? await findBuildInProgress(tx, fence.supersede.id) : undefined;
       const supersede = fence.supersede && decide({ type: 'supersede', by: '' }, fence.supersede, supersedeBuild);
       if (supersede?.outcome === 'refused') throw refusalError(supersede.refusal);

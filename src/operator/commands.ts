@@ -2,6 +2,7 @@
 // holds the embedded database open, asks that server to run them over the admin channel: the
 // same functions either way.
 import type { AccountService, TokenScopeInput } from '../accounts/service.ts';
+import type { LimitInput, PlanService } from '../accounts/plans.ts';
 import type { ReleaseService } from '../releases/service.ts';
 import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
@@ -18,6 +19,7 @@ const byOperator = (entry: Omit<AuditEntry, 'actor' | 'sourceIp' | 'outcome'>): 
 export interface OperatorContext {
   audit: AuditLog;
   accounts: AccountService;
+  plans: PlanService;
   releases: ReleaseService;
   webhookKeys: WebhookKeyring;
   certificates: CertificateService;
@@ -57,6 +59,22 @@ const tokenScope = (a: OperatorArgs): TokenScopeInput => {
   };
 };
 
+/** --nodes 3, --api-calls-per-month unlimited: a limit, or undefined when the option is left out. */
+const limitOption = (a: OperatorArgs, name: string): LimitInput | undefined => {
+  const v = option(a, name);
+  if (v === undefined) return undefined;
+  if (v === 'unlimited') return v;
+  if (!/^\d{1,15}$/.test(v)) throw new AppError('invalid_request', `--${name} must be a whole number or unlimited`);
+  return Number(v);
+};
+
+const booleanOption = (a: OperatorArgs, name: string) => {
+  const v = option(a, name);
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw new AppError('invalid_request', `--${name} must be true or false`);
+  return v === 'true';
+};
+
 const sealKeys = (ctx: OperatorContext) => {
   if (!ctx.unlockSealKeys) throw new AppError('internal_error', 'the unlock seal key file was not loaded for this command');
   return ctx.unlockSealKeys;
@@ -66,11 +84,28 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'user create': (ctx, a) =>
     ctx.accounts.createUser({ email: required(a, 0, '<email>'), plan: option(a, 'plan'), password: option(a, 'password') }),
   'user set-password': (ctx, a) => ctx.accounts.setPassword(required(a, 0, '<email>'), required(a, 1, '<password>')),
+  'plan list': async (ctx) => ({ plans: await ctx.plans.list() }),
+  'plan set': async (ctx, a) => {
+    const name = required(a, 0, '<name>');
+    const set = await ctx.plans.set(name, {
+      maxNodes: limitOption(a, 'nodes'),
+      apiCallsPerMonth: limitOption(a, 'api-calls-per-month'),
+      maxUsers: limitOption(a, 'users'),
+      autoUpgrade: booleanOption(a, 'auto-upgrade'),
+    });
+    await ctx.audit.record(byOperator({ userId: null, action: set.created ? 'plan.created' : 'plan.changed', target: name, details: { ...set.plan } }));
+    return set.plan;
+  },
+  'account set-plan': async (ctx, a) => {
+    const changed = await ctx.plans.setAccountPlan(required(a, 0, '<email>'), required(a, 1, '<plan>'));
+    await ctx.audit.record(byOperator({ userId: changed.accountId, action: 'account.plan_changed', target: changed.accountId, details: { from: changed.previousPlan, to: changed.plan } }));
+    return changed;
+  },
   'token create': async (ctx, a) => {
     const days = option(a, 'expires-in-days');
     if (days !== undefined && !/^\d+$/.test(days)) throw new AppError('invalid_request', '--expires-in-days must be a whole number');
     const created = await ctx.accounts.createToken(required(a, 0, '<email>'), option(a, 'name'), days ? Number(days) : undefined, tokenScope(a));
-    await ctx.audit.record(byOperator({ userId: created.userId, action: 'token.created', target: created.id }));
+    await ctx.audit.record(byOperator({ userId: created.accountId, action: 'token.created', target: created.id }));
     return created;
   },
   'token revoke': async (ctx, a) => {
@@ -107,7 +142,8 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'unlock-seal-key reseal': (ctx) => sealKeys(ctx).reseal(),
   'audit list': async (ctx, a) => {
     const email = option(a, 'user');
-    return ctx.audit.list({ userId: email === undefined ? undefined : await ctx.accounts.userIdOf(email), limit: wholeNumber(a, 'limit', 1) ?? 50 });
+    // A member's email names their account's trail, which records which member did what.
+    return ctx.audit.list({ userId: email === undefined ? undefined : await ctx.accounts.accountIdOf(email), limit: wholeNumber(a, 'limit', 1) ?? 50 });
   },
   // A row per account and node (node '' holds an account's API calls about no node); the CLI
   // prints it as CSV with --format csv (cli/usage-csv.ts).

@@ -81,7 +81,11 @@ export class CertificateService {
     this.revokedListeners.push(listener);
   }
 
-  async issue(userId: string, nodeId: string, validitySeconds?: number): Promise<IssuedClientCertificate> {
+  /**
+   * `userId` is the account's (the `<user_id>` of its node URLs); `issuedBy` the member who asks,
+   * whose removal ends the certificate (null: the owner, or the operator on the owner's behalf).
+   */
+  async issue(userId: string, nodeId: string, validitySeconds?: number, issuedBy: string | null = null): Promise<IssuedClientCertificate> {
     const ca = this.deps.ca;
     if (!ca) throw new AppError('service_unavailable', 'this process has no certificate authority loaded');
     const maxSeconds = this.deps.maxValidityDays * 86_400;
@@ -97,6 +101,7 @@ export class CertificateService {
       fingerprint: issued.fingerprint,
       not_before: issued.notBefore,
       not_after: issued.notAfter,
+      issued_by: issuedBy,
     });
     return {
       certificate: issued.certificatePem,

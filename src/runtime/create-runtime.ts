@@ -24,8 +24,6 @@ export async function createRuntime(config: RuntimeSettings, log: Logger): Promi
     const { KubernetesRuntime } = await import('./kubernetes/runtime.ts');
     return KubernetesRuntime.start({
       config: config.kubernetes,
-      dataDir: config.dataDir,
-      logRotation,
       defaultPeerHost: new URL(config.publicUrl).hostname,
       log,
     });

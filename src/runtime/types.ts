@@ -2,6 +2,7 @@
 // chosen once at start-up (`process` on one machine; Kubernetes past it).
 import type { Network } from '../domain/nodes.ts';
 import type { LogRange } from '../logs/read-range.ts';
+import type { NodeLogFollower } from '../logs/node-log-follower.ts';
 
 export interface NodeSpec {
   nodeId: string;
@@ -90,8 +91,12 @@ export interface NodeRuntime {
   /**
    * The daemon's collected output received in [range.from, range.to), oldest first, as lines
    * `<ISO time received> <stream> <line>`; streamed, never loaded whole (log exports read 100s of MB).
+   * Where the runtime keeps it in files of this machine (process); absent where it hands the
+   * output on through `logFollower` to be stored where every replica reads it (Kubernetes).
    */
-  readLogs(nodeId: string, range: LogRange): AsyncIterable<Buffer>;
+  readLogs?(nodeId: string, range: LogRange): AsyncIterable<Buffer>;
+  /** Follows the output of nodes it is told to (Kubernetes: one replica per node, logs/node-log-collection.ts). */
+  readonly logFollower?: NodeLogFollower;
   /**
    * True when every start or end of a daemon the runtime did not ask for is reported through
    * onUnexpectedExit (Kubernetes restarts containers itself and repairs objects without touching
@@ -118,3 +123,4 @@ export interface NodeStorageFiles {
 
 /** A storage file that is not there (a backup the daemon did not write, a node without storage). */
 export class StorageFileMissingError extends Error {}
+

@@ -75,8 +75,17 @@ export class WebSessions {
     this.cookieName = opts.secure ? '__Host-rlnc_session' : 'rlnc_session';
   }
 
-  private async auditSignIn(userId: string, email: string, sourceIp: string, outcome: 'succeeded' | 'failed') {
-    await this.opts.audit?.record({ userId, actor: 'session', sourceIp, action: 'session.sign_in', target: email, outcome });
+  private async auditSignIn(user: { id: string; account_id: string }, email: string, sourceIp: string, outcome: 'succeeded' | 'failed') {
+    await this.opts.audit?.record({
+      userId: user.account_id,
+      actor: 'session',
+      actorUserId: user.id,
+      actorEmail: email,
+      sourceIp,
+      action: 'session.sign_in',
+      target: email,
+      outcome,
+    });
   }
 
   /** Checks the password and opens a session; throws unauthorized or rate_limited. */
@@ -99,10 +108,10 @@ export class WebSessions {
     if (!user || !ok) {
       for (const key of keys) await recordSignInFailure(this.opts.db, key, FAILURE_WINDOW_S);
       // In the trail of the account someone tried (an unknown email belongs to no one's).
-      if (user) await this.auditSignIn(user.account_id, email, clientAddress, 'failed');
+      if (user) await this.auditSignIn(user, email, clientAddress, 'failed');
       throw new AppError('unauthorized', 'the email or the password is wrong');
     }
-    await this.auditSignIn(user.account_id, email, clientAddress, 'succeeded');
+    await this.auditSignIn(user, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);

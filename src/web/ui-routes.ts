@@ -7,6 +7,7 @@ import { extname, join, relative } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectPath } from '../platform/paths.ts';
 import { NODE_EVENT_TYPES } from '../domain/node-events.ts';
+import { INVITATION_PAGE_PATH } from '../accounts/members.ts';
 
 const PUBLIC_DIR = projectPath('src', 'web', 'public') + '/';
 export const ASSET_PREFIX = '/ui/';
@@ -105,6 +106,9 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
   app.get('/', hide, async (_request, reply) => reply.redirect(base || '/sign-in'));
   app.get('/sign-in', hide, page);
   app.get('/tokens', hide, page);
+  app.get('/account', hide, page);
+  // Where invitation links point (accounts/members.ts); the page reads the secret from the fragment.
+  app.get(INVITATION_PAGE_PATH, hide, page);
   if (base) app.get(base, hide, page);
   const nodePage = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const user = await opts.sessions?.userOf(request);

@@ -94,7 +94,7 @@ describe(`automatic unlock on ${databaseLabel()}`, () => {
     t = await startTestServer();
     // Scale: release rollouts upgrade alice's nodes automatically.
     alice = await t.createUser('scale');
-    bob = await t.createUser('starter');
+    bob = await t.createUser();
     const created = await h.call(alice, '/api/nodes', { method: 'POST', body: { name: 'auto', network: 'regtest' } });
     nodeId = created.json.data.nodeId;
     await h.waitForNode(alice, nodeId, 'RUNNING', (n) => n?.status === 'RUNNING');

@@ -66,6 +66,13 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/tokens', () => '/api/tokens'),
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }), credential: true }),
   route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`, { credential: true }),
+  // The account's members and invitations (each role and another account's attempts: test/api/members.test.ts).
+  route('GET', '/api/account/members', () => '/api/account/members', { accountWide: true }),
+  route('PATCH', '/api/account/members/:userId', () => `/api/account/members/${ZEROS}`, { body: () => ({ role: 'viewer' }), accountWide: true, credential: true }),
+  route('DELETE', '/api/account/members/:userId', () => `/api/account/members/${ZEROS}`, { accountWide: true, credential: true }),
+  route('POST', '/api/account/invitations', () => '/api/account/invitations', { body: () => ({ email: 'invited@example.com', role: 'viewer' }), accountWide: true, credential: true }),
+  route('GET', '/api/account/invitations', () => '/api/account/invitations', { accountWide: true }),
+  route('DELETE', '/api/account/invitations/:id', () => `/api/account/invitations/${ZEROS}`, { accountWide: true, credential: true }),
 ];
 
 /**
@@ -83,10 +90,13 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   'GET /': 'web UI page shell (its data comes from the API)',
   'GET /sign-in': 'web UI page shell',
   'GET /tokens': 'web UI page shell',
+  'GET /account': 'web UI page shell',
+  'GET /invitation': "web UI page shell: an invitation link's target (its secret is in the fragment, never sent here)",
   'GET /nodes': 'web UI page shell',
   'GET /nodes/:id': "web UI page shell; another user's node answers 404 (test/web/browser.test.ts)",
   'GET /nodes/:id/connect': 'web UI page shell',
   'GET /ui/*': 'web UI assets',
+  'POST /api/account/invitations/accept': "accepting an invitation: its one-time link's secret is the credential (the invited person has no account yet)",
 };
 
 /** The docs page's plugin (@fastify/swagger-ui) registers its own routes under this prefix. */

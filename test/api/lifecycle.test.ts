@@ -12,7 +12,7 @@ describe(`node lifecycle on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     t = await startTestServer();
-    starter = await t.createUser('starter');
+    starter = await t.createUser();
     other = await t.createUser('growth');
     const r = await t.call('/api/nodes', { method: 'POST', token: starter.token, body: { name: 'life', network: 'regtest' } });
     nodeId = r.json.data.nodeId;
@@ -181,7 +181,7 @@ describe(`idempotent node creation on ${databaseLabel()}`, () => {
   let user: TestUser;
   beforeAll(async () => {
     t = await startTestServer();
-    user = await t.createUser('starter');
+    user = await t.createUser();
   });
   afterAll(() => t?.stop());
 
@@ -207,7 +207,7 @@ describe(`idempotent node creation on ${databaseLabel()}`, () => {
   });
 
   it('keeps keys per user', async () => {
-    const stranger = await t.createUser('starter');
+    const stranger = await t.createUser();
     const r = await create({ name: 'idem', network: 'regtest' }, 'key-1', stranger.token);
     expect(r.status).toBe(200);
     expect(r.headers.get('idempotent-replayed')).toBeNull();

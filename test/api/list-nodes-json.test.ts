@@ -81,7 +81,7 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
     const r = await t.call('/api/nodes', { token });
     expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual([ids[0], ids[2]]);
     expect(r.text).toBe(await objectPathText(token));
-    const bob = await t.createUser('starter');
+    const bob = await t.createUser();
     const empty = await t.call('/api/nodes', { token: bob.token });
     expect(empty.text).toBe('{"nodes":[]}');
   });

@@ -4,13 +4,13 @@
 // names a key of a mounted Secret, and the monitoring component scrapes through a headless Service.
 // service-on-cluster.test.ts applies the test overlay for real.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { repoRoot } from '../helpers/service-process.ts';
-import { SERVICE_VARIABLES } from '../../src/config.ts';
+import { ConfigError, loadConfig, SERVICE_VARIABLES } from '../../src/config.ts';
 
 const hasKubectl = (() => {
   try {
@@ -126,6 +126,37 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     // No other Service publishes the metrics port; the component is in no overlay by default.
     for (const s of ofKind(monitored, 'Service').filter((s) => s !== service)) for (const p of s.spec.ports) expect(p.targetPort).not.toBe('metrics');
     for (const objects of [base, example, testCluster]) expect(ofKind(objects, 'ServiceMonitor')).toEqual([]);
+  });
+
+  /** The environment a replica gets: the ConfigMap, then the Deployment's own env (files left out). */
+  const replicaEnv = (objects: any[]) => {
+    const container = deploymentOf(objects).spec.template.spec.containers[0];
+    const env: Record<string, string> = { ...ofKind(objects, 'ConfigMap')[0].data };
+    for (const e of container.env) if (e.value !== undefined && !e.name.endsWith('_FILE')) env[e.name] = e.value;
+    return env;
+  };
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return err.problems;
+    }
+  };
+
+  it('has the example run the real RLN image, refusing to start until the operator names its first version and chain endpoints', () => {
+    const env = replicaEnv(example);
+    expect(env.K8S_IMAGE).not.toMatch(/devnode/);
+    const problems = problemsOf(env).join('\n');
+    for (const name of ['INITIAL_IMAGE_VERSION', 'REGTEST_BITCOIND_RPC_HOST', 'REGTEST_INDEXER_URL', 'TESTNET_BITCOIND_RPC_HOST', 'TESTNET_INDEXER_URL']) expect(problems).toContain(name);
+    // The overlay's commented lines, uncommented, are what it takes.
+    const commented = readFileSync(join(repoRoot, 'deploy/kubernetes/overlays/example/kustomization.yaml'), 'utf8')
+      .split('\n').map((l) => /^\s*# - ([A-Z0-9_]+)=(.*)$/.exec(l)).filter((m): m is RegExpExecArray => m !== null);
+    const set = Object.fromEntries(commented.map((m) => [m[1], m[2]!.replace('<rln-commit-id>', '0123abcd')]));
+    expect(problemsOf({ ...env, ...set })).toEqual([]);
+    // The test cluster runs devnode, which needs no chain.
+    expect(problemsOf(replicaEnv(testCluster))).toEqual([]);
   });
 
   it('names in every *_FILE variable a key of a Secret mounted at that directory', () => {

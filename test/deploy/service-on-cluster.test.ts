@@ -110,7 +110,7 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
   }, 120_000);
 
   it('takes users from the operator CLI, in a replica and on the host, and signs with the keyring from its Secret', async () => {
-    alice = await svc.createUser('starter');
+    alice = await svc.createUser();
     expect((await svc.api('/api/nodes', { token: alice.token })).json).toEqual({ nodes: [] });
     expect((await svc.api('/api/nodes')).status).toBe(401);
     const key = await svc.api('/api/webhook-public-key', { token: alice.token });

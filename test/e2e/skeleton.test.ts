@@ -43,7 +43,7 @@ describe('the service started with npm start', () => {
   it('walks a node from create to RUNNING to DESTROYED with a token the CLI made while the server runs', async () => {
     const svc = running[0]!;
     const user = svc.cli(['user', 'create', 'carol@example.com', '--plan', 'wallet']);
-    expect(user).toEqual({ id: expect.stringMatching(/^[0-9a-f]{32}$/), email: 'carol@example.com', plan: 'wallet', createdAt: expect.any(String) });
+    expect(user).toEqual({ id: expect.stringMatching(/^[0-9a-f]{32}$/), email: 'carol@example.com', plan: 'wallet', accountId: user.id, createdAt: expect.any(String) });
     const { token, id: tokenId } = svc.cli(['token', 'create', 'carol@example.com', '--name', 'e2e']);
     expect(token).toMatch(/^rlnc_/);
 

@@ -59,8 +59,17 @@ export async function openMigratedTestDb(upTo?: number) {
   };
 }
 
-/** A user who owns an account of their own (id = the user's), as `user create` makes one. */
+/**
+ * A user who owns an account of their own (id = the user's), as `user create` makes one. On a
+ * database migrated only below accounts (migration 0020; the tests of earlier migrations), a user
+ * with the plan as it was then stored.
+ */
 export async function insertOwnerUser(db: Queryable, id: string, email: string, plan = 'starter') {
+  const [{ accounts }] = (await db.query<{ accounts: string | null }>(`SELECT to_regclass('accounts')::text AS accounts`)) as [{ accounts: string | null }];
+  if (accounts === null) {
+    await db.query('INSERT INTO users (id, email, plan) VALUES ($1, $2, $3)', [id, email, plan]);
+    return { id, email };
+  }
   await insertUser(db, { id, email, passwordHash: null });
   await insertOwnAccount(db, id, plan);
   return { id, email };

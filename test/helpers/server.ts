@@ -7,6 +7,14 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/app.ts';
 import type { Plan } from '../../src/domain/plans.ts';
+import { upsertPlan } from '../../src/db/plans.ts';
+
+/**
+ * The plan test users are on unless a test names one: no limits and no automatic upgrades (what
+ * `starter` meant before plans had limits), so suites about other things are not bounded by the
+ * original's Starter plan (one node). The plans' limits are tested where they are the subject.
+ */
+export const UNLIMITED_TEST_PLAN = 'test-unlimited';
 import { createTestDatabase } from './database.ts';
 import { freePort, randomNodePortRange } from './ports.ts';
 
@@ -95,6 +103,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   for (let attempt = 1; ; attempt++) {
     try {
       server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+      await upsertPlan(server.db, UNLIMITED_TEST_PLAN, { maxNodes: null, apiCallsPerMonth: null, maxUsers: null, autoUpgrade: false });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 5 || env.API_PORT) throw err;
@@ -110,7 +119,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     server,
     base,
     call,
-    async createUser(plan = 'starter', email = `user${++userCounter}-${Date.now()}@example.com`) {
+    async createUser(plan = UNLIMITED_TEST_PLAN, email = `user${++userCounter}-${Date.now()}@example.com`) {
       const user = await server.services.accounts.createUser({ email, plan });
       const token = await server.services.accounts.createToken(email, 'test');
       return { id: user.id, email, token: token.token, tokenId: token.id };

@@ -11,9 +11,9 @@ export interface Tenants {
 }
 
 export async function createTenants(t: TestServer, plans: { alice?: Plan; bob?: Plan } = {}): Promise<Tenants> {
-  const alice = await t.createUser(plans.alice ?? 'starter');
-  const bob = await t.createUser(plans.bob ?? 'starter');
-  const revoked = await t.createUser('starter');
+  const alice = await t.createUser(plans.alice);
+  const bob = await t.createUser(plans.bob);
+  const revoked = await t.createUser();
   await t.server.services.accounts.revokeToken(revoked.tokenId);
   return { alice, bob, revoked };
 }

@@ -23,7 +23,7 @@ describeOnCluster('kubernetes runtime: the API server restarted mid-build (test 
   });
 
   it('finishes the build and keeps answering the API while the API server is away', async () => {
-    const user = await t.createUser('starter');
+    const user = await t.createUser();
     const r = await t.call('/api/nodes', { method: 'POST', token: user.token, body: { name: 'restart', network: 'regtest' } });
     expect(r.status, r.text).toBe(200);
     const nodeId = r.json.data.nodeId as string;

@@ -28,7 +28,7 @@ describeOnCluster('backups on the kubernetes runtime (test cluster)', () => {
 
   beforeAll(async () => {
     t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', NODE_START_TIMEOUT_MS: '120000', ...SMALL_NODE_PODS });
-    alice = await t.createUser('starter');
+    alice = await t.createUser();
   }, 120_000);
   afterAll(async () => {
     await t?.stop();

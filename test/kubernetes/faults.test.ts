@@ -41,7 +41,7 @@ current-context: away
 `,
     );
     t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: kubeconfig });
-    user = await t.createUser('starter');
+    user = await t.createUser();
   });
   afterAll(async () => {
     await t?.stop();
@@ -64,7 +64,7 @@ describeOnCluster('kubernetes runtime faults (test cluster)', () => {
   const start = async (env: Record<string, string>) => {
     const t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '16Mi', ...SMALL_NODE_PODS, ...env });
     servers.push(t);
-    return { t, user: await t.createUser('starter') };
+    return { t, user: await t.createUser() };
   };
   afterAll(async () => {
     for (const t of servers) await t.stop();

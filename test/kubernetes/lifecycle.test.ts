@@ -41,8 +41,8 @@ describeOnCluster('nodes on the kubernetes runtime (test cluster)', () => {
 
   beforeAll(async () => {
     t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', NODE_START_TIMEOUT_MS: '120000', ...SMALL_NODE_PODS });
-    alice = await t.createUser('starter');
-    bob = await t.createUser('starter');
+    alice = await t.createUser();
+    bob = await t.createUser();
   }, 120_000);
   afterAll(async () => {
     await t?.stop();

@@ -66,7 +66,7 @@ describe.skipIf(!hasChromium)(
       hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`;
       t = await startTestServer();
       // Starter plan: a new release does not upgrade these nodes by itself, the Upgrade button does.
-      alice = await t.createUser('starter', 'alice@example.com');
+      alice = await t.createUser(undefined, 'alice@example.com');
       await t.server.services.accounts.setPassword(alice.email, PASSWORD);
       const { chromium } = await import('playwright-core');
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -379,7 +379,7 @@ describe.skipIf(!hasChromium)(
       });
       expect(status).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
 
-      const bob = await t.createUser('starter');
+      const bob = await t.createUser();
       const bobs = await t.call('/api/nodes', { method: 'POST', token: bob.token, body: { name: 'bobs', network: 'regtest' } });
       for (const path of [nodePath(bobs.json.data.nodeId), `${nodePath(bobs.json.data.nodeId)}/connect`, nodePath('f'.repeat(32))]) {
         const response = await page.goto(url(path));

@@ -14,7 +14,7 @@ describe(`web sessions and tokens on ${databaseLabel()}`, () => {
 
   beforeAll(async () => {
     t = await startTestServer();
-    ({ alice, bob } = await createTenants(t));
+    ({ alice, bob } = await createTenants(t, { alice: 'starter' }));
     await t.server.services.accounts.setPassword(alice.email, PASSWORD);
   });
   afterAll(() => t?.stop());
@@ -95,7 +95,7 @@ describe(`web sessions and tokens on ${databaseLabel()}`, () => {
   });
 
   it('limits failed sign-ins per email: 429 after five, even with the right password', async () => {
-    const victim = await t.createUser('starter');
+    const victim = await t.createUser();
     await t.server.services.accounts.setPassword(victim.email, PASSWORD);
     for (let i = 0; i < 5; i++) expect((await signIn(victim.email, `guess ${i}`)).status).toBe(401);
     const limited = await signIn(victim.email, PASSWORD);

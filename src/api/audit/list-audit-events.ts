@@ -9,7 +9,9 @@ import { AUDIT_ACTIONS } from '../../audit/audit-log.ts';
 const AuditEvent = Type.Object({
   id: Type.String(),
   at: Type.String({ format: 'date-time' }),
-  actor: Type.String({ description: 'token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, operator (the CLI) or service.' }),
+  actor: Type.String({ description: 'token:<tokenId>, session (the web UI), gateway:bearer, gateway:mtls, invitation (a member joining), operator (the CLI) or service.' }),
+  actorUserId: Type.Union([Type.String(), Type.Null()], { description: 'The member who acted (their user id); null for the operator, the service and events from before accounts.' }),
+  actorEmail: Type.Union([Type.String(), Type.Null()], { description: "That member's email when they acted; kept after they are removed." }),
   sourceIp: Type.Union([Type.String(), Type.Null()], { description: 'Where the request came from, as this service saw it.' }),
   action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}.` }),
   target: Type.Union([Type.String(), Type.Null()], { description: 'A node id, token id or name, certificate serial, backup id or email.' }),
@@ -30,7 +32,7 @@ export function listAuditEventsRoute(app: FastifyInstance, { audit }: ApiDeps) {
         description:
           'Security-relevant actions on your resources, newest first: tokens created and revoked, certificates issued and ' +
           'revoked, unlock attempts (management API and both gateways) and their result, automatic unlock turned on or off ' +
-          '(by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too). A token limited to some ' +
+          '(by you or by the service), destroys, backups, sign-ins to the web UI (failed ones too), invitations, members joining, role changes and removals. `actorEmail` says which member did it. A token limited to some ' +
           'nodes (`nodeIds`) reads only the events about those nodes.',
         tags: ['audit'],
         querystring: ListAuditQuery,

@@ -73,7 +73,8 @@ export function certificateRoutes(app: FastifyInstance, { certificates }: ApiDep
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return certificates.issue(userOf(request).accountId, request.params.id, request.body.validitySeconds);
+      const user = userOf(request);
+      return certificates.issue(user.accountId, request.params.id, request.body.validitySeconds, user.id);
     },
   );
 

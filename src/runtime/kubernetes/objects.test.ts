@@ -55,4 +55,13 @@ describe('a node as Kubernetes objects', () => {
     expect(peerService(lb, nodeId, 31234).spec).toMatchObject({ type: 'LoadBalancer', ports: [{ port: 9735 }] });
     expect(peerService(lb, nodeId, 31234).spec.ports[0]).not.toHaveProperty('nodePort');
   });
+
+  it('binds the peer port on the machine with HostPort, and only then', () => {
+    const hostPorts = readKubernetesConfig({ K8S_PEER_SERVICE_TYPE: 'HostPort' }, []);
+    const peerOf = (c: typeof config, hostPort?: number) =>
+      statefulSet(c, { nodeId, network: 'regtest', imageVersion: 'v', replicas: 1, hostPort }).spec.template.spec.containers[0]!.ports.find((p) => p.name === 'peer');
+    expect(peerOf(hostPorts, 20007)).toEqual({ name: 'peer', containerPort: 9735, protocol: 'TCP', hostPort: 20007 });
+    expect(peerOf(config, 31234)).not.toHaveProperty('hostPort');
+    expect(hostPorts.peerPortRange).toEqual({ from: 20000, to: 29999 });
+  });
 });

@@ -31,6 +31,8 @@ export interface NodeObjectsInput {
   replicas: 0 | 1;
   /** The peer Service's node port once the cluster assigned one: kept when the Service is recreated. */
   peerNodePort?: number | null;
+  /** K8S_PEER_SERVICE_TYPE=HostPort: the node's port of K8S_PEER_PORT_RANGE, bound on its machine. */
+  hostPort?: number | null;
 }
 
 export function nodeLabels(nodeId: string): Record<string, string> {
@@ -98,7 +100,7 @@ export function statefulSet(config: KubernetesConfig, input: NodeObjectsInput) {
               args: daemonArgs(input.network),
               ports: [
                 { name: 'rest', containerPort: REST_PORT, protocol: 'TCP' },
-                { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP' },
+                { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP', ...(config.peerServiceType === 'HostPort' && input.hostPort ? { hostPort: input.hostPort } : {}) },
               ],
               // A locked RLN answers 403 on most routes until unlocked: an open port is what ready means.
               readinessProbe: { tcpSocket: { port: REST_PORT }, periodSeconds: 2, failureThreshold: 3 },

@@ -1,50 +1,48 @@
-// Collects what each node's pod prints into the same rotated log files the process runtime writes
-// (DATA_DIR/nodes/<id>/daemon.log*), so log exports, their time ranges and failed builds' last
-// lines work the same on both runtimes. Kubernetes keeps a container's output only while its pod
-// exists (and one earlier run after a restart): an upgrade or a stop replaces the pod and its
-// output would be gone. Following each pod's log as it is written keeps it, across restarts and
-// upgrades, bounded by LOG_FILE_MAX_BYTES x LOG_FILES_KEPT per node like the process runtime.
+// Follows the pod logs of the nodes this replica holds the log claim of (logs/node-log-collection.ts
+// decides which, and stores what comes out): Kubernetes keeps a container's output only while its
+// pod exists (and one earlier run after a restart), so an upgrade or a stop would lose it unless it
+// is read as it is written. One stream per followed node, none for the others: the streams open
+// to the API server grow with the nodes, not with replicas x nodes.
 //
-// Each line carries the time the kubelet received it (timestamps=true), so a follow that was cut
-// (API server restart, service restart) resumes from the last line written without repeating it,
-// and reads the previous container's output first when the container restarted meanwhile.
-// One replica collects; several replicas need a shared DATA_DIR/nodes or a lease (docs/KUBERNETES.md, "Logs").
-import { join } from 'node:path';
+// Each line carries the time the kubelet received it (timestamps=true). A follow resumes after the
+// last line handed on (`through`): asked from that whole second (sinceTime has no fraction), lines
+// at or before it are dropped (logs/line-time.ts). When the container restarted meanwhile, what
+// the previous run printed after that point is read first.
 import { PassThrough } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { Log, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
-import { RotatingLog, type LogRotation } from '../../logs/rotating-log.ts';
-import { tailLogFile } from '../../logs/tail-log.ts';
+import { isNewLine, parseTimedLine, resumeSinceTime, type TimedLine } from '../../logs/line-time.ts';
+import type { NodeLogFollower } from '../../logs/node-log-follower.ts';
 import { CONTAINER } from './objects.ts';
 
 export interface PodLogCollectorOptions {
   kc: KubeConfig;
   namespace: string;
-  nodesDir: string;
-  rotation: LogRotation;
   log: Logger;
   /** The node's pod as the watch sees it now. */
   currentPod: (nodeId: string) => V1Pod | undefined;
+}
+
+interface Wanted {
+  onLine: (line: TimedLine) => void;
+  /** The kubelet's time of the last line handed on (nine fraction digits). */
+  through: string | null;
+  /** A first follow after the claim was taken reads the previous container's output too. */
+  fresh: boolean;
 }
 
 interface Follow {
   podUid: string;
   restartCount: number;
   abort?: AbortController;
-  /** Lines up to this time were written before a resume: skipped until a later one arrives. */
-  skipThrough?: number;
 }
 
 const RETRY_MS = 1_000;
-// The kubelet's line prefix: an RFC 3339 time with up to nanoseconds, then a space.
-const TIMESTAMPED = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (.*)$/;
 
-export class PodLogCollector {
+export class PodLogCollector implements NodeLogFollower {
+  private readonly wanted = new Map<string, Wanted>();
   private readonly follows = new Map<string, Follow>();
-  private readonly files = new Map<string, RotatingLog>();
-  /** The time of the last line written per node, where a resumed follow picks up. */
-  private readonly lastWritten = new Map<string, number>();
   private readonly api: Log;
   private stopped = false;
 
@@ -52,38 +50,51 @@ export class PodLogCollector {
     this.api = new Log(opts.kc);
   }
 
-  dirOf = (nodeId: string) => join(this.opts.nodesDir, nodeId);
-
-  /** Called on every change of a node's pod: follows its container once it has started. */
-  observe(nodeId: string, pod: V1Pod) {
-    if (this.stopped || this.follows.has(nodeId) || !hasStarted(pod)) return;
-    void this.follow(nodeId, pod);
+  /** Starts following the node's pod log after `through`, handing each new line to `onLine`. */
+  follow(nodeId: string, through: string | null, onLine: (line: TimedLine) => void) {
+    this.unfollow(nodeId);
+    this.wanted.set(nodeId, { onLine, through, fresh: true });
+    const pod = this.opts.currentPod(nodeId);
+    if (pod) this.observe(nodeId, pod);
   }
 
-  /** The node is gone: stop following and close its file (the runtime removes the directory). */
-  forget(nodeId: string) {
+  /** Stops following the node (its claim went elsewhere, or the node is gone). */
+  unfollow(nodeId: string) {
+    this.wanted.delete(nodeId);
     this.follows.get(nodeId)?.abort?.abort();
     this.follows.delete(nodeId);
-    this.files.get(nodeId)?.close();
-    this.files.delete(nodeId);
-    this.lastWritten.delete(nodeId);
+  }
+
+  following(): number {
+    return this.follows.size;
+  }
+
+  /** Called on every change of a node's pod: follows its container once it has started, if wanted here. */
+  observe(nodeId: string, pod: V1Pod) {
+    if (this.stopped || !this.wanted.has(nodeId) || this.follows.has(nodeId) || !hasStarted(pod)) return;
+    void this.run(nodeId, pod);
   }
 
   stop() {
     this.stopped = true;
-    for (const nodeId of [...this.follows.keys()]) this.forget(nodeId);
+    for (const nodeId of [...this.wanted.keys()]) this.unfollow(nodeId);
   }
 
-  private async follow(nodeId: string, pod: V1Pod) {
+  private async run(nodeId: string, pod: V1Pod) {
+    const wanted = this.wanted.get(nodeId)!;
     const follow: Follow = { podUid: pod.metadata!.uid!, restartCount: restartsOf(pod) };
     this.follows.set(nodeId, follow);
-    const since = await this.resumePoint(nodeId);
     try {
-      await this.stream(nodeId, pod.metadata!.name!, follow, { follow: true, timestamps: true, ...since });
+      if (wanted.fresh) {
+        wanted.fresh = false;
+        // Taken over (or first seen) with a container that ran before: its last run's output first.
+        if (restartsOf(pod) > 0) await this.stream(nodeId, pod.metadata!.name!, follow, { previous: true }).catch(() => {});
+      }
+      if (this.follows.get(nodeId) === follow) await this.stream(nodeId, pod.metadata!.name!, follow, { follow: true });
     } catch (err) {
       this.opts.log.debug({ nodeId, err: (err as Error).message.split('\n')[0] }, 'pod log follow failed; retrying');
     }
-    setTimeout(() => this.resume(nodeId, follow), RETRY_MS).unref();
+    setTimeout(() => void this.resume(nodeId, follow), RETRY_MS).unref();
   }
 
   /** After a follow ended: follow the same pod again (catching up a restart), a new pod, or stop. */
@@ -94,56 +105,33 @@ export class PodLogCollector {
     if (!pod || !hasStarted(pod)) return; // observe() starts again when a pod runs
     if (pod.metadata?.uid === ended.podUid && restartsOf(pod) > ended.restartCount) {
       // The container restarted while nobody followed it: what the earlier run printed last.
-      const since = await this.resumePoint(nodeId);
-      await this.stream(nodeId, pod.metadata!.name!, ended, { previous: true, timestamps: true, ...since }).catch(() => {});
+      await this.stream(nodeId, pod.metadata!.name!, ended, { previous: true }).catch(() => {});
     }
     this.observe(nodeId, pod);
   }
 
-  private async resumePoint(nodeId: string): Promise<{ sinceTime?: string }> {
-    if (!this.lastWritten.has(nodeId)) {
-      const lastLine = (await tailLogFile(this.dirOf(nodeId), 4096)).trimEnd().split('\n').at(-1) ?? '';
-      const at = Date.parse(lastLine.slice(0, 24));
-      if (!Number.isNaN(at)) this.lastWritten.set(nodeId, at);
-    }
-    const last = this.lastWritten.get(nodeId);
-    // sinceTime has whole seconds: lines of that second already written are skipped in write().
-    return last === undefined ? {} : { sinceTime: new Date(Math.floor(last / 1000) * 1000).toISOString().replace('.000Z', 'Z') };
-  }
-
-  private async stream(nodeId: string, podName: string, follow: Follow, options: Record<string, unknown>) {
+  private async stream(nodeId: string, podName: string, follow: Follow, options: { follow?: boolean; previous?: boolean }) {
+    const wanted = this.wanted.get(nodeId);
+    if (!wanted) return;
     const sink = new PassThrough();
     const lines = createInterface({ input: sink, crlfDelay: Infinity });
     const done = new Promise<void>((resolve) => lines.once('close', resolve));
-    follow.skipThrough = this.lastWritten.get(nodeId);
-    lines.on('line', (line) => this.write(nodeId, follow, line));
+    lines.on('line', (raw) => {
+      // A line without the kubelet's time is the kubelet speaking ("unable to retrieve container
+      // logs for ..."), not the daemon. The pod log merges the container's stdout and stderr.
+      const line = parseTimedLine(raw);
+      if (!line || this.wanted.get(nodeId) !== wanted || !isNewLine(line.time, wanted.through)) return;
+      wanted.through = line.time;
+      wanted.onLine(line);
+    });
+    const since = resumeSinceTime(wanted.through);
     try {
-      follow.abort = await this.api.log(this.opts.namespace, podName, CONTAINER, sink, options);
+      follow.abort = await this.api.log(this.opts.namespace, podName, CONTAINER, sink, { ...options, timestamps: true, ...(since ? { sinceTime: since } : {}) });
     } catch (err) {
       sink.end();
       throw err;
     }
     await done;
-  }
-
-  private write(nodeId: string, follow: Follow, raw: string) {
-    const m = TIMESTAMPED.exec(raw);
-    // Every line of the container carries its time; one without is the kubelet speaking (e.g.
-    // "unable to retrieve container logs for ..." about a container that is gone), not the daemon.
-    if (!m) return;
-    const at = Date.parse(m[1]!);
-    if (follow.skipThrough !== undefined) {
-      if (at <= follow.skipThrough) return; // collected before the follow was cut
-      follow.skipThrough = undefined;
-    }
-    let file = this.files.get(nodeId);
-    if (!file) {
-      file = new RotatingLog(this.dirOf(nodeId), this.opts.rotation);
-      this.files.set(nodeId, file);
-    }
-    // The pod log merges the container's stdout and stderr into one stream.
-    file.writeLine(new Date(at), 'stdout', m[2]!);
-    this.lastWritten.set(nodeId, at);
   }
 }
 

@@ -3,14 +3,9 @@
 // (see objects.ts). Writes are server-side applies; everything read (status, endpoints, readiness,
 // restarts) comes from watches of the namespace (watched-objects.ts), so a gateway call never
 // costs an API request and the answers stay available while the API server is away.
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api, Exec } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
-import type { LogRotation } from '../../logs/rotating-log.ts';
-import { readLogRange, type LogRange } from '../../logs/read-range.ts';
-import { tailLogFile } from '../../logs/tail-log.ts';
 import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
 import type { KubernetesConfig } from './settings.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
@@ -37,9 +32,6 @@ import { podProblem } from './pod-problems.ts';
 
 export interface KubernetesRuntimeOptions {
   config: KubernetesConfig;
-  /** Collected pod output goes to DATA_DIR/nodes/<id>/, like the process runtime's. */
-  dataDir: string;
-  logRotation: LogRotation;
   /** The peer address when K8S_PEER_HOST is unset and no load balancer gave one. */
   defaultPeerHost: string;
   log: Logger;
@@ -58,7 +50,9 @@ export class KubernetesRuntime implements NodeRuntime {
   private readonly pods: WatchedObjects<V1Pod>;
   private readonly sets: WatchedObjects<V1StatefulSet>;
   private readonly services: WatchedObjects<V1Service>;
-  private readonly collector: PodLogCollector;
+  /** Follows the pod logs of the nodes whose log claim this replica holds (logs/node-log-collection.ts). */
+  readonly logFollower: PodLogCollector;
+  private readonly core: CoreV1Api;
   private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
   /** Pods the runtime itself is replacing or removing (by uid): their end is not an unexpected exit. */
   private readonly expectedGone = new Set<string>();
@@ -102,14 +96,8 @@ export class KubernetesRuntime implements NodeRuntime {
       list: () => core.listNamespacedService({ namespace, labelSelector }),
       onChange: () => this.wakeWaiters(),
     });
-    this.collector = new PodLogCollector({
-      kc,
-      namespace,
-      nodesDir: join(opts.dataDir, 'nodes'),
-      rotation: opts.logRotation,
-      log,
-      currentPod: (nodeId) => this.pods.get(podName(nodeId)),
-    });
+    this.core = core;
+    this.logFollower = new PodLogCollector({ kc, namespace, log, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
     this.storageFiles = new PodStorageFiles({ exec: new Exec(kc), namespace, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
   }
 
@@ -136,9 +124,17 @@ export class KubernetesRuntime implements NodeRuntime {
     return this.sets.synced && this.services.synced && this.pods.synced;
   }
 
-  /** Every pod has its own address and the daemon listens on fixed ports: nothing to hand out. */
-  async assignPorts(): Promise<NodePorts> {
-    return { restPort: null, peerPort: null };
+  /**
+   * Every pod has its own address and the daemon listens on fixed ports: nothing to hand out, but
+   * with HostPort the peer port each node gets on its machine, unique in the cluster (so a pod
+   * rescheduled to another machine never collides there), from the ports no node holds.
+   */
+  async assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined> {
+    const { peerServiceType, peerPortRange: range } = this.opts.config;
+    if (peerServiceType !== 'HostPort') return { restPort: null, peerPort: null };
+    const held = await taken();
+    for (let port = range.from; port <= range.to; port++) if (!held.has(port)) return { restPort: null, peerPort: port };
+    return undefined;
   }
 
   async provision(_spec: NodeSpec) {
@@ -156,7 +152,7 @@ export class KubernetesRuntime implements NodeRuntime {
     this.expectPodGone(nodeId);
     // Only the StatefulSet changes: its Services (and the peer's node port) stay as they are.
     const imageVersion = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
-    await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0 }));
+    await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0, hostPort: hostPortOf(existing) }));
     await this.until(() => this.podGone(nodeId), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
   }
 
@@ -178,8 +174,7 @@ export class KubernetesRuntime implements NodeRuntime {
     await this.pollUntil(async () => !(await this.cluster.exists(claim)), GONE_TIMEOUT_MS, `the volume of node ${nodeId} to go`);
     const gone = () => !this.sets.get(workloadName(nodeId)) && !this.serviceOf(nodeId) && !this.peerServiceOf(nodeId);
     await this.until(gone, GONE_TIMEOUT_MS, `the objects of node ${nodeId} to go`);
-    this.collector.forget(nodeId);
-    rmSync(this.collector.dirOf(nodeId), { recursive: true, force: true });
+    this.logFollower.unfollow(nodeId);
   }
 
   async status(nodeId: string): Promise<RuntimeStatus> {
@@ -210,7 +205,7 @@ export class KubernetesRuntime implements NodeRuntime {
       isReady(pod) &&
       pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === version &&
       this.serviceOf(nodeId) !== undefined &&
-      this.peerServiceOf(nodeId) !== undefined;
+      (this.opts.config.peerServiceType === 'HostPort' || this.peerServiceOf(nodeId) !== undefined);
     return running ? { state: 'running', imageVersion: version } : { state: 'stopped' };
   }
 
@@ -229,6 +224,12 @@ export class KubernetesRuntime implements NodeRuntime {
   }
 
   peerAddress(nodeId: string): PeerAddress | undefined {
+    if (this.opts.config.peerServiceType === 'HostPort') {
+      // The machine the pod runs on; it changes when the pod is rescheduled elsewhere.
+      const port = hostPortOf(this.sets.get(workloadName(nodeId)));
+      const host = this.opts.config.peerHost ?? this.pods.get(podName(nodeId))?.status?.hostIP;
+      return port && host ? { host, port } : undefined;
+    }
     const service = this.peerServiceOf(nodeId);
     if (!service) return undefined;
     const fixedHost = this.opts.config.peerHost ?? this.opts.defaultPeerHost;
@@ -262,12 +263,18 @@ export class KubernetesRuntime implements NodeRuntime {
     );
   }
 
-  readLogs(nodeId: string, range: LogRange) {
-    return readLogRange(this.collector.dirOf(nodeId), range);
-  }
-
-  tailLog(nodeId: string, maxBytes = 2048) {
-    return tailLogFile(this.collector.dirOf(nodeId), maxBytes);
+  /**
+   * The pod log's last bytes, asked of the API server (one request; a failed build quotes them):
+   * the collected output is with whichever replica follows the node. The current container's,
+   * or the previous one's when the current one has not printed anything yet (it crashed at start).
+   */
+  async tailLog(nodeId: string, maxBytes = 2048) {
+    const ask = (previous: boolean) =>
+      this.core
+        .readNamespacedPodLog({ name: podName(nodeId), namespace: this.opts.config.namespace, container: CONTAINER, previous, limitBytes: maxBytes * 4, tailLines: 200 })
+        .then((text) => String(text ?? '').slice(-maxBytes))
+        .catch(() => '');
+    return (await ask(false)) || ask(true);
   }
 
   onUnexpectedExit(listener: (nodeId: string, detail: string) => void) {
@@ -275,7 +282,7 @@ export class KubernetesRuntime implements NodeRuntime {
   }
 
   async shutdown() {
-    this.collector.stop();
+    this.logFollower.stop();
     for (const watched of [this.pods, this.sets, this.services]) watched.stop();
     this.wakeWaiters();
   }
@@ -286,8 +293,9 @@ export class KubernetesRuntime implements NodeRuntime {
   private async applyAll(spec: NodeSpec, replicas: 0 | 1) {
     const { config } = this.opts;
     await this.cluster.apply(restService(config, spec.nodeId));
-    await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
-    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas }));
+    // HostPort: the pod binds its peer port on its machine, and no Service is needed.
+    if (config.peerServiceType !== 'HostPort') await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
+    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort }));
   }
 
   /**
@@ -357,7 +365,7 @@ export class KubernetesRuntime implements NodeRuntime {
         this.restartCounts.set(uid, restarts);
         if (before !== undefined && restarts > before) this.reportExit(nodeId, `the daemon's container restarted (${lastExit(pod)})`);
         if (pod.status?.phase === 'Failed' && kind === 'update') this.reportExit(nodeId, `pod failed: ${pod.status.reason ?? 'unknown reason'}`);
-        this.collector.observe(nodeId, pod);
+        this.logFollower.observe(nodeId, pod);
       }
     }
     this.wakeWaiters();
@@ -414,4 +422,9 @@ function networkOf(set: V1StatefulSet): NodeSpec['network'] {
 function lastExit(pod: V1Pod): string {
   const terminated = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.lastState?.terminated;
   return terminated ? `${terminated.reason ?? 'exited'}, code ${terminated.exitCode}` : 'no exit status';
+}
+
+/** The peer port a StatefulSet binds on its machine (HostPort), if any. */
+function hostPortOf(set: V1StatefulSet | undefined): number | undefined {
+  return set?.spec?.template.spec?.containers.find((c) => c.name === CONTAINER)?.ports?.find((p) => p.name === 'peer')?.hostPort;
 }

@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { boolean, commaList, format, integer, json, matching, oneOf, text } from '../../env/formats.ts';
 import { readEnv, variable, type Env } from '../../env/variable.ts';
 
-export type PeerServiceType = 'NodePort' | 'LoadBalancer';
+export type PeerServiceType = 'NodePort' | 'LoadBalancer' | 'HostPort';
 
 /** A toleration exactly as in a pod spec; unknown fields are refused (a typo would be ignored by Kubernetes). */
 const TolerationSchema = Type.Object(
@@ -37,6 +37,8 @@ export interface KubernetesConfig {
   peerServiceType: PeerServiceType;
   /** The address of the cluster's nodes (NodePort) or a fixed address in front of load balancers. */
   peerHost: string | undefined;
+  /** HostPort: the ports handed to nodes, one each, unique in the cluster. */
+  peerPortRange: { from: number; to: number };
   nodeSelector: Record<string, string>;
   tolerations: Toleration[];
   /** The user the daemon runs as: never root. */
@@ -59,6 +61,15 @@ const nodeSelector = format(
   (t) => {
     const pairs = t.split(',').map((p) => p.trim()).filter(Boolean).map((p) => p.split('='));
     return pairs.every((p) => p.length === 2) ? Object.fromEntries(pairs) as Record<string, string> : undefined;
+  },
+);
+
+const peerPortRange = format(
+  Type.Object({ from: Type.Integer({ minimum: 1024, maximum: 65535 }), to: Type.Integer({ minimum: 1024, maximum: 65535 }) }),
+  'be "<from>-<to>" within 1024-65535',
+  (t) => {
+    const m = /^(\d+)-(\d+)$/.exec(t);
+    return m && Number(m[2]) >= Number(m[1]) ? { from: Number(m[1]), to: Number(m[2]) } : undefined;
   },
 );
 
@@ -94,9 +105,15 @@ export const KUBERNETES_VARIABLES = {
     doc: "StorageClass of each node's volume",
   }),
   storageSize: variable('K8S_STORAGE_SIZE', bytes('storage', '10Gi'), { default: '10Gi', doc: "size of each node's volume" }),
-  peerServiceType: variable('K8S_PEER_SERVICE_TYPE', oneOf(['NodePort', 'LoadBalancer']), {
+  peerServiceType: variable('K8S_PEER_SERVICE_TYPE', oneOf(['NodePort', 'LoadBalancer', 'HostPort']), {
     default: 'NodePort',
-    doc: 'how the Lightning peer port is exposed: `NodePort` or `LoadBalancer`',
+    doc: 'how the Lightning peer port is exposed: `NodePort` (a Service each, from the cluster\'s NodePort range: ~2,700 nodes by default), `LoadBalancer` (one load balancer each) or `HostPort` (a port of `K8S_PEER_PORT_RANGE` on the machine the pod runs on, no Service: as many nodes as the range has ports); see [Peer ports for a fleet](DEPLOY.md#6-peer-ports-for-a-fleet)',
+  }),
+  // Above the default NodePort range (30000-32767) and below Linux's ephemeral ports (32768+ is
+  // the kernel's; 20000-29999 collides with neither), 10,000 ports: 10,000 nodes per cluster.
+  peerPortRange: variable('K8S_PEER_PORT_RANGE', peerPortRange, {
+    default: '20000-29999',
+    doc: "`HostPort` only: the ports handed to nodes, one per node, unique across the cluster; open them in the machines' firewall",
   }),
   peerHost: variable('K8S_PEER_HOST', text(), {
     unset: "unset: the host of `PUBLIC_URL` (NodePort) or the load balancer's address",

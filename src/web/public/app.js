@@ -8,6 +8,8 @@ import { nodePage } from './pages/node.js';
 import { connectPage } from './pages/connect.js';
 import { tokensPage } from './pages/tokens.js';
 import { notFoundPage } from './pages/not-found.js';
+import { accountPage } from './pages/account.js';
+import { invitationPage } from './pages/invitation.js';
 
 const main = document.getElementById('main');
 
@@ -15,6 +17,9 @@ function route(path) {
   const base = config.nodesPath;
   if (path === '/sign-in') return { page: signInPage, public: true };
   if (path === '/tokens') return { page: tokensPage, nav: 'tokens' };
+  if (path === '/account') return { page: accountPage, nav: 'account' };
+  // Opened by someone without an account yet: the invitation's secret is their credential.
+  if (path === '/invitation') return { page: invitationPage, public: true };
   if (path === (base || '/') || path === base + '/') return { page: nodesPage, nav: 'nodes' };
   if (path.startsWith(base + '/')) {
     const rest = path.slice(base.length + 1).replace(/\/$/, '').split('/');

@@ -1,0 +1,195 @@
+// An account's members and invitations (issue #27): the owner or an admin invites by email with
+// a role and gets a one-time link (no e-mail is sent); whoever opens it sets a password and becomes
+// a member. Members are listed, their role changed, and removed: a user belongs to one account, so
+// removing a member removes the user, and with it their tokens, sessions and certificates at once.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database, Queryable } from '../db/database.ts';
+import {
+  countSeats,
+  deleteNonOwnerMember,
+  findAccountMember,
+  insertInvitation,
+  insertMember,
+  listAccountMembers,
+  listPendingInvitations,
+  lockAccount,
+  lockInvitationByTokenHash,
+  markInvitationAccepted,
+  revokeInvitation,
+  revokePendingInvitationsOf,
+  updateMemberRole,
+  type AccountMemberRow,
+  type InvitationRow,
+} from '../db/accounts.ts';
+import { findUserByEmail, insertUser } from '../db/users.ts';
+import { findAccountPlan } from '../db/plans.ts';
+import { INVITABLE_ROLES, type Role } from '../domain/roles.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../auth/tokens.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { EMAIL_ADDRESS, type AccountService, type AuthenticatedUser } from './service.ts';
+
+/** How long an invitation link can be used. */
+export const INVITATION_TTL_MS = 7 * 86_400_000;
+/** The web UI's page an invitation link opens; the secret rides in the fragment, which browsers never send. */
+export const INVITATION_PAGE_PATH = '/invitation';
+
+// The same shape as every secret we hand out: 256 random bits, base64url.
+const INVITATION_SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+export type InvitableRole = (typeof INVITABLE_ROLES)[number];
+
+const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+const isInvitable = (role: string): role is InvitableRole => (INVITABLE_ROLES as readonly string[]).includes(role);
+
+export interface MemberView {
+  userId: string;
+  email: string;
+  role: Role;
+  joinedAt: string;
+}
+
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: InvitableRole;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export class MemberService {
+  constructor(
+    private readonly deps: {
+      db: Database;
+      accounts: Pick<AccountService, 'memberChanged'>;
+      /** The service's public base URL (PUBLIC_URL): invitation links point at its web UI. */
+      publicUrl: string;
+    },
+  ) {}
+
+  /**
+   * A one-time invitation into the inviter's account. Members plus pending invitations may not
+   * pass the plan's max_users (403 plan_limit_reached). An email that already has a user is
+   * refused now rather than at acceptance: a user belongs to one account. A pending invitation of
+   * the same email is revoked: the new one replaces it.
+   */
+  async invite(inviter: AuthenticatedUser, input: { email: string; role: string }) {
+    const email = input.email.trim().toLowerCase();
+    if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email.slice(0, 64)}" is not an email address`, { field: 'email' });
+    if (!isInvitable(input.role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}`, { field: 'role' });
+    const role = input.role;
+    const secret = randomBytes(32).toString('base64url');
+    const row = await this.deps.db.transaction(async (tx) => {
+      if (!(await lockAccount(tx, inviter.accountId))) throw new AppError('unauthorized', 'your account no longer exists');
+      if (await findUserByEmail(tx, email)) throw userExists(email);
+      // Inviting the same person again replaces the earlier link (lost, or sent with the wrong
+      // role) rather than holding a second seat for them.
+      await revokePendingInvitationsOf(tx, inviter.accountId, email);
+      const plan = await findAccountPlan(tx, inviter.accountId);
+      const seats = await countSeats(tx, inviter.accountId);
+      if (plan && plan.maxUsers !== null && seats >= plan.maxUsers) {
+        throw new AppError(
+          'plan_limit_reached',
+          `the ${plan.name} plan allows ${plan.maxUsers} user${plan.maxUsers === 1 ? '' : 's'}, members and pending invitations together; revoke an invitation, remove a member or change plan`,
+          { limit: 'users', max: plan.maxUsers, used: seats, plan: plan.name },
+        );
+      }
+      return insertInvitation(tx, {
+        id: newId(),
+        accountId: inviter.accountId,
+        email,
+        role,
+        tokenHash: hashSecret(secret),
+        invitedBy: inviter.id,
+        expiresAt: new Date(Date.now() + INVITATION_TTL_MS),
+      });
+    });
+    return { ...presentInvitation(row), invitationUrl: this.invitationUrl(secret) };
+  }
+
+  private invitationUrl(secret: string) {
+    return `${this.deps.publicUrl.replace(/\/+$/, '')}${INVITATION_PAGE_PATH}#token=${secret}`;
+  }
+
+  async listInvitations(accountId: string): Promise<InvitationView[]> {
+    return (await listPendingInvitations(this.deps.db, accountId)).map(presentInvitation);
+  }
+
+  /** Another account's invitation answers exactly like a missing one. */
+  async revokeInvitation(accountId: string, id: string): Promise<InvitationView> {
+    const row = await revokeInvitation(this.deps.db, accountId, id);
+    if (!row) throw new AppError('invitation_not_found', `invitation ${id} was not found`);
+    return presentInvitation(row);
+  }
+
+  /**
+   * Accepts an invitation with its secret: a new user with the invitation's email and role, a
+   * member of its account. Once only, within INVITATION_TTL_MS; an unknown, used, revoked or
+   * expired secret all answer the same 404 so a link cannot be probed for which it is.
+   */
+  async accept(input: { token: string; password: string }) {
+    if (input.password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters', { field: 'password' });
+    const gone = () => new AppError('invitation_not_found', 'this invitation link is not valid: it was used, revoked or has expired; ask for a new one');
+    if (!INVITATION_SECRET.test(input.token)) throw gone();
+    const passwordHash = await hashPassword(input.password);
+    return this.deps.db.transaction(async (tx) => {
+      const invitation = await lockInvitationByTokenHash(tx, hashSecret(input.token));
+      if (!invitation || invitation.accepted_at || invitation.revoked_at || invitation.expires_at.getTime() <= Date.now()) throw gone();
+      const user = await insertUser(tx, { id: newId(), email: invitation.email, passwordHash });
+      if (!user) throw userExists(invitation.email);
+      await insertMember(tx, invitation.account_id, user.id, invitation.role);
+      await markInvitationAccepted(tx, invitation.id);
+      return { userId: user.id, email: user.email, accountId: invitation.account_id, role: invitation.role, invitationId: invitation.id };
+    });
+  }
+
+  async listMembers(accountId: string): Promise<MemberView[]> {
+    return (await listAccountMembers(this.deps.db, accountId)).map(presentMember);
+  }
+
+  /** A member's new role: never to or from owner (an account has exactly one, the user it was made from). */
+  async changeRole(accountId: string, userId: string, role: string): Promise<MemberView> {
+    if (!isInvitable(role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}; an account has one owner`, { field: 'role' });
+    const member = await this.deps.db.transaction(async (tx) => {
+      const found = await this.requireMember(tx, accountId, userId);
+      if (found.role === 'owner') throw new AppError('forbidden', "the owner's role cannot be changed");
+      await updateMemberRole(tx, accountId, userId, role);
+      return { ...found, role };
+    });
+    // Their remembered tokens carried the old role.
+    this.deps.accounts.memberChanged(userId);
+    return presentMember(member);
+  }
+
+  /** Removes a member who is not the owner; their tokens, sessions and certificates stop at once. */
+  async removeMember(accountId: string, userId: string): Promise<MemberView> {
+    const member = await this.deps.db.transaction(async (tx) => {
+      const found = await this.requireMember(tx, accountId, userId);
+      if (found.role === 'owner') throw new AppError('forbidden', 'the owner cannot be removed from their account');
+      if (!(await deleteNonOwnerMember(tx, accountId, userId))) throw memberNotFound(userId);
+      return found;
+    });
+    this.deps.accounts.memberChanged(userId);
+    return presentMember(member);
+  }
+
+  private async requireMember(db: Queryable, accountId: string, userId: string) {
+    const found = await findAccountMember(db, accountId, userId);
+    if (!found) throw memberNotFound(userId);
+    return found;
+  }
+}
+
+const memberNotFound = (userId: string) => new AppError('member_not_found', `member ${userId} was not found`);
+const userExists = (email: string) =>
+  new AppError('user_exists', `a user with email ${email} already exists; a user belongs to one account, so they cannot join another`);
+
+const presentMember = (m: AccountMemberRow): MemberView => ({ userId: m.user_id, email: m.email, role: m.role, joinedAt: m.created_at.toISOString() });
+
+const presentInvitation = (i: InvitationRow): InvitationView => ({
+  id: i.id,
+  email: i.email,
+  role: i.role,
+  createdAt: i.created_at.toISOString(),
+  expiresAt: i.expires_at.toISOString(),
+});

@@ -1,0 +1,25 @@
+// What a plan's limit allows: the one rule behind every 403 plan_limit_reached. A limit refuses
+// what would go past it and never undoes what exists, so a downgrade stops nothing that runs: an
+// account above its new limit keeps its nodes and members and can only not add more.
+import { AppError } from '../errors.ts';
+import type { PlanDefinition } from './plans.ts';
+
+export type CountedLimit = 'nodes' | 'users';
+
+const LIMIT_OF: Record<CountedLimit, (plan: PlanDefinition) => number | null> = {
+  nodes: (plan) => plan.maxNodes,
+  users: (plan) => plan.maxUsers,
+};
+
+const NOUN: Record<CountedLimit, string> = { nodes: 'node', users: 'user' };
+
+/** Refuses adding one more when `used` already reaches the plan's limit (null: unlimited). */
+export function requireRoomFor(plan: PlanDefinition, limit: CountedLimit, used: number) {
+  const max = LIMIT_OF[limit](plan);
+  if (max === null || used < max) return;
+  throw new AppError(
+    'plan_limit_reached',
+    `the ${plan.name} plan allows ${max} ${NOUN[limit]}${max === 1 ? '' : 's'} and the account has ${used}; change the plan for more`,
+    { limit, max, used, plan: plan.name },
+  );
+}
