@@ -128,6 +128,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account: its plan, limits and use
+         * @description The plan of the account the token or session belongs to, its limits (null: unlimited) and how much of each is used this month (UTC).
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tokens": {
         parameters: {
             query?: never;
@@ -1575,6 +1595,82 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the account's id: its owner's user id, the `<user_id>` of every node URL of the account */
+                        id: string;
+                        /** @description the caller's role in the account */
+                        role: "viewer" | "developer" | "admin" | "owner";
+                        plan: {
+                            name: string;
+                            /** @description null: unlimited */
+                            maxNodes: number | null;
+                            /** @description null: unlimited */
+                            apiCallsPerMonth: number | null;
+                            /** @description null: unlimited */
+                            maxUsers: number | null;
+                            /** @description whether the account's nodes are upgraded to each new release by the service */
+                            autoUpgrade: boolean;
+                        };
+                        usage: {
+                            /** @description this calendar month (UTC) */
+                            month: string;
+                            nodes: {
+                                /** @description nodes not destroyed */
+                                used: number;
+                                /** @description null: unlimited */
+                                limit: number | null;
+                            };
+                            apiCalls: {
+                                /** @description management API and gateway calls this month, as counted so far (docs/USAGE.md) */
+                                used: number;
+                                /** @description null: unlimited */
+                                limit: number | null;
+                            };
+                            users: {
+                                used: number;
+                                pendingInvitations: number;
+                                /** @description null: unlimited */
+                                limit: number | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,6 +18,7 @@ import { getNodeRoute } from './nodes/get-node.ts';
 import { destroyNodeRoute } from './nodes/destroy-node.ts';
 import { latestImageRoute } from './nodes/latest-image.ts';
 import { listTokensRoute } from './tokens/list-tokens.ts';
+import { getAccountRoute } from './account/get-account.ts';
 import { createTokenRoute } from './tokens/create-token.ts';
 import { revokeTokenRoute } from './tokens/revoke-token.ts';
 import { nodeActionRoutes } from './nodes/node-actions.ts';
@@ -185,6 +186,7 @@ export async function buildApiServer(
     getNodeRoute(scope, deps);
     nodeHealthRoute(scope, deps);
     destroyNodeRoute(scope, deps);
+    getAccountRoute(scope, deps);
     listTokensRoute(scope, deps);
     createTokenRoute(scope, deps);
     revokeTokenRoute(scope, deps);

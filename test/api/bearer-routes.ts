@@ -67,6 +67,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }), credential: true }),
   route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`, { credential: true }),
   // The account's members and invitations (each role and another account's attempts: test/api/members.test.ts).
+  route('GET', '/api/account', () => '/api/account'),
   route('GET', '/api/account/members', () => '/api/account/members', { accountWide: true }),
   route('PATCH', '/api/account/members/:userId', () => `/api/account/members/${ZEROS}`, { body: () => ({ role: 'viewer' }), accountWide: true, credential: true }),
   route('DELETE', '/api/account/members/:userId', () => `/api/account/members/${ZEROS}`, { accountWide: true, credential: true }),

@@ -8,6 +8,7 @@ import { databaseLabel } from '../helpers/database.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { operatorCommands } from '../../src/operator/commands.ts';
 import { AppError } from '../../src/errors.ts';
+import { addMember } from '../helpers/members.ts';
 
 const args = (positional: string[], options: Record<string, string> = {}) => ({ positional, options });
 
@@ -99,5 +100,48 @@ describe(`plans and their limits on ${databaseLabel()}`, () => {
       expect(e?.code).toBe(code);
       expect(e?.message).toMatch(message);
     }
+  });
+});
+
+describe(`GET /api/account on ${databaseLabel()}`, () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t?.stop());
+
+  it("shows the caller's role, the plan's limits and this month's use of each", async () => {
+    const owner = await t.createUser('growth');
+    await createNodes(t, owner, [{ name: 'a' }, { name: 'b' }], { untilRunning: false });
+    const r = await t.call('/api/account', { token: owner.token });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      id: owner.id,
+      role: 'owner',
+      plan: { name: 'growth', maxNodes: 3, apiCallsPerMonth: 1_000_000, maxUsers: 1, autoUpgrade: false },
+      usage: {
+        month: new Date().toISOString().slice(0, 7),
+        nodes: { used: 2, limit: 3 },
+        // The two creations, this call, and whatever else the test server's meter counted so far.
+        apiCalls: { used: expect.any(Number), limit: 1_000_000 },
+        users: { used: 1, pendingInvitations: 0, limit: 1 },
+      },
+    });
+    expect(r.json.usage.apiCalls.used).toBeGreaterThanOrEqual(3);
+    const again = await t.call('/api/account', { token: owner.token });
+    expect(again.json.usage.apiCalls.used).toBeGreaterThan(r.json.usage.apiCalls.used);
+  });
+
+  it("answers a member with their own role and the owner's account, and an unlimited plan with nulls", async () => {
+    const owner = await t.createUser('scale');
+    const viewer = await addMember(t, owner.id, 'viewer');
+    const r = await t.call('/api/account', { token: viewer.token });
+    expect(r.json).toMatchObject({
+      id: owner.id,
+      role: 'viewer',
+      plan: { name: 'scale', maxNodes: null, apiCallsPerMonth: null, maxUsers: null, autoUpgrade: true },
+      usage: { nodes: { used: 0, limit: null }, users: { used: 2, limit: null }, apiCalls: { limit: null } },
+    });
+    expect((await t.call('/api/account')).status).toBe(401);
   });
 });

@@ -42,6 +42,8 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/tokens': 'viewer',
   'POST /api/tokens': 'developer',
   'DELETE /api/tokens/:id': 'developer',
+  'GET /api/usage': 'viewer',
+  'GET /api/account': 'viewer',
   'GET /api/account/members': 'viewer',
   'PATCH /api/account/members/:userId': 'admin',
   'DELETE /api/account/members/:userId': 'admin',

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
+import { createNodes } from '../helpers/tenants.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -116,8 +117,25 @@ describe.skipIf(!hasChromium)(`account page in Chromium on ${databaseLabel()}`, 
     await memberPage.waitForURL(/\/sign-in/);
   });
 
+  step("shows the account's real plan and this month's node time, as the service answers them", async () => {
+    await createNodes(t, owner, [{ name: 'charted' }]);
+    // A second of RUNNING time today, so today's bar has a height.
+    await new Promise((r) => setTimeout(r, 1500));
+    const usage = (await t.call('/api/usage', { token: owner.token })).json;
+    const today = usage.days.find((d: { date: string }) => d.date === new Date().toISOString().slice(0, 10));
+    expect(today.runningSeconds).toBeGreaterThan(0);
+    await ownerPage.goto(`${t.base}/account`);
+    const plan = ownerPage.locator('[data-testid=plan]');
+    await plan.waitFor();
+    expect(await plan.textContent()).toContain('scale');
+    const chart = ownerPage.locator('[data-testid=usage-chart]');
+    await chart.waitFor();
+    expect(await chart.locator('g[data-date]').count()).toBe(usage.days.length);
+    expect(Number(await chart.locator(`g[data-date="${today.date}"] .bar-running`).getAttribute('height'))).toBeGreaterThan(0);
+  });
+
   step('shows the plan with its limits and a stacked bar per day, in the shapes GET /api/account and GET /api/usage answer', async () => {
-    // Those routes are another change's; their agreed shapes are served here so the page is checked against them.
+    // Chosen answers, so the bars' heights can be checked against known seconds.
     const account = {
       id: owner.id,
       role: 'owner',
