@@ -15,6 +15,7 @@ import {
   type ClosedNodeMonthRow,
 } from '../db/usage.ts';
 import { DAY_MS, monthRange, wholeSeconds } from './node-time.ts';
+import type { SettledTime } from './settled-time.ts';
 
 export interface UsageFigures {
   runningSeconds: number;
@@ -79,10 +80,18 @@ export async function computeMonthRows(db: Queryable, accountId: string, month: 
  * GET /api/usage of an open month: the node time per node and per day of the account summed in
  * one query (only `visible` nodes' when limited), so 1,000 nodes cost ~1,000 rows, not one per day.
  */
-export async function openMonthUsage(db: Queryable, accountId: string, month: string, now: Date, visible: VisibleNodes, unflushed?: UnflushedCalls): Promise<AccountUsage> {
+export async function openMonthUsage(
+  db: Queryable,
+  accountId: string,
+  month: string,
+  now: Date,
+  visible: VisibleNodes,
+  unflushed?: UnflushedCalls,
+  settled?: SettledTime,
+): Promise<AccountUsage> {
   const { from, to } = monthRange(month);
   const [time, calls, live] = await Promise.all([
-    sumAccountTime(db, accountId, from, to, now, visible),
+    settled ? settled.sum(db, accountId, from, to, now, visible) : sumAccountTime(db, accountId, from, to, now, visible),
     findAccountApiCalls(db, accountId, from),
     findAccountNodesIn(db, accountId, from, to),
   ]);

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.ts';
 import { findAccountCallTotals, findClosedNodeMonths, isMonthClosed, listAccountsWithOwners } from '../db/usage.ts';
 import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsage, type VisibleNodes } from './account-usage.ts';
 import type { ApiCallMeter } from './api-call-meter.ts';
+import { SettledTime } from './settled-time.ts';
 import { monthOf, monthRange } from './node-time.ts';
 
 export interface UsageReportRow {
@@ -18,6 +19,9 @@ export interface UsageReportRow {
 }
 
 export class UsageService {
+  /** The open month's ended days, summed once a day per account (settled-time.ts). */
+  private readonly settled = new SettledTime();
+
   constructor(private readonly deps: { db: Database; meter?: Pick<ApiCallMeter, 'unwrittenCalls'>; now?: () => Date }) {}
 
   private now() {
@@ -39,7 +43,7 @@ export class UsageService {
     const { from } = monthRange(month);
     // The current month cannot be closed (only an ended one is): one query fewer on the common call.
     if (month !== this.currentMonth() && (await isMonthClosed(this.deps.db, from))) return presentAccountUsage(month, true, await findClosedNodeMonths(this.deps.db, from, accountId), visible);
-    return openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month));
+    return openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month), this.settled);
   }
 
   /** An account's API calls (management and gateway) this month: every replica's written total plus this process's unwritten. */

@@ -8,7 +8,8 @@ import { insertRelease } from '../../src/db/releases.ts';
 import { accountUsageRows, presentAccountUsage } from '../../src/usage/account-usage.ts';
 import { closeMonth } from '../../src/usage/close-month.ts';
 import { UsageService } from '../../src/usage/service.ts';
-import { findAccountStatusChanges, sumAccountNodeTime } from '../../src/db/usage.ts';
+import { findAccountStatusChanges, sumAccountNodeTime, sumAccountTime } from '../../src/db/usage.ts';
+import { SettledTime } from '../../src/usage/settled-time.ts';
 import { monthRange, nodeTime } from '../../src/usage/node-time.ts';
 
 let t: Awaited<ReturnType<typeof openMigratedTestDb>>;
@@ -129,6 +130,33 @@ describe(`node time from recorded status changes (${databaseLabel()})`, () => {
       expect([row.node_id, row.running_ms, row.paused_ms]).toEqual([row.node_id, reference.runningMs, reference.pausedMs]);
       const days = reference.days.flatMap((d, i) => (d.runningMs + d.pausedMs > 0 ? [[i, d.runningMs, d.pausedMs]] : []));
       expect(row.days).toEqual(days);
+    }
+  });
+
+  it('answers the same with the ended days remembered as summed afresh, through the day and into the next', async () => {
+    const { from, to } = monthRange('2026-11');
+    let seed = 11;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let n = 0; n < 8; n++) {
+      await node(`s${n}`);
+      let at = from.getTime() - 2 * 86_400_000 + Math.floor(random() * 86_400_000);
+      const changes: Array<[string, string]> = [];
+      for (let k = 0; k < 12; k++) {
+        changes.push([k % 2 === 0 ? 'RUNNING' : 'PAUSED', new Date(at).toISOString()]);
+        at += Math.floor(random() * 4 * 86_400_000);
+      }
+      await history(`s${n}`, changes);
+    }
+    const settled = new SettledTime();
+    const sorted = (x: Awaited<ReturnType<typeof sumAccountTime>>) => ({
+      nodes: [...x.nodes].sort((a, b) => a.node_id.localeCompare(b.node_id)),
+      days: [...x.days].sort((a, b) => a.day - b.day),
+    });
+    // The first of the month, twice on one day (the second from memory), then the next days.
+    for (const now of ['2026-11-01T05:00:00Z', '2026-11-14T08:00:00.123Z', '2026-11-14T23:59:59.999Z', '2026-11-15T00:00:00.001Z', '2026-11-30T12:00:00Z']) {
+      const fresh = await sumAccountTime(t.db, 'acct-a', from, to, new Date(now), null);
+      expect(sorted(await settled.sum(t.db, 'acct-a', from, to, new Date(now), null)), now).toEqual(sorted(fresh));
+      expect(sorted(await settled.sum(t.db, 'acct-a', from, to, new Date(now), ['s1', 's3'])), now).toEqual(sorted(await sumAccountTime(t.db, 'acct-a', from, to, new Date(now), ['s1', 's3'])));
     }
   });
 });
