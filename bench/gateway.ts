@@ -369,7 +369,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
 /** Prints the section of `npm run bench` (also alone: BENCH_ONLY=gateway or `npm run bench -- gateway`). */
 export async function printGatewaySection(durationMs: number) {
   const f = (n: number | undefined, d = 1) => (n === undefined || Number.isNaN(n) ? '-' : n.toFixed(d));
-  const rounds = 3;
+  const rounds = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 3);
   console.log(`\n## Node access gateways: GET /nodeinfo of one unlocked devnode (PGlite, service in-process, load generator in its own process, ${rounds} alternating rounds)`);
   console.log(
     LOAD_GENERATOR === 'raw'
