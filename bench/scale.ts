@@ -3,7 +3,7 @@
 // the Scale plan; at each size the whole service (bench/scale-service.ts: API, workers, reconcile
 // loop, gateways) is started again in a process of its own on the in-memory runtime, which starts
 // no daemons, so what is measured is what the fleet costs the control plane itself:
-//   - the service's RSS at rest;
+//   - the service's RSS at rest, and the database's size;
 //   - one reconcile pass (the mean over the passes of a few seconds, from the service's metric);
 //   - GET /api/nodes?limit=100 and GET /api/nodes/{id} p99 while the fleet works (another account's
 //     nodes are stopped and started meanwhile);
@@ -37,6 +37,8 @@ const ROLLOUT_CONCURRENCY = 64;
 export interface ScaleFigures {
   nodes: number;
   rssMb: number;
+  /** pg_database_size when the size is reached (before the round's creations and rollout). */
+  databaseMb: number;
   reconcilePassMs: number;
   listP99Ms: number;
   getP99Ms: number;
@@ -107,7 +109,6 @@ async function startService(url: string, dataDir: string): Promise<Service> {
       API_RATE_LIMIT_PER_MINUTE: '0',
       API_USER_RATE_LIMIT_PER_MINUTE: '0',
       GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
-      RECONCILE_INTERVAL_MS: '1000',
       JOB_CONCURRENCY: '16',
       JOB_POLL_INTERVAL_MS: '50',
     },
@@ -148,14 +149,17 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 
 async function measureSize(db: Database, url: string, nodes: number, round: number): Promise<ScaleFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-bench-scale-'));
+  const [size] = await db.query<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
+  const databaseMb = Number(size!.bytes) / 2 ** 20;
   const service = await startService(url, dataDir);
   try {
     // The first pass finds every RUNNING node's daemon missing from the fresh runtime and starts it
     // (what a restarted service does); the figures are taken once the passes are routine.
+    // The default RECONCILE_INTERVAL_MS (5 s), as a fleet runs: passes are measured over ~11 s.
     await waitFor('two reconcile passes', async () => (await reconcileTotals(service.metrics)).count >= 2);
     const rssMb = await idleRssMb(service.child.pid!);
     const before = await reconcileTotals(service.metrics);
-    await sleep(4000);
+    await sleep(11_000);
     const after = await reconcileTotals(service.metrics);
     const reconcilePassMs = ((after.sum - before.sum) / Math.max(1, after.count - before.count)) * 1000;
 
@@ -235,6 +239,7 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
     return {
       nodes,
       rssMb,
+      databaseMb,
       reconcilePassMs,
       listP99Ms: list.p99Ms,
       getP99Ms: one.p99Ms,
