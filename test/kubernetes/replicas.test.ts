@@ -23,6 +23,8 @@ import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 const PASSWORD = 'node-password-123';
 const WEB_PASSWORD = 'web-password-123';
 const NODES = 3;
+const QUOTA_LIMIT = 60;
+const QUOTA_BATCH = 10;
 const describeReplicas = process.env.TEST_DATABASE_URL ? describeOnCluster : describe.skip;
 
 describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test cluster)', () => {
@@ -87,6 +89,8 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
       RECONCILE_INTERVAL_MS: '2000',
       SHUTDOWN_TIMEOUT: '5s',
       LOG_LEVEL: 'info',
+      // Small batches, so the quota case below is decided across the replicas within a few calls.
+      USAGE_FLUSH_BATCH: String(QUOTA_BATCH),
       ...s3.env,
     };
     await startReplica('a');
@@ -151,6 +155,43 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
     await new Promise((r) => setTimeout(r, 1_000));
     expect((await bearer(b, first, '/nodeinfo', { token: second.token })).status).toBe(401);
   }, 60_000);
+
+  it("counts one account's API calls on both replicas against one monthly limit, passing it by less than the documented bound", async () => {
+    const [a, b] = replicas as [ServiceProcess, ServiceProcess];
+    const cli = (args: string[]) => runCli(a.env, args);
+    cli(['plan', 'set', 'quota-test', '--api-calls-per-month', String(QUOTA_LIMIT), '--nodes', '1']);
+    const email = `quota-${Date.now()}@example.com`;
+    cli(['user', 'create', email, '--plan', 'quota-test']);
+    const limited = cli(['token', 'create', email, '--name', 'quota']).token;
+    // Both replicas at once, four callers each, until each has refused.
+    let admitted = 0;
+    const refusals: Array<{ status: number; json: any }> = [];
+    await Promise.all(
+      [a, b].flatMap((replica) =>
+        Array.from({ length: 4 }, async () => {
+          for (let i = 0; i < 60; i++) {
+            const r = await api(replica, '/api/nodes', {}, limited);
+            if (r.status === 200) admitted++;
+            else {
+              refusals.push(r);
+              return;
+            }
+          }
+        }),
+      ),
+    );
+    expect(refusals).toHaveLength(8);
+    for (const r of refusals) expect([r.status, r.json.error.code]).toEqual([429, 'quota_exceeded']);
+    // docs/USAGE.md: at least the limit (no replica refuses below it), fewer than N x USAGE_FLUSH_BATCH past it.
+    expect(admitted).toBeGreaterThanOrEqual(QUOTA_LIMIT);
+    expect(admitted).toBeLessThanOrEqual(QUOTA_LIMIT + 2 * QUOTA_BATCH - 1);
+    // Every replica goes on refusing, with the month's end as Retry-After.
+    for (const replica of [a, b]) {
+      const res = await fetch(`${replica.base}/api/nodes`, { headers: { authorization: `Bearer ${limited}` } });
+      expect(res.status).toBe(429);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+  }, 120_000);
 
   it('keeps a web session on any replica, and serves an export made by one from the other', async () => {
     const [a, b] = replicas as [ServiceProcess, ServiceProcess];
