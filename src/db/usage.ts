@@ -1,6 +1,7 @@
 // Metered usage (migration 0021): nodes' status changes, API call counts, and closed months.
 // Months are passed as their first day (a UTC Date); every range is [from, to).
 import type { Queryable } from './database.ts';
+import { jsonParam } from './storable-text.ts';
 
 // The changes that decide an account's node time in [from, to): each node's last change before
 // `from` when it left the node RUNNING or PAUSED (what the period starts in), then its changes
@@ -253,7 +254,7 @@ export async function insertClosedNodeMonths(db: Queryable, month: Date, rows: r
       rows.map((r) => r.paused_seconds),
       rows.map((r) => r.api_calls),
       rows.map((r) => r.gateway_calls),
-      rows.map((r) => JSON.stringify(r.days)),
+      rows.map((r) => jsonParam(r.days)),
     ],
   );
 }
