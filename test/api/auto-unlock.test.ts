@@ -71,8 +71,11 @@ function helpers(server: () => { db: Database; base: string; nodeApiUrl: string 
   const waitLockedThenUnlocked = async (user: TestUser, id: string, lockedBefore: number, timeoutMs = 45_000) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      // The events first: a node read before them could be the unlocked one from before the lock
+      // they show (a busy machine once slipped a kill's lock in between).
+      const locked = (await lockedEvents(id)) > lockedBefore;
       const n = await node(user, id);
-      if ((await lockedEvents(id)) > lockedBefore && unlocked(n)) return n;
+      if (locked && unlocked(n)) return n;
       if (Date.now() > deadline) throw new Error(`node ${id} was not locked and unlocked again; last seen ${JSON.stringify(n)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
