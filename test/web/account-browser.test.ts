@@ -34,7 +34,20 @@ describe.skipIf(!hasChromium)(`account page in Chromium on ${databaseLabel()}`, 
   let memberPage: Page;
   let invitationUrl: string;
   const memberEmail = `teammate-${Date.now()}@example.com`;
-  const step = (name: string, fn: () => Promise<void>) => it(name, fn, 60_000);
+  const consoleLines: string[] = [];
+  const step = (name: string, fn: () => Promise<void>) =>
+    it(
+      name,
+      async () => {
+        try {
+          await fn();
+        } catch (err) {
+          const pages = await Promise.all([ownerPage, memberPage].map(async (p) => `${p.url()}: ${(await p.locator('main').innerText().catch(() => '?')).slice(0, 400)}`));
+          throw new Error(`${(err as Error).message}\npages: ${pages.join(' | ')}\nconsole: ${consoleLines.slice(-20).join('\n')}`);
+        }
+      },
+      60_000,
+    );
   const shot = (name: string, p: Page) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
@@ -47,7 +60,12 @@ describe.skipIf(!hasChromium)(`account page in Chromium on ${databaseLabel()}`, 
     // Two contexts: two people, each with their own cookies.
     ownerPage = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     memberPage = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    for (const p of [ownerPage, memberPage]) p.setDefaultTimeout(20_000);
+    for (const p of [ownerPage, memberPage]) {
+      p.setDefaultTimeout(20_000);
+      // What a page said, for the message of a step that times out waiting for it.
+      p.on('console', (m) => consoleLines.push(`${p === ownerPage ? 'owner' : 'member'} ${m.type()}: ${m.text()}`));
+      p.on('pageerror', (e) => consoleLines.push(`${p === ownerPage ? 'owner' : 'member'} error: ${e.message}`));
+    }
   });
   afterAll(async () => {
     await browser?.close();
