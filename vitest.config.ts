@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 // Restarts the test cluster's API server, which every Kubernetes suite uses: it runs alone, after
 // all other files (projects with a higher groupOrder start once the lower ones have finished).
 const ALONE = ['test/kubernetes/apiserver-restart.test.ts'];
+// Deploy the service into the test cluster's fixed namespaces (rln-cloud, rln-nodes), as the guide
+// does, and delete them first: they run after the suite, one at a time, never beside each other.
+const DEPLOYING = ['test/deploy/service-on-cluster.test.ts', 'test/deploy/guide-recipe.test.ts'];
 
 export default defineConfig({
   test: {
@@ -17,11 +20,13 @@ export default defineConfig({
         test: {
           name: 'suite',
           include: ['src/**/*.test.ts', 'devnode/**/*.test.ts', 'test/**/*.test.ts', 'client/**/*.test.ts'],
-          exclude: ALONE,
+          exclude: [...ALONE, ...DEPLOYING],
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'alone', include: ALONE, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'deploy-1', include: DEPLOYING.slice(0, 1), sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'deploy-2', include: DEPLOYING.slice(1), sequence: { groupOrder: 2 } } },
+      { extends: true, test: { name: 'alone', include: ALONE, sequence: { groupOrder: 3 } } },
     ],
   },
 });

@@ -87,6 +87,15 @@ export class NodeLogCollection {
     this.ttlMs = opts.config.logs.claimTtlSeconds * 1000;
     this.staging = segmentStagingDir(opts.config.dataDir);
     this.claimLoop = new BackgroundLoop({ name: 'node log claims', intervalMs: this.ttlMs / 3, log: opts.log, run: () => this.claim() });
+    // A node that has just come up (an event this process committed: its build ran here) is claimed
+    // at once rather than at the next round, up to a third of the TTL later: an export made right
+    // after the first requests to a new node holds them. At most a round a second, however busy.
+    let lastWake = 0;
+    opts.db.commitSignals.on('node-events', () => {
+      if (Date.now() - lastWake < 1000) return;
+      lastWake = Date.now();
+      this.claimLoop.wake();
+    });
     this.storeLoop = new BackgroundLoop({
       name: 'node log segments',
       intervalMs: opts.config.logs.segmentSeconds * 1000,
