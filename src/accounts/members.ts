@@ -86,7 +86,8 @@ export class MemberService {
       // role) rather than holding a second seat for them.
       await revokePendingInvitationsOf(tx, inviter.accountId, email);
       const plan = await findAccountPlan(tx, inviter.accountId);
-      const seats = await countSeats(tx, inviter.accountId);
+      const { members, pending } = await countSeats(tx, inviter.accountId);
+      const seats = members + pending;
       if (plan && plan.maxUsers !== null && seats >= plan.maxUsers) {
         throw new AppError(
           'plan_limit_reached',

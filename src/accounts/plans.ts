@@ -1,7 +1,8 @@
 // The plan catalog and the accounts' plans, as the operator manages them (`rln-cloud plan ...`,
 // `rln-cloud account set-plan`) and GET /api/account shows them.
 import type { Database } from '../db/database.ts';
-import { countAccountSeats, findAccountPlan, findPlan, listPlans, setAccountPlan, upsertPlan } from '../db/plans.ts';
+import { findAccountPlan, findPlan, listPlans, setAccountPlan, upsertPlan } from '../db/plans.ts';
+import { countSeats } from '../db/accounts.ts';
 import { countLiveNodes } from '../db/nodes.ts';
 import { findUserByEmail } from '../db/users.ts';
 import { PLAN_NAME, type PlanDefinition, type PlanLimits } from '../domain/plans.ts';
@@ -58,7 +59,7 @@ export class PlanService {
   async accountUse(accountId: string) {
     const plan = await findAccountPlan(this.db, accountId);
     if (!plan) throw new AppError('not_found', 'the account was not found');
-    const seats = await countAccountSeats(this.db, accountId);
+    const seats = await countSeats(this.db, accountId);
     return {
       plan,
       nodes: { used: await countLiveNodes(this.db, accountId), limit: plan.maxNodes },

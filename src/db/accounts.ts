@@ -73,15 +73,17 @@ export async function lockAccount(db: Queryable, accountId: string) {
   return (await db.query<{ id: string }>('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId])).length > 0;
 }
 
-/** Members plus invitations that can still be accepted: the seats the plan's max_users counts. */
+/** Members, and invitations that can still be accepted: together, the seats the plan's max_users counts. */
 export async function countSeats(db: Queryable, accountId: string) {
-  const rows = await db.query<{ n: number }>(
-    `SELECT ((SELECT count(*) FROM account_members WHERE account_id = $1)
-           + (SELECT count(*) FROM account_invitations
-              WHERE account_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()))::int AS n`,
-    [accountId],
-  );
-  return Number(rows[0]?.n ?? 0);
+  const row = (
+    await db.query<{ members: number; pending: number }>(
+      `SELECT (SELECT count(*)::int FROM account_members WHERE account_id = $1) AS members,
+              (SELECT count(*)::int FROM account_invitations
+                WHERE account_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()) AS pending`,
+      [accountId],
+    )
+  )[0];
+  return { members: Number(row?.members ?? 0), pending: Number(row?.pending ?? 0) };
 }
 
 export async function insertInvitation(

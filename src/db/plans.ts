@@ -77,16 +77,3 @@ export async function upsertPlan(db: Queryable, name: string, change: Partial<Om
 export async function setAccountPlan(db: Queryable, accountId: string, plan: string) {
   return (await db.query<{ id: string }>('UPDATE accounts SET plan = $2 WHERE id = $1 RETURNING id', [accountId, plan]))[0] !== undefined;
 }
-
-/** How many members the account has and how many invitations wait (both count towards max_users). */
-export async function countAccountSeats(db: Queryable, accountId: string) {
-  const row = (
-    await db.query<{ members: number; pending: number }>(
-      `SELECT (SELECT count(*)::int FROM account_members WHERE account_id = $1) AS members,
-              (SELECT count(*)::int FROM account_invitations
-                WHERE account_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()) AS pending`,
-      [accountId],
-    )
-  )[0]!;
-  return { members: Number(row.members), pending: Number(row.pending) };
-}
