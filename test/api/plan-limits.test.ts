@@ -86,17 +86,18 @@ describe(`plans and their limits on ${databaseLabel()}`, () => {
   });
 
   it('refuses bad plan commands with a message that says what is wrong', async () => {
-    const cases: Array<[Promise<unknown>, string, RegExp]> = [
-      [run('plan set', ['Bad Name']), 'invalid_request', /is not a plan name/],
-      [run('plan set', ['x'], { nodes: 'many' }), 'invalid_request', /--nodes must be a whole number or unlimited/],
-      [run('plan set', ['x'], { users: '0' }), 'invalid_request', /at least 1/],
-      [run('plan set', ['x'], { 'auto-upgrade': 'yes' }), 'invalid_request', /--auto-upgrade must be true or false/],
-      [run('account set-plan', ['nobody@example.com', 'starter']), 'user_not_found', /no user/],
-      [run('account set-plan', [(await t.createUser()).email, 'platinum']), 'plan_not_found', /no plan named platinum/],
-      [t.server.services.accounts.createUser({ email: 'x@example.com', plan: 'platinum' }), 'invalid_request', /plan must be one of .*starter/],
+    // Each attempt runs only when its turn comes: a refusal waiting unhandled would fail the run.
+    const cases: Array<[() => Promise<unknown>, string, RegExp]> = [
+      [() => run('plan set', ['Bad Name']), 'invalid_request', /is not a plan name/],
+      [() => run('plan set', ['x'], { nodes: 'many' }), 'invalid_request', /--nodes must be a whole number or unlimited/],
+      [() => run('plan set', ['x'], { users: '0' }), 'invalid_request', /at least 1/],
+      [() => run('plan set', ['x'], { 'auto-upgrade': 'yes' }), 'invalid_request', /--auto-upgrade must be true or false/],
+      [() => run('account set-plan', ['nobody@example.com', 'starter']), 'user_not_found', /no user/],
+      [async () => run('account set-plan', [(await t.createUser()).email, 'platinum']), 'plan_not_found', /no plan named platinum/],
+      [() => t.server.services.accounts.createUser({ email: 'x@example.com', plan: 'platinum' }), 'invalid_request', /plan must be one of .*starter/],
     ];
     for (const [attempt, code, message] of cases) {
-      const e = await refusal(attempt);
+      const e = await refusal(attempt());
       expect(e?.code).toBe(code);
       expect(e?.message).toMatch(message);
     }
