@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { rolloutPassJob } from '../releases/rollout-pass-job.ts';
 import { buildJob } from '../nodes/build-job.ts';
+import { rolloutUpgradesJob } from '../nodes/rollout-upgrades-job.ts';
 import { Reconciler } from '../nodes/reconcile.ts';
 import { JobWorker } from '../jobs/worker.ts';
 import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
@@ -71,19 +72,13 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     ? new NodeLogCollection({ db, blobs: services.nodeLogBlobs, follower: runtime.logFollower, holder: replicaId, config, log: log.child({ part: 'node-logs' }) })
     : undefined;
   const logs: NodeLogReader = collection ? collectedLogReader(db, services.nodeLogBlobs) : { readLogs: (nodeId, range) => runtime.readLogs!(nodeId, range) };
+  const builds = { db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, rln, log: log.child({ part: 'builds' }), metrics };
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
   const worker = new JobWorker({
     db,
     definitions: [
-      buildJob({
-        db,
-        runtime,
-        nodeStartTimeoutMs: config.nodeStartTimeoutMs,
-        rln,
-        log: log.child({ part: 'builds' }),
-        restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }),
-        metrics,
-      }),
+      buildJob({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
+      rolloutUpgradesJob(builds),
       logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
       rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),

@@ -67,6 +67,49 @@ export async function finishBuild(db: Queryable, nodeId: string, buildNumber: nu
   )[0];
 }
 
+/** One key per build, for maps of builds taken from several nodes. */
+export const buildKey = (b: { node_id: string; build_number: number }) => `${b.node_id}:${b.build_number}`;
+
+/**
+ * Closes many builds in one statement, each with its own status and error. Returns those that were
+ * still in progress (a build closed by an earlier attempt is left as it is and not returned).
+ */
+export async function finishBuilds(
+  db: Queryable,
+  ends: Array<{ nodeId: string; buildNumber: number; status: 'SUCCESS' | 'FAILURE'; error?: string }>,
+) {
+  if (ends.length === 0) return [];
+  return db.query<BuildRow>(
+    `UPDATE builds b SET status = e.status, error = e.error, finished_at = now()
+     FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS e(node_id, build_number, status, error)
+     WHERE b.node_id = e.node_id AND b.build_number = e.build_number AND b.status = 'IN_PROGRESS'
+     RETURNING b.*`,
+    [ends.map((e) => e.nodeId), ends.map((e) => e.buildNumber), ends.map((e) => e.status), ends.map((e) => e.error ?? null)],
+  );
+}
+
+/** Builds in progress among these, in one query (a batch job looks up what is left to do). */
+export async function findOpenBuilds(db: Queryable, which: Array<{ nodeId: string; buildNumber: number }>) {
+  if (which.length === 0) return [];
+  return db.query<BuildRow>(
+    `SELECT b.* FROM builds b JOIN unnest($1::text[], $2::int[]) AS w(node_id, build_number)
+       ON b.node_id = w.node_id AND b.build_number = w.build_number
+     WHERE b.status = 'IN_PROGRESS'`,
+    [which.map((w) => w.nodeId), which.map((w) => w.buildNumber)],
+  );
+}
+
+/** Records the step many builds in progress moved to, each its own, in one statement. */
+export async function setBuildPhases(db: Queryable, steps: Array<{ nodeId: string; buildNumber: number; phase: BuildStep }>) {
+  if (steps.length === 0) return;
+  await db.query(
+    `UPDATE builds b SET phase = s.phase
+     FROM unnest($1::text[], $2::int[], $3::text[]) AS s(node_id, build_number, phase)
+     WHERE b.node_id = s.node_id AND b.build_number = s.build_number AND b.status = 'IN_PROGRESS'`,
+    [steps.map((s) => s.nodeId), steps.map((s) => s.buildNumber), steps.map((s) => s.phase)],
+  );
+}
+
 /** Records the step a build in progress moved to; a finished build is left as it is. */
 export async function setBuildPhase(db: Queryable, nodeId: string, buildNumber: number, phase: BuildStep) {
   await db.query(`UPDATE builds SET phase = $3 WHERE node_id = $1 AND build_number = $2 AND status = 'IN_PROGRESS'`, [nodeId, buildNumber, phase]);

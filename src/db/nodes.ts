@@ -91,6 +91,11 @@ export async function findNode(db: Queryable, nodeId: string) {
   return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1', [nodeId]))[0];
 }
 
+export async function findNodes(db: Queryable, nodeIds: string[]) {
+  if (nodeIds.length === 0) return [];
+  return queryNodes(db, 'SELECT * FROM nodes WHERE id = ANY($1)', [nodeIds]);
+}
+
 /** Locks the node row for the rest of the transaction so concurrent requests serialise on it. */
 export async function lockUserNode(db: Queryable, userId: string, nodeId: string) {
   return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1 AND user_id = $2 FOR UPDATE', [nodeId, userId]))[0];
@@ -98,6 +103,12 @@ export async function lockUserNode(db: Queryable, userId: string, nodeId: string
 
 export async function lockNode(db: Queryable, nodeId: string) {
   return (await queryNodes(db, 'SELECT * FROM nodes WHERE id = $1 FOR UPDATE', [nodeId]))[0];
+}
+
+/** Locks many nodes for this transaction, in id order, so two callers never wait on each other in a cycle. */
+export async function lockNodes(db: Queryable, nodeIds: string[]) {
+  if (nodeIds.length === 0) return [];
+  return queryNodes(db, 'SELECT * FROM nodes WHERE id = ANY($1) ORDER BY id FOR UPDATE', [nodeIds]);
 }
 
 /**

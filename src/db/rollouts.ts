@@ -131,6 +131,22 @@ export async function settleRolloutNode(db: Queryable, version: string, nodeId: 
   return rows.length > 0;
 }
 
+/** settleRolloutNode for many nodes in one statement; returns the versions in which any node was settled. */
+export async function settleRolloutNodes(
+  db: Queryable,
+  settled: Array<{ version: string; nodeId: string; outcome: 'succeeded' | 'failed'; error?: string }>,
+): Promise<string[]> {
+  if (settled.length === 0) return [];
+  const rows = await db.query<{ version: string }>(
+    `UPDATE rollout_nodes rn SET state = s.outcome, error = s.error, updated_at = now()
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS s(version, node_id, outcome, error)
+     WHERE rn.version = s.version AND rn.node_id = s.node_id AND rn.state IN ('pending', 'upgrading', 'deferred')
+     RETURNING rn.version`,
+    [settled.map((s) => s.version), settled.map((s) => s.nodeId), settled.map((s) => s.outcome), settled.map((s) => s.error ?? null)],
+  );
+  return [...new Set(rows.map((r) => r.version))];
+}
+
 /** Pending nodes of a rollout that a newer release overtook: nothing left to do for this one. */
 export async function skipPendingRolloutNodes(db: Queryable, version: string, reason: string) {
   await db.query(

@@ -1,22 +1,18 @@
 // The durable job that carries out one build. Every step is idempotent: after a crash at any
 // point the job runs again from the top and converges on the same result.
 import { Type } from '@sinclair/typebox';
-import type { Database, Queryable } from '../db/database.ts';
-import { findBuild, finishBuild, setBuildPhase, type BuildRow } from '../db/builds.ts';
-import { findNode, lockNode } from '../db/nodes.ts';
-import { settleRolloutNode } from '../db/rollouts.ts';
-import type { NodeEventInput } from '../db/node-events.ts';
+import type { Database } from '../db/database.ts';
+import { findBuild, setBuildPhase, type BuildRow } from '../db/builds.ts';
+import { findNode } from '../db/nodes.ts';
 import type { BuildAction, BuildStep, Node } from '../domain/nodes.ts';
-import { applyDecision } from './transition.ts';
-import { decide, type NodeRequest } from './lifecycle.ts';
+import type { NodeRequest } from './lifecycle.ts';
+import { changesImage, endBuilds, type BuildEnd } from './build-end.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
 import type { RlnClient } from '../rln/client.ts';
-import { enqueueAutoUnlock } from './auto-unlock-job.ts';
-import { enqueueRolloutPass } from './rollout-pass-job.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',
@@ -86,12 +82,16 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
   };
 }
 
-/** Whether a build moves the node to another image version (an upgrade, or a start that applies one). */
-const changesImage = (b: BuildRow) => (b.action === 'upgrade' || b.action === 'start') && b.image_version !== b.previous_image_version;
+/** Closes one build (build-end.ts closes any number). */
+const finish = (deps: BuildJobDeps, which: Pick<BuildRow, 'node_id' | 'build_number'>, outcome: BuildEnd['outcome'], happened: NodeRequest, error?: string) =>
+  endBuilds(deps, [{ which, end: { outcome, happened, error } }]);
 
 async function carryOut(deps: BuildJobDeps, node: Node, build: BuildRow, isRetry: boolean) {
   const { runtime } = deps;
-  if (changesImage(build)) return replaceImage(deps, node, build);
+  if (changesImage(build)) {
+    const end = await replaceImage(deps, node, build, (phase) => enterPhase(deps, build, phase));
+    return finish(deps, build, end.outcome, end.happened, end.error);
+  }
   const spec = specOf(node, build.image_version);
   const step = (phase: BuildStep) => enterPhase(deps, build, phase);
   switch (build.action) {
@@ -135,37 +135,35 @@ async function enterPhase(deps: BuildJobDeps, build: BuildRow, phase: BuildStep)
 }
 
 /**
- * Moves a node to the build's image version, keeping its storage. If the new version does not
- * come up healthy the previous one is brought back: the build is a FAILURE with the reason and
- * the node RUNNING (locked) on its old version; only if that fails too is the node FAILED.
+ * Moves a node to the build's image version, keeping its storage, and says how the build ended
+ * (its caller closes it). If the new version does not come up healthy the previous one is brought
+ * back: the build is a FAILURE with the reason and the node RUNNING (locked) on its old version;
+ * only if that fails too is the node FAILED. `enter` records each step (Build.currentPhase).
  */
-async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildRow) {
+export async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildRow, enter: (phase: BuildStep) => Promise<void>): Promise<BuildEnd> {
   const target = specOf(node, build.image_version);
   try {
-    await enterPhase(deps, build, 'PROVISIONING');
+    await enter('PROVISIONING');
     await deps.runtime.provision(target);
-    await enterPhase(deps, build, 'REPLACING_IMAGE');
+    await enter('REPLACING_IMAGE');
     await deps.runtime.replaceImage(target);
-    await enterPhase(deps, build, 'WAITING_FOR_DAEMON');
+    await enter('WAITING_FOR_DAEMON');
     await waitUntilAnswering(deps, target);
   } catch (err) {
     const previous = build.previous_image_version ?? node.imageVersion;
     const reason = `version ${build.image_version} did not come up healthy: ${(err as Error).message}`;
     deps.log.warn({ nodeId: node.id, build: build.build_number, reason }, 'rolling back to the previous version');
     try {
-      await enterPhase(deps, build, 'ROLLING_BACK');
+      await enter('ROLLING_BACK');
       const back = specOf(node, previous);
       await deps.runtime.replaceImage(back);
       await waitUntilAnswering(deps, back);
     } catch (rollbackErr) {
-      const error = `${reason}; rolling back to ${previous} failed too: ${(rollbackErr as Error).message}`;
-      await finish(deps, build, 'FAILURE', { type: 'buildFailed' }, error);
-      return;
+      return { outcome: 'FAILURE', happened: { type: 'buildFailed' }, error: `${reason}; rolling back to ${previous} failed too: ${(rollbackErr as Error).message}` };
     }
-    await finish(deps, build, 'FAILURE', { type: 'upgradeRolledBack', imageVersion: previous }, `${reason}; rolled back to ${previous}`);
-    return;
+    return { outcome: 'FAILURE', happened: { type: 'upgradeRolledBack', imageVersion: previous }, error: `${reason}; rolled back to ${previous}` };
   }
-  await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(node.id) });
+  return { outcome: 'SUCCESS', happened: { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(node.id) } };
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
@@ -178,52 +176,4 @@ async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {
     const tail = (await deps.runtime.tailLog(spec.nodeId, 600)).trim().split('\n').slice(-3).join(' | ');
     throw new Error(`${(err as Error).message}${tail ? `; last log lines: ${tail}` : ''}`);
   }
-}
-
-/**
- * Closes the build and applies its outcome (`happened`, as the lifecycle table names it) to the
- * node, atomically, with the events it causes. An upgrade a rollout was waiting for is settled in
- * its rollout and the rollout's next pass asked for in the same transaction (nodes/rollout-pass-job.ts):
- * a job row, no lock on the rollout, so builds finishing together never queue on it.
- */
-async function finish(
-  deps: BuildJobDeps,
-  which: Pick<BuildRow, 'node_id' | 'build_number'>,
-  outcome: 'SUCCESS' | 'FAILURE',
-  happened: NodeRequest,
-  error?: string,
-) {
-  const finished = await deps.db.transaction(async (tx) => {
-    const node = await lockNode(tx, which.node_id);
-    const build = await finishBuild(tx, which.node_id, which.build_number, outcome, error);
-    if (!node || !build) return undefined; // finished by an earlier attempt that crashed before its job was marked done
-    const decision = decide(happened, node);
-    if (!changesImage(build)) {
-      await daemonStarted(tx, happened, await applyDecision(tx, node, decision));
-      return build;
-    }
-    const settled = outcome === 'SUCCESS' ? 'succeeded' : 'failed';
-    await daemonStarted(tx, happened, await applyDecision(tx, node, decision, (n) => [upgradeEvent(n, build, settled, error)]));
-    if (await settleRolloutNode(tx, build.image_version, node.id, settled, error)) {
-      await enqueueRolloutPass(tx, build.image_version, `build:${node.id}:${build.build_number}`);
-    }
-    return build;
-  });
-  if (!finished) return;
-  // Counted once committed, so a build is counted once whichever attempt or replica finished it.
-  const seconds = Math.max(0, (finished.finished_at ?? finished.started_at).getTime() - finished.started_at.getTime()) / 1000;
-  deps.metrics?.buildFinished(finished.action, outcome === 'SUCCESS' ? 'success' : 'failure', seconds);
-}
-
-/** A build that (re)started the daemon left it locked: automatic unlock follows, where it is on. */
-async function daemonStarted(tx: Queryable, happened: NodeRequest, node: Node) {
-  if (happened.type === 'startBuildSucceeded' || happened.type === 'upgradeRolledBack') await enqueueAutoUnlock(tx, node);
-}
-
-/** What the user is told about an image change (the rollout learns it through settleRolloutNode). */
-function upgradeEvent(node: Node, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string): NodeEventInput {
-  const versions = { fromVersion: build.previous_image_version, toVersion: build.image_version };
-  return outcome === 'succeeded'
-    ? { node, eventType: 'NODE_UPGRADE_COMPLETED', details: versions }
-    : { node, eventType: 'NODE_UPGRADE_FAILED', details: { ...versions, reason: error, status: node.status, runningVersion: node.imageVersion } };
 }

@@ -54,10 +54,14 @@ export async function changeNode(
 }
 
 /**
- * The same change to many nodes, one statement per distinct change and one for all their events
- * (a rollout pass starts many upgrades at once). Returns the nodes afterwards, in input order.
+ * Changes to many nodes, one statement per distinct change and one for all their events (a rollout
+ * pass starts many upgrades at once; a batch of upgrades ends together). `alsoRecord` as for
+ * changeNode. Returns the nodes afterwards, in input order.
  */
-export async function changeNodes(tx: Queryable, changes: Array<{ before: Node; change: NodeChange }>): Promise<Node[]> {
+export async function changeNodes(
+  tx: Queryable,
+  changes: Array<{ before: Node; change: NodeChange; alsoRecord?: (after: Node) => NodeEventInput[] }>,
+): Promise<Node[]> {
   const groups = new Map<string, { change: NodeChange; ids: string[] }>();
   for (const { before, change } of changes) {
     const key = JSON.stringify(change);
@@ -70,7 +74,10 @@ export async function changeNodes(tx: Queryable, changes: Array<{ before: Node; 
     for (const row of await updateNodes(tx, ids, change)) afterById.set(row.id, row);
   }
   const afters = changes.map(({ before }) => afterById.get(before.id)!);
-  await recordNodeEvents(tx, changes.flatMap(({ before }, i) => eventsOf(before, afters[i]!)));
+  await recordNodeEvents(
+    tx,
+    changes.flatMap(({ before, alsoRecord }, i) => [...eventsOf(before, afters[i]!), ...(alsoRecord?.(afters[i]!) ?? [])]),
+  );
   return afters;
 }
 

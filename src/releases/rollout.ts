@@ -18,7 +18,7 @@ import {
   skipPendingRolloutNodes,
   updateRollout,
 } from '../db/rollouts.ts';
-import { enqueueBuilds } from '../nodes/enqueue-build.ts';
+import { enqueueRolloutUpgrades } from '../nodes/enqueue-build.ts';
 import { enqueueRolloutPass } from '../nodes/rollout-pass-job.ts';
 import { decide, type RefusalCode } from '../nodes/lifecycle.ts';
 import { changeNodes, type NodeChange } from '../nodes/transition.ts';
@@ -84,7 +84,7 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<Ro
     }
     await setRolloutNodes(tx, version, 'skipped', skipped.map((n) => ({ nodeId: n.id })));
     await setRolloutNodes(tx, version, 'deferred', deferred.map((n) => ({ nodeId: n.id })));
-    const builds = upgrade.length === 0 ? [] : await enqueueBuilds(tx, await changeNodes(tx, upgrade), 'upgrade', version);
+    const builds = upgrade.length === 0 ? [] : await enqueueRolloutUpgrades(tx, await changeNodes(tx, upgrade), version);
     await setRolloutNodes(tx, version, 'upgrading', builds.map((b) => ({ nodeId: b.node_id, buildNumber: b.build_number })));
     started += builds.length;
     free -= builds.length;

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/app.ts';
 import type { Plan } from '../../src/domain/plans.ts';
 import { upsertPlan } from '../../src/db/plans.ts';
+import type { NodeRuntime } from '../../src/runtime/types.ts';
 
 /**
  * The plan test users are on unless a test names one: no limits and no automatic upgrades (what
@@ -93,7 +94,8 @@ export function apiCaller(base: string) {
   };
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/** `parts.runtime`: a runtime of the test's own (e.g. the in-memory one) instead of the configured one. */
+export async function startTestServer(env: Record<string, string> = {}, parts: { runtime?: NodeRuntime } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
   const database = await createTestDatabase();
   const configure = () => testConfig(dataDir, database.url, env);
@@ -102,7 +104,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   let server: RunningServer;
   for (let attempt = 1; ; attempt++) {
     try {
-      server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+      server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), undefined, parts);
       await upsertPlan(server.db, UNLIMITED_TEST_PLAN, { maxNodes: null, apiCallsPerMonth: null, maxUsers: null, autoUpgrade: false });
       break;
     } catch (err) {
