@@ -32,7 +32,7 @@ const NODES_PER_ACCOUNT = 100;
 const RUNNING_EVERY = 10;
 const CREATIONS = Number(process.env.BENCH_SCALE_CREATIONS ?? 500);
 const LOAD_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
-const ROLLOUT_CONCURRENCY = 64;
+const ROLLOUT_CONCURRENCY = Number(process.env.BENCH_ROLLOUT_CONCURRENCY ?? 64);
 
 export interface ScaleFigures {
   nodes: number;

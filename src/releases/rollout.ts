@@ -17,6 +17,7 @@ import {
   setRolloutNodes,
   skipPendingRolloutNodes,
   updateRollout,
+  type RolloutNodeState,
 } from '../db/rollouts.ts';
 import { enqueueRolloutUpgrades } from '../nodes/enqueue-build.ts';
 import { enqueueRolloutPass } from '../nodes/rollout-pass-job.ts';
@@ -48,6 +49,20 @@ export async function runRolloutPass(tx: Queryable, version: string, askedBy: st
   return pass;
 }
 
+/**
+ * How many upgrades may be under way at once: the rollout's concurrency, but never more than could
+ * all fail without a failure past the one that pauses the rollout, plus one for each upgrade that
+ * succeeded. A bad release thus fails at most `failure_budget + 1` nodes, whatever the
+ * concurrency; a good one starts with that many and doubles its pace with each round of successes
+ * until it reaches the concurrency (a fleet's rollout can run hundreds at once safely).
+ */
+export function inFlightLimit(
+  rollout: { concurrency: number; failure_budget: number },
+  counts: Pick<Record<RolloutNodeState, number>, 'failed' | 'succeeded'>,
+): number {
+  return Math.min(rollout.concurrency, Math.max(0, rollout.failure_budget - counts.failed + 1) + counts.succeeded);
+}
+
 export async function advanceRollout(tx: Queryable, version: string): Promise<RolloutPass> {
   const rollout = await lockRollout(tx, version);
   if (!rollout || rollout.state !== 'running') return NOTHING;
@@ -69,7 +84,7 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<Ro
   }
 
   let started = 0;
-  let free = rollout.concurrency - counts.upgrading;
+  let free = inFlightLimit(rollout, counts) - counts.upgrading;
   while (free > 0) {
     const batch = await lockUpgradeCandidates(tx, version, free);
     if (batch.length === 0) break;

@@ -102,11 +102,21 @@ describe(`rollout upgrades in batches on ${databaseLabel()}`, () => {
     expect(await db.query(`SELECT 1 FROM node_events WHERE event_type = 'NODE_UPGRADE_COMPLETED'`)).toHaveLength(3);
   });
 
-  it('carries out only the builds still open when a batch runs again, and fails what is left when it gives up', async () => {
+  it('starts no more upgrades of a bad release than its failure budget lets fail, whatever the concurrency', async () => {
     runtime.broken = undefined;
+    const releases = new ReleaseService(db, { concurrency: 10, failureBudget: 1 });
+    expect((await releases.publish('fail-v3')).rollout).toMatchObject({ nodes: 4, started: 2 });
+    const [, bad] = await batchJobs();
+    await job().handle(ROLLOUT_UPGRADES_JOB.parse(bad!.payload), { attempts: 1 } as JobRow);
+    await releases.advanceAll();
+    const status = await releases.status('fail-v3');
+    expect(status).toMatchObject({ state: 'paused', nodes: { failed: 2, pending: 2, upgrading: 0 } });
+  });
+
+  it('carries out only the builds still open when a batch runs again, and fails what is left when it gives up', async () => {
     const releases = new ReleaseService(db, { concurrency: 10, failureBudget: 3 });
     await releases.publish('v3');
-    const [, second] = await batchJobs();
+    const [, , second] = await batchJobs();
     const payload = ROLLOUT_UPGRADES_JOB.parse(second!.payload);
     expect(payload.builds).toHaveLength(4);
     // An earlier attempt ended the first build before it crashed.
@@ -117,7 +127,7 @@ describe(`rollout upgrades in batches on ${databaseLabel()}`, () => {
     expect(runtime.operations.replaceImage - before).toBe(3);
 
     await releases.publish('v4');
-    const [, , third] = await batchJobs();
+    const [, , , third] = await batchJobs();
     const giveUp = ROLLOUT_UPGRADES_JOB.parse(third!.payload);
     await job().onGiveUp!(giveUp, new Error('lease lost three times'));
     const builds = await buildsOf('v4');
