@@ -1,10 +1,11 @@
-// GET /api/nodes without paging, rendered by the database as the answer's JSON text: the list of a
-// user with many nodes and builds is one document of ~140 KiB, and reading it as rows, building
-// the API objects (nodes/present.ts) and serializing them again cost the API more than the query
-// itself. Here PostgreSQL (or PGlite) writes the bytes the object path sends, and the route sends
-// them as they are. test/api/list-nodes-json.test.ts holds the two paths to the same bytes; a
-// field added to presentNode or to the Node schema must be added here too (that test fails until
-// it is).
+// GET /api/nodes, rendered by the database as the answer's JSON text: the list of a user with many
+// nodes and builds is one document of ~140 KiB (a page of 100, ~30 KiB), and reading it as rows,
+// building the API objects (nodes/present.ts) and serializing them again cost the API more than
+// the query itself (a page of 100 took ~5 ms of CPU that way). Here PostgreSQL (or PGlite) writes
+// the bytes the object path sends for each node, and the route sends them as they are.
+// test/api/list-nodes-json.test.ts holds them to the bytes GET /api/nodes/{id} sends for the same
+// node; a field added to presentNode or to the Node schema must be added here too (that test fails
+// until it is).
 import type { Queryable } from './database.ts';
 
 export interface NodeListJsonOptions {
@@ -80,4 +81,26 @@ export async function listUserNodesJson(db: Queryable, userId: string, onlyIds: 
     [userId, onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol],
   );
   return row!.body;
+}
+
+/**
+ * One page of the user's nodes, oldest first, each as the JSON text of its API object: the nodes
+ * after `afterId` in (created_at, id) order, stable while nodes are added, at most `limit`.
+ * `onlyIds` as for listUserNodesJson. Returns each node's id with its text.
+ */
+export async function listUserNodePageJson(
+  db: Queryable,
+  userId: string,
+  page: { afterId?: string; limit: number; onlyIds: readonly string[] | null },
+  opts: NodeListJsonOptions,
+): Promise<Array<{ id: string; json: string }>> {
+  return db.query<{ id: string; json: string }>(
+    `SELECT n.id, ${NODE_JSON} AS json
+     FROM (SELECT * FROM nodes WHERE user_id = $1
+             AND ($2::text[] IS NULL OR id = ANY($2::text[]))
+             AND ($8::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM nodes WHERE id = $8 AND user_id = $1))
+           ORDER BY created_at, id LIMIT $9) n
+     ORDER BY n.created_at, n.id`,
+    [userId, page.onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol, page.afterId ?? null, page.limit],
+  );
 }

@@ -18,7 +18,7 @@ import type { NodeRuntime } from '../runtime/types.ts';
 import { applyDecision, insertDecidedNode } from './transition.ts';
 import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
 import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
-import { listUserNodesJson } from '../db/node-list-json.ts';
+import { listUserNodePageJson, listUserNodesJson, type NodeListJsonOptions } from '../db/node-list-json.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 
 /** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
@@ -71,6 +71,8 @@ export interface NodeServiceDeps {
 
 export class NodeService {
   private readonly presentOpts: PresentOptions;
+  /** presentOpts for the lists the database writes as JSON (db/node-list-json.ts). */
+  private readonly listJsonOpts: NodeListJsonOptions;
 
   constructor(private readonly deps: NodeServiceDeps) {
     this.presentOpts = {
@@ -78,6 +80,7 @@ export class NodeService {
       peerHost: new URL(deps.config.publicUrl).hostname,
       ...nodeApiAddress(deps.config.nodeApiUrl),
     };
+    this.listJsonOpts = { ...this.presentOpts, defaultPeerPort: DEFAULT_PEER_PORT };
   }
 
   /** `onlyIds`: just these of the user's nodes (a token limited to them); null: every one. */
@@ -91,20 +94,22 @@ export class NodeService {
    * (db/node-list-json.ts): the route sends it without parsing and serializing it again.
    */
   async listNodesJson(userId: string, onlyIds: readonly string[] | null = null): Promise<string> {
-    return listUserNodesJson(this.deps.db, userId, onlyIds, { ...this.presentOpts, defaultPeerPort: DEFAULT_PEER_PORT });
+    return listUserNodesJson(this.deps.db, userId, onlyIds, this.listJsonOpts);
   }
 
   /**
-   * One page of the caller's nodes, oldest first, and the cursor of the next page (null after the
-   * last). A cursor names the last node of its page; one that is not the caller's is refused.
+   * One page of the caller's nodes, oldest first, as the JSON text of GET /api/nodes?limit=
+   * (`{"nodes":[...],"nextCursor":...}`, written by the database like listNodesJson), and the
+   * cursor of the next page (null after the last). A cursor names the last node of its page; one
+   * that is not the caller's is refused.
    */
-  async listNodePage(userId: string, limit: number, cursor: string | undefined, onlyIds: readonly string[] | null = null): Promise<{ nodes: ApiNode[]; nextCursor: string | null }> {
+  async listNodePageJson(userId: string, limit: number, cursor: string | undefined, onlyIds: readonly string[] | null = null): Promise<string> {
     const afterId = cursor === undefined ? undefined : decodeCursor('node', cursor, ID);
     if (afterId !== undefined && !(await findUserNode(this.deps.db, userId, afterId))) throw staleCursor();
     // One more than asked tells whether another page follows.
-    const rows = await listUserNodesWithBuilds(this.deps.db, userId, { afterId, limit: limit + 1, onlyIds });
-    const page = pageOf(rows, limit, (last) => encodeCursor('node', last.node.id));
-    return { nodes: page.items.map(({ node, builds }) => presentNode(node, builds, this.presentOpts)), nextCursor: page.nextCursor };
+    const rows = await listUserNodePageJson(this.deps.db, userId, { afterId, limit: limit + 1, onlyIds }, this.listJsonOpts);
+    const page = pageOf(rows, limit, (last) => encodeCursor('node', last.id));
+    return `{"nodes":[${page.items.map((r) => r.json).join(',')}],"nextCursor":${JSON.stringify(page.nextCursor)}}`;
   }
 
   /** Whether the user has this node (in any status), without reading more of it. */

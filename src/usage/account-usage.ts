@@ -62,11 +62,17 @@ export async function accountUsageRows(db: Queryable, accountId: string, month: 
 /** An account's figures of a month computed from the records as they are `now`, each node with its days (a snapshot). */
 export async function computeMonthRows(db: Queryable, accountId: string, month: string, now: Date, unflushed?: UnflushedCalls): Promise<ClosedNodeMonthRow[]> {
   const { from, to } = monthRange(month);
-  const [time, calls, live] = await Promise.all([
-    sumAccountNodeTime(db, accountId, from, to, now),
-    findAccountApiCalls(db, accountId, from),
-    findAccountNodesIn(db, accountId, from, to),
-  ]);
+  const reads = [
+    () => sumAccountNodeTime(db, accountId, from, to, now),
+    () => findAccountApiCalls(db, accountId, from),
+    () => findAccountNodesIn(db, accountId, from, to),
+  ] as const;
+  // On the pool the three reads run side by side; a transaction (the month's closing) has one
+  // connection, which takes one statement at a time (pg refuses queued ones from its next major).
+  const inTransaction = !('transaction' in db);
+  const [time, calls, live] = inTransaction
+    ? [await reads[0](), await reads[1](), await reads[2]()]
+    : await Promise.all([reads[0](), reads[1](), reads[2]()]);
   const dayCount = Math.round((to.getTime() - from.getTime()) / DAY_MS);
   const withDays = time.map((t) => {
     const days: Array<[number, number]> = Array.from({ length: dayCount }, () => [0, 0]);

@@ -1,6 +1,6 @@
-// GET /api/nodes without paging sends the JSON the database writes (db/node-list-json.ts) instead
-// of serializing objects: these are the bytes the object path (a page, serialized by the route's
-// schema) sends, for every kind of field value: settings with and without a webhook URL, builds in
+// GET /api/nodes, with or without paging, sends the JSON the database writes (db/node-list-json.ts)
+// instead of serializing objects: these are the bytes the object path (GET /api/nodes/{id},
+// serialized by the Node schema) sends for each node, for every kind of field value: settings with and without a webhook URL, builds in
 // progress, failed with and without an error, a runtime's peer host and port or the defaults,
 // automatic unlock on or off, names that need escaping, timestamps with microseconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,13 +56,16 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
   });
   afterAll(async () => t?.stop());
 
-  /** The object path's bytes: one page holding every node, without its nextCursor. */
-  const objectPathText = async (token: string) => {
-    const page = await t.call('/api/nodes?limit=200', { token });
-    expect(page.status, page.text).toBe(200);
-    expect(page.text.endsWith(',"nextCursor":null}')).toBe(true);
-    return `${page.text.slice(0, -',"nextCursor":null}'.length)}}`;
+  /** The object path's bytes for a node: GET /api/nodes/{id}'s `data`, serialized by the Node schema. */
+  const objectPathNode = async (token: string, id: string) => {
+    const r = await t.call(`/api/nodes/${id}`, { token });
+    expect(r.status, r.text).toBe(200);
+    expect(r.text.startsWith('{"data":')).toBe(true);
+    return r.text.slice('{"data":'.length, -1);
   };
+  /** The object path's bytes for these nodes as one list. */
+  const objectPathText = async (token: string, nodeIds = ids) =>
+    `{"nodes":[${(await Promise.all(nodeIds.map((id) => objectPathNode(token, id)))).join(',')}]}`;
 
   it('answers the same bytes as the object path, with the same content type', async () => {
     const r = await t.call('/api/nodes', { token: alice.token });
@@ -80,9 +83,22 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
     const { token } = await t.server.services.accounts.createToken(alice.email, 'two nodes', undefined, { nodeIds: [ids[0]!, ids[2]!] });
     const r = await t.call('/api/nodes', { token });
     expect(r.json.nodes.map((n: { nodeId: string }) => n.nodeId)).toEqual([ids[0], ids[2]]);
-    expect(r.text).toBe(await objectPathText(token));
+    expect(r.text).toBe(await objectPathText(token, [ids[0]!, ids[2]!]));
     const bob = await t.createUser();
     const empty = await t.call('/api/nodes', { token: bob.token });
     expect(empty.text).toBe('{"nodes":[]}');
+  });
+
+  it('answers each page with the same bytes for its nodes, and the cursor of the next', async () => {
+    const first = await t.call('/api/nodes?limit=2', { token: alice.token });
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const cursor = first.json.nextCursor as string;
+    expect(typeof cursor).toBe('string');
+    expect(first.text).toBe(`${(await objectPathText(alice.token, ids.slice(0, 2))).slice(0, -1)},"nextCursor":${JSON.stringify(cursor)}}`);
+    const second = await t.call(`/api/nodes?limit=2&cursor=${encodeURIComponent(cursor)}`, { token: alice.token });
+    expect(second.text).toBe(`${(await objectPathText(alice.token, ids.slice(2))).slice(0, -1)},"nextCursor":null}`);
+    const limited = await t.server.services.accounts.createToken(alice.email, 'one node', undefined, { nodeIds: [ids[1]!] });
+    const only = await t.call('/api/nodes?limit=5', { token: limited.token });
+    expect(only.text).toBe(`${(await objectPathText(limited.token, [ids[1]!])).slice(0, -1)},"nextCursor":null}`);
   });
 });

@@ -35,12 +35,13 @@ export function listNodesRoute(app: FastifyInstance, { nodes }: ApiDeps) {
       // A token limited to some nodes sees only those.
       const { accountId, scope } = userOf(request);
       const { limit, cursor } = request.query;
-      if (limit === undefined && cursor === undefined) {
-        // Already the answer's JSON, in the 200 schema's shape and bytes (db/node-list-json.ts): a
-        // string sent as application/json skips the serializer, so it is not parsed and written twice.
-        return reply.type('application/json; charset=utf-8').send(await nodes.listNodesJson(accountId, scope.nodeIds));
-      }
-      return nodes.listNodePage(accountId, limit === undefined ? MAX_PAGE : Number(limit), cursor, scope.nodeIds);
+      // Already the answer's JSON, in the 200 schema's shape and bytes (db/node-list-json.ts): a
+      // string sent as application/json skips the serializer, so it is not parsed and written twice.
+      const json =
+        limit === undefined && cursor === undefined
+          ? await nodes.listNodesJson(accountId, scope.nodeIds)
+          : await nodes.listNodePageJson(accountId, limit === undefined ? MAX_PAGE : Number(limit), cursor, scope.nodeIds);
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 }
