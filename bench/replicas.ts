@@ -18,7 +18,7 @@ import { recordNodeEvent } from '../src/db/node-events.ts';
 import { ReleaseService } from '../src/releases/service.ts';
 import { rolloutPassJob } from '../src/releases/rollout-pass-job.ts';
 import { JobWorker } from '../src/jobs/worker.ts';
-import { buildJob } from '../src/nodes/build-job.ts';
+import { buildJobs } from '../src/nodes/build-jobs.ts';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { WebhookSender } from '../src/webhooks/send-webhook.ts';
 import { WebhookKeyring } from '../src/webhooks/signing-keys.ts';
@@ -137,7 +137,7 @@ async function runReplica(mode: Mode, url: string) {
     }
     const worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log }), rolloutPassJob({ db, log })],
+      definitions: [...buildJobs({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log }), rolloutPassJob({ db, log })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,

@@ -1,6 +1,6 @@
 // A release rollout over 2,000 RUNNING nodes of Scale users on the in-memory runtime: every
 // runtime operation takes no time, so the figure is the control plane's own work per upgrade
-// (rollout passes, builds, jobs, events, health probe over a socket). Baseline, in the same run
+// (rollout passes, batches of builds, jobs, events, health probe over a socket). Baseline, in the same run
 // and database: one UPDATE per node, the least any upgrade bookkeeping could cost.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { insertRelease } from '../src/db/releases.ts';
 import { ReleaseService } from '../src/releases/service.ts';
 import { rolloutPassJob } from '../src/releases/rollout-pass-job.ts';
 import { JobWorker } from '../src/jobs/worker.ts';
-import { buildJob } from '../src/nodes/build-job.ts';
+import { buildJobs } from '../src/nodes/build-jobs.ts';
 import { createLogger } from '../src/logger.ts';
 import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
 import { RlnClient } from '../src/rln/client.ts';
@@ -87,9 +87,10 @@ export async function benchRollout(database: RolloutDatabase, nodes = 2000): Pro
     const log = createLogger('silent');
     for (const ids of await raw.query<{ id: string }>('SELECT id FROM nodes')) await runtime.start({ nodeId: ids.id, network: 'regtest', imageVersion: 'bench-v1', restPort: 0, peerPort: 0 });
     const releases = new ReleaseService(db, { concurrency: 32, failureBudget: 10 });
+    const builds = { db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log };
     worker = new JobWorker({
       db,
-      definitions: [buildJob({ db, runtime, nodeStartTimeoutMs: 10_000, rln: new RlnClient(RLN_BENCH_LIMITS), log }), rolloutPassJob({ db, log })],
+      definitions: [...buildJobs(builds), rolloutPassJob({ db, log })],
       concurrency: 16,
       pollIntervalMs: 50,
       log,

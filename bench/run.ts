@@ -222,6 +222,7 @@ const sections: Record<string, () => Promise<void>> = {
     row('GET /api/nodes/{id} p99 while the fleet works, ms', 'under 10', (x) => f(x.getP99Ms, 1));
     row('creating nodes, answers/s (16 at a time)', 'at least 200', (x) => f(x.createsPerSecond, 0));
     row('release rollout, RUNNING nodes upgraded/s', 'at least 1,000', (x) => `${f(x.upgradesPerSecond, 0)} (${x.upgraded}, ${x.rolloutState})`);
+    row('a bad release next: upgrades failed before it paused (budget 10)', 'failure budget honoured: at most 11', (x) => `${x.badReleaseFailed} (${x.badReleaseState})`);
   },
   kubernetes: async () => {
     const kubeconfig = process.env.TEST_KUBECONFIG;

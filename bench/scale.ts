@@ -9,7 +9,8 @@
 //     nodes are stopped and started meanwhile);
 //   - creating nodes: POST /api/nodes answers per second, 16 at a time;
 //   - a release rolled out to every node (all on an automatically upgrading plan): RUNNING nodes
-//     upgraded per second, PAUSED ones deferred to their next start as always.
+//     upgraded per second, PAUSED ones deferred to their next start as always; then a bad release,
+//     which must pause with at most its failure budget + 1 upgrades failed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,10 @@ const NODES_PER_ACCOUNT = 100;
 const RUNNING_EVERY = 10;
 const CREATIONS = Number(process.env.BENCH_SCALE_CREATIONS ?? 500);
 const LOAD_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
-const ROLLOUT_CONCURRENCY = Number(process.env.BENCH_ROLLOUT_CONCURRENCY ?? 64);
+// A fleet's rollout runs hundreds of upgrades at once: the failure budget, not the concurrency,
+// bounds what a bad release breaks (releases/rollout.ts, inFlightLimit), measured below too.
+const ROLLOUT_CONCURRENCY = Number(process.env.BENCH_ROLLOUT_CONCURRENCY ?? 250);
+const FAILURE_BUDGET = 10;
 
 export interface ScaleFigures {
   nodes: number;
@@ -46,6 +50,9 @@ export interface ScaleFigures {
   upgradesPerSecond: number;
   upgraded: number;
   rolloutState: string;
+  /** A bad release (its version never comes up) rolled out next: how many upgrades failed before it paused. */
+  badReleaseFailed: number;
+  badReleaseState: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -225,7 +232,7 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
 
     // A release to every node: RUNNING ones upgraded now, PAUSED ones at their next start.
     const version = `scale-v${round + 2}`;
-    const releases = new ReleaseService(db, { concurrency: ROLLOUT_CONCURRENCY, failureBudget: 10 });
+    const releases = new ReleaseService(db, { concurrency: ROLLOUT_CONCURRENCY, failureBudget: FAILURE_BUDGET });
     const rolloutStarted = performance.now();
     await releases.publish(version);
     let state = 'running';
@@ -236,6 +243,18 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
     const seconds = (performance.now() - rolloutStarted) / 1000;
     const [upgradedRow] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM nodes WHERE image_version = $1 AND status = 'RUNNING'`, [version]);
     const upgraded = Number(upgradedRow!.n);
+
+    // Then a release whose version never comes up (the in-memory runtime's `fail-` versions): the
+    // rollout must pause with no more than the budget + 1 failed, every one rolled back.
+    const bad = `fail-scale-v${round + 2}`;
+    await releases.publish(bad);
+    let badState = 'running';
+    await waitFor('the bad rollout to stop', async () => {
+      const status = await releases.status(bad);
+      badState = status.state;
+      return status.state !== 'running' && status.nodes.upgrading === 0;
+    }, 120_000);
+    const badReleaseFailed = (await releases.status(bad)).nodes.failed;
     return {
       nodes,
       rssMb,
@@ -247,6 +266,8 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
       upgradesPerSecond: upgraded / seconds,
       upgraded,
       rolloutState: state,
+      badReleaseFailed,
+      badReleaseState: badState,
     };
   } finally {
     await service.stop();

@@ -5,8 +5,7 @@ import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { rolloutPassJob } from '../releases/rollout-pass-job.ts';
-import { buildJob } from '../nodes/build-job.ts';
-import { rolloutUpgradesJob } from '../nodes/rollout-upgrades-job.ts';
+import { buildJobs } from '../nodes/build-jobs.ts';
 import { Reconciler } from '../nodes/reconcile.ts';
 import { JobWorker } from '../jobs/worker.ts';
 import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
@@ -77,8 +76,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const worker = new JobWorker({
     db,
     definitions: [
-      buildJob({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
-      rolloutUpgradesJob(builds),
+      ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
       rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),
