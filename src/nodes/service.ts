@@ -118,9 +118,10 @@ export class NodeService {
   }
 
   async getNode(userId: string, nodeId: string): Promise<ApiNode> {
-    const node = await findUserNode(this.deps.db, userId, nodeId);
-    if (!node) throw nodeNotFound(nodeId);
-    return this.present(this.deps.db, node);
+    // The node and its builds in one statement: GET /api/nodes/{id} is the API's most frequent read.
+    const [found] = await listUserNodesWithBuilds(this.deps.db, userId, { onlyIds: [nodeId], limit: 1 });
+    if (!found) throw nodeNotFound(nodeId);
+    return presentNode(found.node, found.builds, this.presentOpts);
   }
 
   /**
