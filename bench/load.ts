@@ -25,3 +25,27 @@ export async function runLoad(fn: () => Promise<void>, opts: { concurrency: numb
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99) };
 }
+
+/**
+ * An open-loop load generator: a request every 1/perSecond seconds whether or not the last ones
+ * answered, as independent users send them. Each latency counts from when the request was due,
+ * not when it was sent, so a stalled server is not hidden by requests it kept from being sent.
+ */
+export async function runAtRate(fn: () => Promise<void>, opts: { perSecond: number; durationMs: number }): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const intervalMs = 1000 / opts.perSecond;
+  const count = Math.floor(opts.durationMs / intervalMs);
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const due = started + i * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(fn().then(() => void latencies.push(performance.now() - due)));
+  }
+  await Promise.all(inFlight);
+  const elapsed = performance.now() - started;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
+  return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99) };
+}

@@ -6,7 +6,7 @@
 //   - the service's RSS at rest, and the database's size;
 //   - one reconcile pass (the mean over the passes of a few seconds, from the service's metric);
 //   - GET /api/nodes?limit=100 and GET /api/nodes/{id} p99 while the fleet works (another account's
-//     nodes are stopped and started meanwhile);
+//     nodes are stopped and started meanwhile), at the rates a fleet of 10,000 sends and saturated;
 //   - creating nodes: POST /api/nodes answers per second, 16 at a time;
 //   - a release rolled out to every node (all on an automatically upgrading plan): RUNNING nodes
 //     upgraded per second, PAUSED ones deferred to their next start as always; then a bad release,
@@ -25,7 +25,7 @@ import { createTestDatabase } from '../test/helpers/database.ts';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import { repoRoot } from '../test/helpers/service-process.ts';
 import { keepAliveGetter } from './http-client.ts';
-import { runLoad } from './load.ts';
+import { runAtRate, runLoad, type LoadResult } from './load.ts';
 import { idleRssMb } from './rss.ts';
 
 export const SCALE_SIZES = (process.env.BENCH_SCALE_SIZES ?? '100,1000,10000').split(',').map(Number);
@@ -33,6 +33,8 @@ const NODES_PER_ACCOUNT = 100;
 const RUNNING_EVERY = 10;
 const CREATIONS = Number(process.env.BENCH_SCALE_CREATIONS ?? 500);
 const LOAD_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+export const LIST_RATE = 20;
+export const GET_RATE = 200;
 // A fleet's rollout runs hundreds of upgrades at once: the failure budget, not the concurrency,
 // bounds what a bad release breaks (releases/rollout.ts, inFlightLimit), measured below too.
 const ROLLOUT_CONCURRENCY = Number(process.env.BENCH_ROLLOUT_CONCURRENCY ?? 250);
@@ -44,8 +46,12 @@ export interface ScaleFigures {
   /** pg_database_size when the size is reached (before the round's creations and rollout). */
   databaseMb: number;
   reconcilePassMs: number;
-  listP99Ms: number;
-  getP99Ms: number;
+  /** GET /api/nodes?limit=100 and GET /api/nodes/{id} at LIST_RATE and GET_RATE a second. */
+  listAtRate: LoadResult;
+  oneAtRate: LoadResult;
+  /** The same by 4 callers asking as fast as answered: the 2 cores' throughput, and latency when saturated. */
+  listSaturated: LoadResult;
+  oneSaturated: LoadResult;
   createsPerSecond: number;
   upgradesPerSecond: number;
   upgraded: number;
@@ -97,9 +103,13 @@ interface Service {
   stop(): Promise<void>;
 }
 
+/**
+ * The service in a process of its own. Diagnostics: BENCH_CPU_PROF=<dir> writes its CPU profile
+ * there when it stops; BENCH_SHOW_STDERR=1 passes its standard error through.
+ */
 async function startService(url: string, dataDir: string): Promise<Service> {
   const [apiPort, nodeApiPort, mtlsPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/scale-service.ts')], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), '--import', 'tsx', join(repoRoot, 'bench/scale-service.ts')], {
     cwd: repoRoot,
     env: {
       ...process.env,
@@ -122,7 +132,7 @@ async function startService(url: string, dataDir: string): Promise<Service> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stderr!.on('data', (d) => { stderr += d; if (process.env.BENCH_SHOW_STDERR) process.stderr.write(d); });
   const lines = createInterface({ input: child.stdout! });
   await new Promise<void>((resolve, reject) => {
     lines.on('line', (line) => line === 'ready' && resolve());
@@ -178,26 +188,31 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
     const churned = (await db.query<{ id: string }>(`SELECT id FROM nodes WHERE user_id = 'u0' ORDER BY created_at LIMIT 8`)).map((r) => r.id);
 
     // The fleet works meanwhile: another account's nodes started and stopped over and over.
-    let working = true;
-    const churn = (async () => {
-      const post = (path: string) => fetch(`${service.api}${path}`, { method: 'POST', headers: { authorization: `Bearer ${worker}` } }).then((r) => r.arrayBuffer());
-      while (working) {
-        for (const id of churned) await post(`/api/nodes/${id}/start`);
-        await sleep(200);
-        for (const id of churned) await post(`/api/nodes/${id}/stop`);
-        await sleep(200);
-      }
-    })();
-    const get = keepAliveGetter(service.api, auth, 4);
+    const churn = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/scale-churn.ts'), service.api, worker, ...churned], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let churnCalls = '';
+    churn.stdout!.on('data', (d) => (churnCalls += d));
+    await sleep(1000); // its first calls are under way
+    const get = keepAliveGetter(service.api, auth, 16);
     const expectOk = (path: string) => async () => {
       const status = await get(path);
       if (status !== 200) throw new Error(`GET ${path} answered ${status}`);
     };
-    await runLoad(expectOk('/api/nodes?limit=100'), { concurrency: 4, durationMs: 1000 });
-    const list = await runLoad(expectOk('/api/nodes?limit=100'), { concurrency: 4, durationMs: LOAD_MS });
-    const one = await runLoad(expectOk(`/api/nodes/${ownNode}`), { concurrency: 4, durationMs: LOAD_MS });
-    working = false;
-    await churn;
+    const listPath = '/api/nodes?limit=100';
+    const onePath = `/api/nodes/${ownNode}`;
+    await runLoad(expectOk(listPath), { concurrency: 4, durationMs: 1000 });
+    // At the rates a fleet of 10,000 sends (the aims' figures): its 100 accounts each reading their
+    // list every 5 s, and its 1,000 running nodes' wallets each asking for their node every 5 s.
+    const listAtRate = await runAtRate(expectOk(listPath), { perSecond: LIST_RATE, durationMs: LOAD_MS });
+    const oneAtRate = await runAtRate(expectOk(onePath), { perSecond: GET_RATE, durationMs: LOAD_MS });
+    // And saturated: 4 callers, each asking again as soon as answered, take the 2 cores.
+    const list = await runLoad(expectOk(listPath), { concurrency: 4, durationMs: LOAD_MS });
+    const one = await runLoad(expectOk(onePath), { concurrency: 4, durationMs: LOAD_MS });
+    churn.kill('SIGTERM');
+    await new Promise((r) => churn.once('exit', r));
+    if (!(Number(churnCalls) > 0)) throw new Error('the churn made no calls while the reads were measured');
 
     // Creations: into accounts of their own, 16 at a time.
     const creators = await Promise.all(
@@ -260,8 +275,10 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
       rssMb,
       databaseMb,
       reconcilePassMs,
-      listP99Ms: list.p99Ms,
-      getP99Ms: one.p99Ms,
+      listAtRate,
+      oneAtRate,
+      listSaturated: list,
+      oneSaturated: one,
       createsPerSecond,
       upgradesPerSecond: upgraded / seconds,
       upgraded,
