@@ -45,10 +45,12 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
     // Each node as it is afterwards, with what happened to it.
     const after: Array<{ happened: NodeRequest; node: Node }> = [];
     const settled: Parameters<typeof settleRolloutNodes>[1] = [];
+    const closed: BuildRow[] = [];
     for (const build of builds) {
       const node = nodes.get(build.node_id);
       const end = endOf.get(buildKey(build))!;
-      if (!node) continue;
+      if (!node) continue; // purged meanwhile: nothing to apply, nothing to count
+      closed.push(build);
       const decision = decide(end.happened, node);
       if (decision.outcome === 'refused') throw refusalError(decision.refusal);
       const outcome = end.outcome === 'SUCCESS' ? 'succeeded' : 'failed';
@@ -61,11 +63,11 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
     }
     (await changeNodes(tx, changes)).forEach((node, i) => after.push({ happened: changes[i]!.happened, node }));
     for (const { happened, node } of after) await daemonStarted(tx, happened, node);
-    const first = builds[0];
     for (const version of await settleRolloutNodes(tx, settled)) {
-      await enqueueRolloutPass(tx, version, `build:${first!.node_id}:${first!.build_number}`);
+      // One request per batch: its first build names it (rollout-pass-job.ts coalesces the rest).
+      await enqueueRolloutPass(tx, version, `build:${closed[0]!.node_id}:${closed[0]!.build_number}`);
     }
-    return builds;
+    return closed;
   });
   // Counted once committed, so a build is counted once whichever attempt or replica finished it.
   for (const build of finished) {
