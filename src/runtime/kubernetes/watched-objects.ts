@@ -2,8 +2,10 @@
 // restarted with backoff whenever the watch fails: the API server restarting, a network cut, RBAC
 // refusing, or 410 Gone (the client then lists afresh). Everything the runtime answers about a
 // node's state comes from these caches, never from a request per call.
-import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, ListWatch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
+import type { CountRequest } from './api-requests.ts';
+import { CountedWatch } from './counted-clients.ts';
 
 export type ChangeKind = 'add' | 'update' | 'delete';
 
@@ -15,6 +17,8 @@ export interface WatchedObjectsOptions<T extends KubernetesObject> {
   labelSelector: string;
   list: () => Promise<KubernetesListObject<T>>;
   onChange: (kind: ChangeKind, object: T) => void;
+  /** Told of each list and each watch opened (the service's request metric). */
+  count?: CountRequest;
   log: Logger;
 }
 
@@ -32,7 +36,12 @@ export class WatchedObjects<T extends KubernetesObject> {
   lastError: string | undefined;
 
   constructor(private readonly opts: WatchedObjectsOptions<T>) {
-    this.informer = new ListWatch<T>(opts.path, new Watch(opts.kc), opts.list, false, opts.labelSelector);
+    const count = opts.count ?? (() => {});
+    const list = () => {
+      count('list');
+      return opts.list();
+    };
+    this.informer = new ListWatch<T>(opts.path, new CountedWatch(opts.kc, count), list, false, opts.labelSelector);
     this.informer.on('add', (o) => opts.onChange('add', o));
     this.informer.on('update', (o) => opts.onChange('update', o));
     this.informer.on('delete', (o) => opts.onChange('delete', o));
