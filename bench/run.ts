@@ -15,6 +15,7 @@ import { benchEventStream } from './events-stream.ts';
 import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memory.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { benchScale, SCALE_SIZES } from './scale.ts';
+import { printClusterScale } from './scale-cluster.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -222,6 +223,7 @@ const sections: Record<string, () => Promise<void>> = {
     row('GET /api/nodes/{id} p99 while the fleet works, ms', 'under 10', (x) => f(x.getP99Ms, 1));
     row('creating nodes, answers/s (16 at a time)', 'at least 200', (x) => f(x.createsPerSecond, 0));
     row('release rollout, RUNNING nodes upgraded/s', 'at least 1,000', (x) => `${f(x.upgradesPerSecond, 0)} (${x.upgraded}, ${x.rolloutState})`);
+    await printClusterScale();
   },
   kubernetes: async () => {
     const kubeconfig = process.env.TEST_KUBECONFIG;
