@@ -48,6 +48,8 @@ export interface ClusterScaleFigures {
   /** Process start to /readyz 200 (the bundle already built). */
   readySeconds: number;
   rssMb: number;
+  /** V8's heap in use at rest (the process metric): the watch caches' objects live there. */
+  heapUsedMb: number;
   restSeconds: number;
   requestsPerMinute: number;
   byVerb: Record<string, number>;
@@ -178,7 +180,8 @@ async function scrape(url: string) {
     const verb = /^rlncloud_kubernetes_api_requests_total\{verb="(\w+)"\}$/.exec(key)?.[1];
     if (verb) byVerb[verb] = value;
   }
-  return { byVerb, logStreams: samples.get('rlncloud_node_log_streams_open') ?? 0 };
+  const heapUsedMb = (samples.get('rlncloud_nodejs_heap_size_used_bytes') ?? 0) / 2 ** 20;
+  return { byVerb, logStreams: samples.get('rlncloud_node_log_streams_open') ?? 0, heapUsedMb };
 }
 
 function readyPods(kubeconfig: string, namespace: string): number {
@@ -212,6 +215,7 @@ async function measure(kubeconfig: string, namespace: string, env: Record<string
       listed: { statefulSets: listed.statefulSets, pods: listed.pods, services: listed.services },
       readySeconds,
       rssMb,
+      heapUsedMb: after.heapUsedMb,
       restSeconds,
       requestsPerMinute,
       byVerb,
@@ -270,6 +274,7 @@ export async function printClusterScale(kubeconfig = process.env.TEST_KUBECONFIG
   row('watch caches filled at start (3 lists), s', (x) => `${f(x.listedSeconds, 2)} (${x.listed.statefulSets} sets, ${x.listed.pods} pods, ${x.listed.services} services)`);
   row('process start to /readyz, s', (x) => f(x.readySeconds, 1));
   row('service RSS at rest, MiB', (x) => f(x.rssMb, 0));
+  row('V8 heap used at rest, MiB', (x) => f(x.heapUsedMb, 0));
   row(`API-server requests per minute at rest (over ${Math.round(REST_MS / 1000)} s)`, (x) => `${f(x.requestsPerMinute, 2)} ${JSON.stringify(x.byVerb)}`);
   row('requests per idle node per hour', (x) => f(x.perIdleNodePerHour, 3));
   row('pod log streams open', (x) => String(x.logStreamsOpen));
