@@ -1,8 +1,8 @@
-// The runtime's requests to the API server, counted by verb, and its pod log streams, against a
-// fake API server (node:http) that answers what the runtime asks at start and at rest: the
-// namespace check, the three lists, the watches (ended by the server as a real one ends them after
-// its request timeout) and a pod log. The protocol itself is tested on the test cluster
-// (test/kubernetes/).
+// What the runtime asks of the API server at start and at rest, against a fake API server
+// (node:http): its requests counted by verb (the namespace check, the three lists, the watches,
+// ended by the server as a real one ends them after its request timeout), watches reopened from
+// their last bookmark without a relist, caches without managedFields, and its pod log streams.
+// The protocol itself is tested on the test cluster (test/kubernetes/).
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -14,6 +14,7 @@ import { createLogger } from '../../logger.ts';
 import type { ApiVerb } from './api-requests.ts';
 import { CONTAINER } from './objects.ts';
 import { PodLogCollector } from './pod-log-collector.ts';
+import { WatchedObjects } from './watched-objects.ts';
 import { KubernetesRuntime } from './runtime.ts';
 import { readKubernetesConfig } from './settings.ts';
 
@@ -44,6 +45,11 @@ class FakeApiServer {
     for (const res of this.open) if (res.req.url?.includes('watch=true')) res.end();
   }
 
+  /** Sends a watch event on every watch open. */
+  sendToWatches(type: string, object: unknown) {
+    for (const res of this.open) if (res.req.url?.includes('watch=true')) res.write(`${JSON.stringify({ type, object })}\n`);
+  }
+
   /** Cuts every pod log stream mid-way, as an API server restarting does. */
   cutLogs() {
     for (const res of this.open) if (res.req.url?.includes('/log?')) res.socket?.destroy();
@@ -57,7 +63,7 @@ class FakeApiServer {
       res.on('close', () => this.open.delete(res));
       res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
     };
-    this.asked.push(`${req.method} ${url.pathname}${url.searchParams.has('watch') ? ' watch' : ''}`);
+    this.asked.push(`${req.method} ${url.pathname}${url.searchParams.has('watch') ? ` watch ${url.searchParams}` : ''}`);
     if (url.pathname.endsWith('/log')) {
       holdOpen();
       return res.write('2026-11-26T04:00:00.000000001Z one line\n');
@@ -131,9 +137,46 @@ describe('the kubernetes runtime against a fake API server', () => {
       // The API server ends a watch after its request timeout: it is reopened from where it was.
       api.endWatches();
       await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 3, watch: 6 }));
-      expect(api.asked.filter((a) => a.endsWith(' watch'))).toHaveLength(6);
+      expect(api.asked.filter((a) => a.includes(' watch '))).toHaveLength(6);
     } finally {
       await runtime.shutdown();
+    }
+  });
+
+  it('keeps objects without managedFields, and reopens an ended watch from its last bookmark, without a relist', async () => {
+    const managedFields = [{ manager: 'rln-cloud', operation: 'Apply', fieldsV1: { 'f:spec': {} } }];
+    const metrics = recorder();
+    const namespace = 'cache'; // its own: the watches of the test above are on the fake API server too
+    const path = `/apis/apps/v1/namespaces/${namespace}/statefulsets`;
+    const watched = new WatchedObjects({
+      kc: fakeKubeConfig(api.url),
+      namespace,
+      path,
+      labelSelector: 'a=b',
+      list: async () => ({ items: [{ metadata: { name: 'listed', namespace, resourceVersion: '5', managedFields } }], metadata: { resourceVersion: '7' } }),
+      onChange: () => {},
+      count: metrics.kubernetesApiRequested,
+      log,
+    });
+    await watched.start();
+    try {
+      const watches = () => api.asked.filter((a) => a.startsWith(`GET ${path} watch `));
+      await eventually(() => expect(watches()).toHaveLength(1));
+      expect(watches()[0]).toContain('allowWatchBookmarks=true');
+      expect(watches()[0]).toContain('resourceVersion=7');
+      api.sendToWatches('ADDED', { metadata: { name: 'watched', namespace, resourceVersion: '8', managedFields } });
+      await eventually(() => expect(watched.get('watched')).toBeDefined());
+      expect(watched.get('listed')!.metadata).not.toHaveProperty('managedFields');
+      expect(watched.get('watched')!.metadata).not.toHaveProperty('managedFields');
+      // Nothing changed for a while: the API server's bookmark carries the current resourceVersion.
+      api.sendToWatches('BOOKMARK', { metadata: { resourceVersion: '42' } });
+      await new Promise((r) => setTimeout(r, 50));
+      api.endWatches();
+      await eventually(() => expect(watches()).toHaveLength(2));
+      expect(watches()[1]).toContain('resourceVersion=42');
+      expect(metrics.requests).toEqual({ list: 1, watch: 2 });
+    } finally {
+      watched.stop();
     }
   });
 
