@@ -135,7 +135,7 @@ export class PodLogCollector implements NodeLogFollower {
       const end = () => {
         if (!sink.writableEnded) sink.end();
       };
-      source.once('error', end);
+      source.on('error', end); // kept: an error without a listener would be thrown
       source.once('close', end);
     });
     lines.on('line', (raw) => {
