@@ -88,7 +88,7 @@ const fakeKubeConfig = (server: string) => {
   return kc;
 };
 
-async function eventually(check: () => void, timeoutMs = 5_000) {
+async function eventually(check: () => void, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -137,7 +137,8 @@ describe('the kubernetes runtime against a fake API server', () => {
       // The API server ends a watch after its request timeout: it is reopened from where it was.
       api.endWatches();
       await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 3, watch: 6 }));
-      expect(api.asked.filter((a) => a.includes(' watch '))).toHaveLength(6);
+      // Counted as sent: the fake server may see the last ones a moment later.
+      await eventually(() => expect(api.asked.filter((a) => a.includes(' watch '))).toHaveLength(6));
     } finally {
       await runtime.shutdown();
     }
@@ -169,8 +170,8 @@ describe('the kubernetes runtime against a fake API server', () => {
       expect(watched.get('listed')!.metadata).not.toHaveProperty('managedFields');
       expect(watched.get('watched')!.metadata).not.toHaveProperty('managedFields');
       // Nothing changed for a while: the API server's bookmark carries the current resourceVersion.
+      // Then the server ends the watch: on one connection, the bookmark arrives first.
       api.sendToWatches('BOOKMARK', { metadata: { resourceVersion: '42' } });
-      await new Promise((r) => setTimeout(r, 50));
       api.endWatches();
       await eventually(() => expect(watches()).toHaveLength(2));
       expect(watches()[1]).toContain('resourceVersion=42');
@@ -209,7 +210,7 @@ describe('the kubernetes runtime against a fake API server', () => {
       expect(metrics.requests).toEqual({ get: 1 });
       collector.unfollow('n1');
       await eventually(() => expect([collector.openStreams(), metrics.streams()]).toEqual([0, 0]));
-      expect(api.open.size).toBe(0);
+      await eventually(() => expect(api.open.size).toBe(0));
     });
 
     it('is opened again after the API server cut it', async () => {
