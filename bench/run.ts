@@ -15,6 +15,7 @@ import { benchEventStream } from './events-stream.ts';
 import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memory.ts';
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { benchScale, GET_RATE, LIST_RATE, SCALE_SIZES } from './scale.ts';
+import { printClusterScale } from './scale-cluster.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -225,6 +226,7 @@ const sections: Record<string, () => Promise<void>> = {
     row('creating nodes, answers/s (16 at a time)', 'at least 200', (x) => f(x.createsPerSecond, 0));
     row('release rollout, RUNNING nodes upgraded/s', 'at least 1,000', (x) => `${f(x.upgradesPerSecond, 0)} (${x.upgraded}, ${x.rolloutState})`);
     row('a bad release next: upgrades failed before it paused (budget 10)', 'failure budget honoured: at most 11', (x) => `${x.badReleaseFailed} (${x.badReleaseState})`);
+    await printClusterScale();
   },
   kubernetes: async () => {
     const kubeconfig = process.env.TEST_KUBECONFIG;

@@ -95,7 +95,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const opened = await dbPromise;
     cleanups.push(() => opened.close());
     // Every part is handed the database with its statements timed, and reports through `metrics`.
-    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }), config.kubernetes ? {} : { nodePortRange: config.nodePortRange });
+    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }), config.kubernetes ? { kubernetes: true } : { nodePortRange: config.nodePortRange });
     const db = metrics.database;
     // Before the slower parts: a key file that cannot be read stops the start with its reason.
     const unlockSeal = loadConfiguredUnlockSeal(config);
@@ -109,7 +109,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
-    const runtime = parts.runtime ?? (await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime })));
+    const runtime = parts.runtime ?? (await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }), metrics));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);

@@ -10,6 +10,7 @@ import { countRolloutsByState, countRunningRollouts, ROLLOUT_STATES } from '../d
 import { countUnfinishedDeliveries } from '../db/webhook-deliveries.ts';
 import { NODE_STATUSES, type BuildAction } from '../domain/nodes.ts';
 import type { Logger } from '../logger.ts';
+import { API_VERBS } from '../runtime/kubernetes/api-requests.ts';
 import { STATUS_CLASSES } from './status-class.ts';
 
 export const BUILD_ACTIONS = Object.keys({ create: 0, start: 0, stop: 0, upgrade: 0, destroy: 0 } satisfies Record<BuildAction, 0>) as BuildAction[];
@@ -29,6 +30,8 @@ const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 export interface MetricOptions {
   /** NODE_PORT_RANGE on the process runtime (on Kubernetes each pod has its own ports): its use is reported. */
   nodePortRange?: { from: number; to: number };
+  /** RUNTIME=kubernetes: its requests to the API server and its pod log streams are reported. */
+  kubernetes?: boolean;
 }
 
 /**
@@ -182,6 +185,7 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       buckets: QUERY_BUCKETS,
       registers,
     }),
+    kubernetes: options.kubernetes ? defineKubernetesMetrics(registry) : undefined,
   };
 
   // Known label values start at 0, so a rate is right from the first event and dashboards see every series.
@@ -209,6 +213,24 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
 }
 
 export type ServiceMetricSet = ReturnType<typeof defineMetrics>;
+
+/** The kubernetes runtime's: absent on the process runtime, which asks no API server. */
+function defineKubernetesMetrics(registry: Registry) {
+  const registers = [registry];
+  const apiRequests = new Counter({
+    name: 'rlncloud_kubernetes_api_requests_total',
+    help: 'Requests this replica sent to the Kubernetes API server, by verb (get, list, watch, create, patch, delete); a watch counts each time it is opened. At rest only the watches reopening: a rate growing with the nodes is a poll.',
+    labelNames: ['verb'] as const,
+    registers,
+  });
+  for (const verb of API_VERBS) apiRequests.inc({ verb }, 0);
+  const logStreams = new Gauge({
+    name: 'rlncloud_node_log_streams_open',
+    help: "Pod log streams this replica holds open now, one per node whose log claim it holds and whose container runs: the API server and the kubelets hold as many.",
+    registers,
+  });
+  return { apiRequests, logStreams };
+}
 
 /** PostgreSQL's connection pool (pg); PGlite has none, and these are absent there. */
 function definePoolGauges(registry: Registry, stats: () => { total: number; idle: number; waiting: number }) {

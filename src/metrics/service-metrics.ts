@@ -7,12 +7,13 @@ import { Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import type { BuildAction } from '../domain/nodes.ts';
 import type { Logger } from '../logger.ts';
+import type { ApiVerb, KubernetesMetrics } from '../runtime/kubernetes/api-requests.ts';
 import { defineMetrics, type MetricOptions, type ServiceMetricSet } from './definitions.ts';
 import { processMetrics } from './process-metrics.ts';
 import { STATUS_CLASSES, statusClassIndex } from './status-class.ts';
 import { timedDatabase } from './timed-database.ts';
 
-export class ServiceMetrics {
+export class ServiceMetrics implements KubernetesMetrics {
   /** This service's metrics and the process's, as the metrics listener serves them. */
   readonly registry: Registry;
   /** The database to hand every part: the same one, its statements timed. */
@@ -53,6 +54,14 @@ export class ServiceMetrics {
 
   auditRecordFailed() {
     this.metrics.auditRecordFailures.inc();
+  }
+
+  kubernetesApiRequested(verb: ApiVerb) {
+    this.metrics.kubernetes?.apiRequests.inc({ verb });
+  }
+
+  nodeLogStreamsChanged(delta: 1 | -1) {
+    this.metrics.kubernetes?.logStreams.inc(delta);
   }
 
     backupFinished(result: 'succeeded' | 'failed', seconds: number | undefined) {

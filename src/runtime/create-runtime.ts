@@ -4,6 +4,7 @@ import type { KubernetesConfig } from './kubernetes/settings.ts';
 import type { Logger } from '../logger.ts';
 import { ProcessRuntime } from './process.ts';
 import type { NodeRuntime } from './types.ts';
+import type { KubernetesMetrics } from './kubernetes/api-requests.ts';
 
 /** The settings the runtimes are chosen and built from (RUNTIME, K8S_*, RLN_COMMAND, NODE_PORT_RANGE, LOG_FILE*, the environment daemons see). */
 export interface RuntimeSettings {
@@ -18,13 +19,14 @@ export interface RuntimeSettings {
 }
 
 /** The runtime, started: its watches running (Kubernetes) or its orphans stopped (process). */
-export async function createRuntime(config: RuntimeSettings, log: Logger): Promise<NodeRuntime> {
+export async function createRuntime(config: RuntimeSettings, log: Logger, metrics?: KubernetesMetrics): Promise<NodeRuntime> {
   const logRotation = { maxFileBytes: config.logs.maxFileBytes, maxFiles: config.logs.maxFiles };
   if (config.kubernetes) {
     const { KubernetesRuntime } = await import('./kubernetes/runtime.ts');
     return KubernetesRuntime.start({
       config: config.kubernetes,
       defaultPeerHost: new URL(config.publicUrl).hostname,
+      metrics,
       log,
     });
   }

@@ -8,6 +8,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { rawRequest, tlsRequest, type ClientCredentials } from '../gateway/gateway-client.ts';
 import { downloadParts, waitForExport } from '../logs/export-helpers.ts';
 import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
+import { parseExposition, series } from '../helpers/metrics.ts';
 
 const PASSWORD = 'node-password-123';
 
@@ -72,6 +73,21 @@ describeOnCluster('nodes on the kubernetes runtime (test cluster)', () => {
     expect(running.peerPort).toBe(peer.spec.ports[0].nodePort);
     expect((await kubectlGet(namespace, 'service', name())).spec.ports[0]).toMatchObject({ port: 3001, protocol: 'TCP' });
   }, 300_000);
+
+  it('reports its requests to the API server by verb and the pod log stream it follows (metrics)', async () => {
+    const scrape = async () => parseExposition(await (await fetch(`http://127.0.0.1:${t.config.metricsPort}/metrics`)).text()).samples;
+    const requests = (verb: string, samples: Map<string, number>) => samples.get(series('rlncloud_kubernetes_api_requests_total', { verb }));
+    // The node's log claim is taken on its build's events: one stream, this replica's only node.
+    const samples = await until('the log stream to be counted', async () => {
+      const s = await scrape();
+      return s.get('rlncloud_node_log_streams_open') === 1 && s;
+    }, 30_000);
+    expect(requests('list', samples)).toBe(3);
+    expect(requests('watch', samples)).toBeGreaterThanOrEqual(3);
+    // Two Services and the StatefulSet, applied by the create build.
+    expect(requests('patch', samples)).toBeGreaterThanOrEqual(3);
+    expect(requests('get', samples)).toBeGreaterThanOrEqual(2); // the namespace check, the log stream
+  });
 
   it('reaches the pod through both gateways: init, unlock, nodeinfo', async () => {
     expect((await bearer('/nodeinfo')).status).toBe(403); // a fresh RLN is locked

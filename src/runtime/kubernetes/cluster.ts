@@ -10,6 +10,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from './objects.ts';
+import type { ApiVerb, CountRequest } from './api-requests.ts';
 
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -80,14 +81,15 @@ export class Cluster {
    */
   requests = 0;
 
-  constructor(readonly kc: KubeConfig) {
+  /** `count`: told of every request too, by verb (the service's metric), namespace checks included. */
+  constructor(readonly kc: KubeConfig, private readonly count: CountRequest = () => {}) {
     this.objects = KubernetesObjectApi.makeApiClient(kc);
   }
 
   /** Server-side apply: idempotent, and it takes back fields someone edited by hand. */
   async apply<T extends KubernetesObject>(spec: T): Promise<T> {
     try {
-      return await this.retrying(async () => (await this.objects.patch(spec, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T);
+      return await this.retrying('patch', async () => (await this.objects.patch(spec, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T);
     } catch (err) {
       throw describeApiError(err, `apply ${spec.kind} ${spec.metadata?.name}`);
     }
@@ -96,7 +98,7 @@ export class Cluster {
   /** Deletes an object; false when it was already gone. `gracePeriodSeconds` 0 removes a pod at once. */
   async delete(spec: KubernetesObject, gracePeriodSeconds?: number): Promise<boolean> {
     try {
-      await this.retrying(() => this.objects.delete(spec, undefined, undefined, gracePeriodSeconds, undefined, 'Background'));
+      await this.retrying('delete', () => this.objects.delete(spec, undefined, undefined, gracePeriodSeconds, undefined, 'Background'));
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;
@@ -108,7 +110,7 @@ export class Cluster {
   async exists(spec: KubernetesObject, retry = true): Promise<boolean> {
     const read = () => this.objects.read(spec as KubernetesObject & { metadata: { name: string } });
     try {
-      await (retry ? this.retrying(read) : read());
+      await (retry ? this.retrying('get', read) : this.once('get', read));
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;
@@ -117,10 +119,11 @@ export class Cluster {
   }
 
   /** Runs one request, again while the failure is transient (see RETRY_FOR_MS); counts each try. */
-  private async retrying<T>(request: () => Promise<T>): Promise<T> {
+  private async retrying<T>(verb: ApiVerb, request: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + RETRY_FOR_MS;
     for (let delay = 250; ; delay = Math.min(delay * 2, RETRY_MAX_DELAY_MS)) {
       this.requests++;
+      this.count(verb);
       try {
         return await withTimeout(request());
       } catch (err) {
@@ -130,13 +133,19 @@ export class Cluster {
     }
   }
 
+  /** One request, counted only by verb: the start-up's namespace check is no lifecycle step. */
+  private once<T>(verb: ApiVerb, request: () => Promise<T>): Promise<T> {
+    this.count(verb);
+    return request();
+  }
+
   /** Creates the namespace when it is missing; a role without that right is fine if it exists. */
   async ensureNamespace(name: string): Promise<void> {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
     // Not retried: an API server that is away must not hold up the service's start.
     if (await this.exists(ns, false).catch(() => false)) return;
     try {
-      await this.objects.create(ns);
+      await this.once('create', () => this.objects.create(ns));
     } catch (err) {
       if (statusOf(err) !== 409) throw describeApiError(err, `create the namespace ${name}`);
     }

@@ -15,6 +15,7 @@ import type { Logger } from '../../logger.ts';
 import { isNewLine, parseTimedLine, resumeSinceTime, type TimedLine } from '../../logs/line-time.ts';
 import type { NodeLogFollower } from '../../logs/node-log-follower.ts';
 import { CONTAINER } from './objects.ts';
+import type { CountRequest } from './api-requests.ts';
 
 export interface PodLogCollectorOptions {
   kc: KubeConfig;
@@ -22,6 +23,9 @@ export interface PodLogCollectorOptions {
   log: Logger;
   /** The node's pod as the watch sees it now. */
   currentPod: (nodeId: string) => V1Pod | undefined;
+  /** Told of each log request (a `get` of pods/log) and of each stream opened (+1) and ended (-1). */
+  count?: CountRequest;
+  onStreams?: (delta: 1 | -1) => void;
 }
 
 interface Wanted {
@@ -45,6 +49,8 @@ export class PodLogCollector implements NodeLogFollower {
   private readonly follows = new Map<string, Follow>();
   private readonly api: Log;
   private stopped = false;
+  /** Log streams the API server holds open for this replica now (a previous run's read included). */
+  private open = 0;
 
   constructor(private readonly opts: PodLogCollectorOptions) {
     this.api = new Log(opts.kc);
@@ -67,6 +73,11 @@ export class PodLogCollector implements NodeLogFollower {
 
   following(): number {
     return this.follows.size;
+  }
+
+  /** Streams open now: fewer than following() while a follow waits to resume (a pod starting, a retry). */
+  openStreams(): number {
+    return this.open;
   }
 
   /** Called on every change of a node's pod: follows its container once it has started, if wanted here. */
@@ -116,6 +127,17 @@ export class PodLogCollector implements NodeLogFollower {
     const sink = new PassThrough();
     const lines = createInterface({ input: sink, crlfDelay: Infinity });
     const done = new Promise<void>((resolve) => lines.once('close', resolve));
+    // The client pipes the response into `sink`, and a pipe ends its destination only when the
+    // source ends: an aborted follow (unfollow) makes the source emit an error, a connection cut
+    // (an API server restarting) destroys it, and either would leave this follow waiting for
+    // ever, counted open and never resumed. Both end the sink here.
+    sink.once('pipe', (source: NodeJS.ReadableStream) => {
+      const end = () => {
+        if (!sink.writableEnded) sink.end();
+      };
+      source.on('error', end); // kept: an error without a listener would be thrown
+      source.once('close', end);
+    });
     lines.on('line', (raw) => {
       // A line without the kubelet's time is the kubelet speaking ("unable to retrieve container
       // logs for ..."), not the daemon. The pod log merges the container's stdout and stderr.
@@ -125,13 +147,24 @@ export class PodLogCollector implements NodeLogFollower {
       wanted.onLine(line);
     });
     const since = resumeSinceTime(wanted.through);
+    this.opts.count?.('get');
     try {
       follow.abort = await this.api.log(this.opts.namespace, podName, CONTAINER, sink, { ...options, timestamps: true, ...(since ? { sinceTime: since } : {}) });
     } catch (err) {
       sink.end();
       throw err;
     }
-    await done;
+    this.streamsChanged(1);
+    try {
+      await done;
+    } finally {
+      this.streamsChanged(-1);
+    }
+  }
+
+  private streamsChanged(delta: 1 | -1) {
+    this.open += delta;
+    this.opts.onStreams?.(delta);
   }
 }
 

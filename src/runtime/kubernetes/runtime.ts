@@ -4,7 +4,7 @@
 // restarts) comes from watches of the namespace (watched-objects.ts), so a gateway call never
 // costs an API request and the answers stay available while the API server is away.
 import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
-import { AppsV1Api, CoreV1Api, Exec } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
 import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
 import type { KubernetesConfig } from './settings.ts';
@@ -28,12 +28,16 @@ import {
 import { WatchedObjects, type ChangeKind } from './watched-objects.ts';
 import { PodLogCollector } from './pod-log-collector.ts';
 import { PodStorageFiles } from './pod-storage-files.ts';
+import type { ApiVerb, KubernetesMetrics } from './api-requests.ts';
+import { CountedExec } from './counted-clients.ts';
 import { podProblem } from './pod-problems.ts';
 
 export interface KubernetesRuntimeOptions {
   config: KubernetesConfig;
   /** The peer address when K8S_PEER_HOST is unset and no load balancer gave one. */
   defaultPeerHost: string;
+  /** Told of every API request and of the pod log streams held open (metrics/); absent: nobody counts. */
+  metrics?: KubernetesMetrics;
   log: Logger;
 }
 
@@ -53,6 +57,7 @@ export class KubernetesRuntime implements NodeRuntime {
   /** Follows the pod logs of the nodes whose log claim this replica holds (logs/node-log-collection.ts). */
   readonly logFollower: PodLogCollector;
   private readonly core: CoreV1Api;
+  private readonly count: (verb: ApiVerb) => void;
   private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
   /** Pods the runtime itself is replacing or removing (by uid): their end is not an unexpected exit. */
   private readonly expectedGone = new Set<string>();
@@ -72,33 +77,38 @@ export class KubernetesRuntime implements NodeRuntime {
 
   private constructor(private readonly opts: KubernetesRuntimeOptions) {
     const kc = loadKubeConfig(opts.config.kubeconfig);
-    this.cluster = new Cluster(kc);
+    const metrics = opts.metrics;
+    const count = (verb: ApiVerb) => metrics?.kubernetesApiRequested(verb);
+    this.count = count;
+    this.cluster = new Cluster(kc, count);
     const namespace = opts.config.namespace;
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const log = opts.log;
     const labelSelector = MANAGED_SELECTOR;
     this.pods = new WatchedObjects<V1Pod>({
-      kc, namespace, log, labelSelector,
+      kc, namespace, log, labelSelector, count,
       path: `/api/v1/namespaces/${namespace}/pods`,
       list: () => core.listNamespacedPod({ namespace, labelSelector }),
       onChange: (kind, pod) => this.podChanged(kind, pod),
     });
     this.sets = new WatchedObjects<V1StatefulSet>({
-      kc, namespace, log, labelSelector,
+      kc, namespace, log, labelSelector, count,
       path: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
       list: () => apps.listNamespacedStatefulSet({ namespace, labelSelector }),
       onChange: () => this.wakeWaiters(),
     });
     this.services = new WatchedObjects<V1Service>({
-      kc, namespace, log, labelSelector,
+      kc, namespace, log, labelSelector, count,
       path: `/api/v1/namespaces/${namespace}/services`,
       list: () => core.listNamespacedService({ namespace, labelSelector }),
       onChange: () => this.wakeWaiters(),
     });
     this.core = core;
-    this.logFollower = new PodLogCollector({ kc, namespace, log, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
-    this.storageFiles = new PodStorageFiles({ exec: new Exec(kc), namespace, currentPod: (nodeId) => this.pods.get(podName(nodeId)) });
+    const currentPod = (nodeId: string) => this.pods.get(podName(nodeId));
+    const onStreams = (delta: 1 | -1) => metrics?.nodeLogStreamsChanged(delta);
+    this.logFollower = new PodLogCollector({ kc, namespace, log, currentPod, count, onStreams });
+    this.storageFiles = new PodStorageFiles({ exec: new CountedExec(kc, count), namespace, currentPod });
   }
 
   /**
@@ -111,8 +121,12 @@ export class KubernetesRuntime implements NodeRuntime {
     } catch (err) {
       this.opts.log.warn({ err: (err as Error).message }, 'could not check the nodes namespace; continuing');
     }
+    const started = performance.now();
     await Promise.all([this.sets.start(), this.services.start(), this.pods.start()]);
     if (!this.isReady()) this.opts.log.warn('the Kubernetes watches are not synced yet; retrying in the background');
+    // How long the lists take grows with the fleet, and each relist (a watch reopened too late,
+    // 410 Gone) costs as much: said once here (npm run bench -- scale reads it).
+    else this.opts.log.info({ seconds: (performance.now() - started) / 1000, statefulSets: this.sets.list().length, pods: this.pods.list().length, services: this.services.list().length }, 'Kubernetes watch caches filled');
   }
 
   /** API requests made so far (see Cluster.requests). */
@@ -269,11 +283,13 @@ export class KubernetesRuntime implements NodeRuntime {
    * or the previous one's when the current one has not printed anything yet (it crashed at start).
    */
   async tailLog(nodeId: string, maxBytes = 2048) {
-    const ask = (previous: boolean) =>
-      this.core
+    const ask = (previous: boolean) => {
+      this.count('get');
+      return this.core
         .readNamespacedPodLog({ name: podName(nodeId), namespace: this.opts.config.namespace, container: CONTAINER, previous, limitBytes: maxBytes * 4, tailLines: 200 })
         .then((text) => String(text ?? '').slice(-maxBytes))
         .catch(() => '');
+    };
     return (await ask(false)) || ask(true);
   }
 

@@ -2,8 +2,16 @@
 // restarted with backoff whenever the watch fails: the API server restarting, a network cut, RBAC
 // refusing, or 410 Gone (the client then lists afresh). Everything the runtime answers about a
 // node's state comes from these caches, never from a request per call.
-import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+//
+// What a fleet at rest costs (docs/BENCHMARKS.md, "The kubernetes runtime at 2,000 nodes"): the
+// cache holds every object, so each is kept without its managedFields (~40% of a StatefulSet,
+// read by nobody here); and the watches ask for bookmarks, so one the API server ends after its
+// request timeout (every 30-60 min) reopens from a recent resourceVersion instead of one too old
+// for the server's watch cache, which answers 410 Gone and costs a relist of the whole namespace.
+import { KubeConfig, ListWatch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
+import type { CountRequest } from './api-requests.ts';
+import { CountedWatch } from './counted-clients.ts';
 
 export type ChangeKind = 'add' | 'update' | 'delete';
 
@@ -15,6 +23,8 @@ export interface WatchedObjectsOptions<T extends KubernetesObject> {
   labelSelector: string;
   list: () => Promise<KubernetesListObject<T>>;
   onChange: (kind: ChangeKind, object: T) => void;
+  /** Told of each list and each watch opened (the service's request metric). */
+  count?: CountRequest;
   log: Logger;
 }
 
@@ -32,7 +42,14 @@ export class WatchedObjects<T extends KubernetesObject> {
   lastError: string | undefined;
 
   constructor(private readonly opts: WatchedObjectsOptions<T>) {
-    this.informer = new ListWatch<T>(opts.path, new Watch(opts.kc), opts.list, false, opts.labelSelector);
+    const count = opts.count ?? (() => {});
+    const list = async () => {
+      count('list');
+      const listed = await opts.list();
+      for (const item of listed.items) withoutManagedFields(item);
+      return listed;
+    };
+    this.informer = new ListWatch<T>(opts.path, new CacheWatch(opts.kc, count), list, false, opts.labelSelector);
     this.informer.on('add', (o) => opts.onChange('add', o));
     this.informer.on('update', (o) => opts.onChange('update', o));
     this.informer.on('delete', (o) => opts.onChange('delete', o));
@@ -76,4 +93,17 @@ export class WatchedObjects<T extends KubernetesObject> {
     this.restartTimer.unref();
     this.restartDelay = Math.min(this.restartDelay * 2, RESTART_MAX_MS);
   }
+}
+
+/** The watch a cache is filled from: counted, with bookmarks, its objects without managedFields. */
+class CacheWatch extends CountedWatch {
+  override watch(...[path, query, callback, done]: Parameters<CountedWatch['watch']>): ReturnType<CountedWatch['watch']> {
+    return super.watch(path, { ...query, allowWatchBookmarks: true }, (phase, object, raw) => callback(phase, withoutManagedFields(object), raw), done);
+  }
+}
+
+function withoutManagedFields<T>(object: T): T {
+  const metadata = (object as KubernetesObject | undefined)?.metadata;
+  if (metadata) delete metadata.managedFields;
+  return object;
 }
