@@ -217,6 +217,7 @@ const sections: Record<string, () => Promise<void>> = {
     console.log(`| figure | ${figures.map((x) => `${x.nodes} nodes`).join(' | ')} | aim at 10,000 nodes |`);
     console.log(`|---|${figures.map(() => '---|').join('')}---|`);
     row('service RSS at rest, MiB', 'at most 2x the 100-node figure', (x) => f(x.rssMb, 0));
+    row('V8 heap used at rest, MiB', '', (x) => f(x.heapUsedMb, 0));
     row('database size, MiB', '', (x) => f(x.databaseMb, 0));
     row('one reconcile pass, ms (every RECONCILE_INTERVAL_MS, 5 s)', 'under 500', (x) => f(x.reconcilePassMs, 1));
     row(`GET /api/nodes?limit=100 p99 (p50) while the fleet works, ${LIST_RATE}/s, ms`, 'under 30', (x) => `${f(x.listAtRate.p99Ms, 1)} (${f(x.listAtRate.p50Ms, 1)})`);
@@ -225,7 +226,7 @@ const sections: Record<string, () => Promise<void>> = {
     row('the node saturated (4 callers): answers/s, p99 ms', '', (x) => `${f(x.oneSaturated.perSecond, 0)}, ${f(x.oneSaturated.p99Ms, 1)}`);
     row('creating nodes, answers/s (16 at a time)', 'at least 200', (x) => f(x.createsPerSecond, 0));
     row('release rollout, RUNNING nodes upgraded/s', 'at least 1,000', (x) => `${f(x.upgradesPerSecond, 0)} (${x.upgraded}, ${x.rolloutState})`);
-    row('a bad release next: upgrades failed before it paused (budget 10)', 'failure budget honoured: at most 11', (x) => `${x.badReleaseFailed} (${x.badReleaseState})`);
+    row('a bad release before it: upgrades failed before it paused (budget 10)', 'failure budget honoured: at most 11', (x) => `${x.badReleaseFailed} (${x.badReleaseState})`);
     await printClusterScale();
   },
   kubernetes: async () => {

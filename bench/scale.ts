@@ -8,9 +8,9 @@
 //   - GET /api/nodes?limit=100 and GET /api/nodes/{id} p99 while the fleet works (another account's
 //     nodes are stopped and started meanwhile), at the rates a fleet of 10,000 sends and saturated;
 //   - creating nodes: POST /api/nodes answers per second, 16 at a time;
-//   - a release rolled out to every node (all on an automatically upgrading plan): RUNNING nodes
-//     upgraded per second, PAUSED ones deferred to their next start as always; then a bad release,
-//     which must pause with at most its failure budget + 1 upgrades failed.
+//   - a bad release first, which must pause with at most its failure budget + 1 upgrades failed;
+//     then a release rolled out to every node (all on an automatically upgrading plan): RUNNING
+//     nodes upgraded per second, PAUSED ones deferred to their next start as always.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,6 +43,8 @@ const FAILURE_BUDGET = 10;
 export interface ScaleFigures {
   nodes: number;
   rssMb: number;
+  /** V8's heap in use at rest (the process metric). */
+  heapUsedMb: number;
   /** pg_database_size when the size is reached (before the round's creations and rollout). */
   databaseMb: number;
   reconcilePassMs: number;
@@ -175,6 +177,8 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
     // The default RECONCILE_INTERVAL_MS (5 s), as a fleet runs: passes are measured over ~11 s.
     await waitFor('two reconcile passes', async () => (await reconcileTotals(service.metrics)).count >= 2);
     const rssMb = await idleRssMb(service.child.pid!);
+    // What the process holds (RSS keeps the high-water mark of the first pass's restarts).
+    const heapUsedMb = Number(/^rlncloud_nodejs_heap_size_used_bytes (\S+)$/m.exec(await (await fetch(service.metrics)).text())?.[1] ?? NaN) / 2 ** 20;
     const before = await reconcileTotals(service.metrics);
     await sleep(11_000);
     const after = await reconcileTotals(service.metrics);
@@ -245,9 +249,23 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
       return Number(row!.n) === 0;
     });
 
+    const releases = new ReleaseService(db, { concurrency: ROLLOUT_CONCURRENCY, failureBudget: FAILURE_BUDGET });
+    // First a release whose version never comes up (the in-memory runtime's `fail-` versions): the
+    // rollout must pause with no more than the budget + 1 failed, every one rolled back. It goes
+    // first so that the good release after it is the latest: new nodes of the next size are
+    // created on a version that runs, and its rollout overtakes this paused one.
+    const bad = `fail-scale-v${round + 2}`;
+    await releases.publish(bad);
+    let badState = 'running';
+    await waitFor('the bad rollout to stop', async () => {
+      const status = await releases.status(bad);
+      badState = status.state;
+      return status.state !== 'running' && status.nodes.upgrading === 0;
+    }, 120_000);
+    const badReleaseFailed = (await releases.status(bad)).nodes.failed;
+
     // A release to every node: RUNNING ones upgraded now, PAUSED ones at their next start.
     const version = `scale-v${round + 2}`;
-    const releases = new ReleaseService(db, { concurrency: ROLLOUT_CONCURRENCY, failureBudget: FAILURE_BUDGET });
     const rolloutStarted = performance.now();
     await releases.publish(version);
     let state = 'running';
@@ -258,21 +276,10 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
     const seconds = (performance.now() - rolloutStarted) / 1000;
     const [upgradedRow] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM nodes WHERE image_version = $1 AND status = 'RUNNING'`, [version]);
     const upgraded = Number(upgradedRow!.n);
-
-    // Then a release whose version never comes up (the in-memory runtime's `fail-` versions): the
-    // rollout must pause with no more than the budget + 1 failed, every one rolled back.
-    const bad = `fail-scale-v${round + 2}`;
-    await releases.publish(bad);
-    let badState = 'running';
-    await waitFor('the bad rollout to stop', async () => {
-      const status = await releases.status(bad);
-      badState = status.state;
-      return status.state !== 'running' && status.nodes.upgrading === 0;
-    }, 120_000);
-    const badReleaseFailed = (await releases.status(bad)).nodes.failed;
     return {
       nodes,
       rssMb,
+      heapUsedMb,
       databaseMb,
       reconcilePassMs,
       listAtRate,
