@@ -1,0 +1,49 @@
+// A reconcile pass over nodes whose state the runtime answers from memory does no I/O between
+// nodes; it must still let the event loop through (nodes/reconcile.ts, NODES_BETWEEN_YIELDS), or
+// every request arriving during a pass over a large fleet waits for the whole pass.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.ts';
+import { insertRelease } from '../../src/db/releases.ts';
+import { Reconciler } from '../../src/nodes/reconcile.ts';
+import { InMemoryRuntimeForTests } from '../../src/runtime/in-memory-for-tests.ts';
+import { createLogger } from '../../src/logger.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+
+describe(`a reconcile pass over a large fleet on ${databaseLabel()}`, () => {
+  let db: Database;
+  let close: () => Promise<void>;
+  const runtime = new InMemoryRuntimeForTests();
+  const NODES = 2_000;
+
+  beforeAll(async () => {
+    ({ db, close } = await openMigratedTestDb());
+    await insertOwnerUser(db, 'fu', 'fu@example.com', 'scale');
+    await insertRelease(db, 'v1');
+    await db.query(
+      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version)
+       SELECT md5('n' || g), 'fu', 'n' || g, 'regtest', 'PAUSED', 'stopped', 'v1' FROM generate_series(1, $1::int) g`,
+      [NODES],
+    );
+  });
+  afterAll(async () => close?.());
+
+  it('lets the event loop run between its nodes', async () => {
+    let asked = 0;
+    const status = runtime.status.bind(runtime);
+    runtime.status = (nodeId) => (asked++, status(nodeId));
+    const passes: number[] = [];
+    const reconciler = new Reconciler({ db, runtime, intervalMs: 60_000, destroyedRetentionHours: 1, replicaId: 'r1', onPass: (_s, n) => passes.push(n), log: createLogger('silent') });
+    // What the event loop saw of the pass, each time it got a turn: how many nodes were asked so far.
+    const seen: number[] = [];
+    let watching = true;
+    const watch = () => {
+      seen.push(asked);
+      if (watching) setImmediate(watch);
+    };
+    setImmediate(watch);
+    await reconciler.reconcileOnce();
+    watching = false;
+    expect(passes).toEqual([NODES]);
+    expect(seen.filter((n) => n > 0 && n < NODES).length).toBeGreaterThanOrEqual(NODES / 250 - 1);
+  });
+});
