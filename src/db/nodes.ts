@@ -230,13 +230,19 @@ export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number)
 }
 
 /** Settled nodes (no build in progress) whose daemon the reconcile loop may start or stop. */
-export async function listNodesToReconcile(db: Queryable) {
+/**
+ * One page of the nodes a reconcile pass looks at (settled, no build in progress), in id order
+ * after `afterId`: a pass over a fleet reads it page by page, so no read holds the whole fleet.
+ */
+export async function listNodesToReconcile(db: Queryable, afterId: string | null, limit: number) {
   return queryNodes(
     db,
     `SELECT n.* FROM nodes n
      WHERE n.status IN ('RUNNING', 'PAUSED', 'FAILED')
+       AND ($1::text IS NULL OR n.id > $1)
        AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
-     ORDER BY n.created_at, n.id`,
+     ORDER BY n.id LIMIT $2`,
+    [afterId, limit],
   );
 }
 

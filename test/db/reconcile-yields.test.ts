@@ -1,5 +1,5 @@
 // A reconcile pass over nodes whose state the runtime answers from memory does no I/O between
-// nodes; it must still let the event loop through (nodes/reconcile.ts, NODES_BETWEEN_YIELDS), or
+// nodes; it must still let the event loop through (nodes/reconcile.ts reads it a page at a time), or
 // every request arriving during a pass over a large fleet waits for the whole pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
