@@ -214,18 +214,21 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
 
 export type ServiceMetricSet = ReturnType<typeof defineMetrics>;
 
+/** The kubernetes runtime's metrics: absent on the process runtime (test/kubernetes/lifecycle.test.ts sees them exposed). */
+export const KUBERNETES_METRIC_NAMES = ['rlncloud_kubernetes_api_requests_total', 'rlncloud_node_log_streams_open'] as const;
+
 /** The kubernetes runtime's: absent on the process runtime, which asks no API server. */
 function defineKubernetesMetrics(registry: Registry) {
   const registers = [registry];
   const apiRequests = new Counter({
-    name: 'rlncloud_kubernetes_api_requests_total',
+    name: KUBERNETES_METRIC_NAMES[0],
     help: 'Requests this replica sent to the Kubernetes API server, by verb (get, list, watch, create, patch, delete); a watch counts each time it is opened. At rest only the watches reopening: a rate growing with the nodes is a poll.',
     labelNames: ['verb'] as const,
     registers,
   });
   for (const verb of API_VERBS) apiRequests.inc({ verb }, 0);
   const logStreams = new Gauge({
-    name: 'rlncloud_node_log_streams_open',
+    name: KUBERNETES_METRIC_NAMES[1],
     help: "Pod log streams this replica holds open now, one per node whose log claim it holds and whose container runs: the API server and the kubelets hold as many.",
     registers,
   });
