@@ -221,14 +221,14 @@ export const KUBERNETES_METRIC_NAMES = ['rlncloud_kubernetes_api_requests_total'
 function defineKubernetesMetrics(registry: Registry) {
   const registers = [registry];
   const apiRequests = new Counter({
-    name: KUBERNETES_METRIC_NAMES[0],
+    name: 'rlncloud_kubernetes_api_requests_total',
     help: 'Requests this replica sent to the Kubernetes API server, by verb (get, list, watch, create, patch, delete); a watch counts each time it is opened. At rest only the watches reopening: a rate growing with the nodes is a poll.',
     labelNames: ['verb'] as const,
     registers,
   });
   for (const verb of API_VERBS) apiRequests.inc({ verb }, 0);
   const logStreams = new Gauge({
-    name: KUBERNETES_METRIC_NAMES[1],
+    name: 'rlncloud_node_log_streams_open',
     help: "Pod log streams this replica holds open now, one per node whose log claim it holds and whose container runs: the API server and the kubelets hold as many.",
     registers,
   });

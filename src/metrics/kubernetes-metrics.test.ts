@@ -6,6 +6,7 @@ import type { Database } from '../db/database.ts';
 import { createLogger } from '../logger.ts';
 import { API_VERBS } from '../runtime/kubernetes/api-requests.ts';
 import { ServiceMetrics } from './service-metrics.ts';
+import { KUBERNETES_METRIC_NAMES } from './definitions.ts';
 
 /** Nothing here reads the database: only the gauges of shared state do, at a scrape of them. */
 const noDatabase = { kind: 'pglite', commitSignals: {} } as unknown as Database;
@@ -29,10 +30,13 @@ describe('the kubernetes runtime metrics', () => {
     expect(await sample(metrics, 'rlncloud_node_log_streams_open')).toEqual({ '': 1 });
   });
 
-  it('are absent on the process runtime', () => {
+  it('are absent on the process runtime, and exactly those KUBERNETES_METRIC_NAMES names', () => {
     const metrics = new ServiceMetrics(noDatabase, createLogger('silent'), {});
-    expect(metrics.registry.getSingleMetric('rlncloud_kubernetes_api_requests_total')).toBeUndefined();
-    expect(metrics.registry.getSingleMetric('rlncloud_node_log_streams_open')).toBeUndefined();
+    for (const name of KUBERNETES_METRIC_NAMES) expect(metrics.registry.getSingleMetric(name)).toBeUndefined();
     metrics.kubernetesApiRequested('get');
+    const withKubernetes = new ServiceMetrics(noDatabase, createLogger('silent'), { kubernetes: true });
+    const names = (m: ServiceMetrics) => new Set(m.registry.getMetricsAsArray().map((x) => x.name));
+    const added = [...names(withKubernetes)].filter((n) => !names(metrics).has(n));
+    expect(added.sort()).toEqual([...KUBERNETES_METRIC_NAMES].sort());
   });
 });
