@@ -21,6 +21,7 @@ describe('the service started with npm start', () => {
     running.push(svc);
     const token = readFileSync(join(dataDir, 'dev-token'), 'utf8').trim();
     expect(statSync(join(dataDir, 'dev-token')).mode & 0o777).toBe(0o600);
+    await svc.waitForOutput(/with the password \S+\n/);
     expect(svc.output()).toContain(token);
     expect((await api(svc, token, '/api/nodes')).json).toEqual({ nodes: [] });
     // ... and a password for the web UI, which signs in.
@@ -84,6 +85,8 @@ describe('the service started with npm start', () => {
     running.push(again);
     const node = await waitForStatus(again, token, nodeId, 'RUNNING');
     expect(node.builds).toEqual([expect.objectContaining({ buildNumber: 1, buildStatus: 'SUCCESS', action: 'create' })]);
+    // The banner would be written right after the ready line.
+    await again.waitForOutput(/rln-cloud is ready at /);
     expect(again.output()).not.toContain('First start');
   });
 });

@@ -13,6 +13,11 @@ export interface ServiceProcess {
   base: string;
   child: ChildProcess;
   output(): string;
+  /**
+   * Waits until the output matches: /healthz answers before the ready line and the first-start
+   * banner reach the pipe, so a test reading them right after start would race them.
+   */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** The pid of the server process itself (npm start runs it as a child of npm). */
   serverPid(): number;
   cli(args: string[]): any;
@@ -82,6 +87,14 @@ async function startServiceProcessOnce(env: NodeJS.ProcessEnv, timeoutMs: number
     base,
     child,
     output: () => output,
+    async waitForOutput(pattern, waitMs = 10_000) {
+      const until = Date.now() + waitMs;
+      while (!pattern.test(output)) {
+        if (Date.now() > until) throw new Error(`the output never matched ${pattern}; output:\n${output.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return output;
+    },
     serverPid: () => JSON.parse(readFileSync(`${env.DATA_DIR}/rln-cloud.lock`, 'utf8')).pid,
     cli: (args) => runCli(env, args),
     async stop(signal = 'SIGTERM') {
