@@ -5,6 +5,11 @@ export interface LoadResult {
   perSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * Open loop only: how late the load generator itself sent its requests (p99, ms). Counted in the
+   * latencies above; on a shared machine it tells the generator's stalls from the service's.
+   */
+  sendLateP99Ms?: number;
 }
 
 export async function runLoad(fn: () => Promise<void>, opts: { concurrency: number; durationMs: number }): Promise<LoadResult> {
@@ -21,8 +26,7 @@ export async function runLoad(fn: () => Promise<void>, opts: { concurrency: numb
     }),
   );
   const elapsed = performance.now() - started;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
+  const pct = percentiles(latencies);
   return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99) };
 }
 
@@ -33,6 +37,7 @@ export async function runLoad(fn: () => Promise<void>, opts: { concurrency: numb
  */
 export async function runAtRate(fn: () => Promise<void>, opts: { perSecond: number; durationMs: number }): Promise<LoadResult> {
   const latencies: number[] = [];
+  const late: number[] = [];
   const intervalMs = 1000 / opts.perSecond;
   const count = Math.floor(opts.durationMs / intervalMs);
   const started = performance.now();
@@ -41,11 +46,16 @@ export async function runAtRate(fn: () => Promise<void>, opts: { perSecond: numb
     const due = started + i * intervalMs;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    late.push(performance.now() - due);
     inFlight.push(fn().then(() => void latencies.push(performance.now() - due)));
   }
   await Promise.all(inFlight);
   const elapsed = performance.now() - started;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
-  return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99) };
+  const pct = percentiles(latencies);
+  return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99), sendLateP99Ms: percentiles(late)(0.99) };
+}
+
+function percentiles(values: number[]) {
+  values.sort((a, b) => a - b);
+  return (p: number) => values[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
 }

@@ -27,6 +27,7 @@ import { repoRoot } from '../test/helpers/service-process.ts';
 import { keepAliveGetter } from './http-client.ts';
 import { runAtRate, runLoad, type LoadResult } from './load.ts';
 import { idleRssMb } from './rss.ts';
+import { npmStartFlags } from './startup.ts';
 
 export const SCALE_SIZES = (process.env.BENCH_SCALE_SIZES ?? '100,1000,10000').split(',').map(Number);
 const NODES_PER_ACCOUNT = 100;
@@ -51,6 +52,9 @@ export interface ScaleFigures {
   /** GET /api/nodes?limit=100 and GET /api/nodes/{id} at LIST_RATE and GET_RATE a second. */
   listAtRate: LoadResult;
   oneAtRate: LoadResult;
+  /** The service's own event loop delay over each of those two runs (p99 and max, ms). */
+  listAtRateLoopDelay: LoopDelay;
+  oneAtRateLoopDelay: LoopDelay;
   /** The same by 4 callers asking as fast as answered: the 2 cores' throughput, and latency when saturated. */
   listSaturated: LoadResult;
   oneSaturated: LoadResult;
@@ -111,7 +115,8 @@ interface Service {
  */
 async function startService(url: string, dataDir: string): Promise<Service> {
   const [apiPort, nodeApiPort, mtlsPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), '--import', 'tsx', join(repoRoot, 'bench/scale-service.ts')], {
+  // With npm start's flags: its young generation's size sets how long each minor collection stalls.
+  const child = spawn(process.execPath, [...npmStartFlags(), ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), '--import', 'tsx', join(repoRoot, 'bench/scale-service.ts')], {
     cwd: repoRoot,
     env: {
       ...process.env,
@@ -149,6 +154,21 @@ async function startService(url: string, dataDir: string): Promise<Service> {
       await new Promise((r) => child.once('exit', r));
     },
   };
+}
+
+interface LoopDelay {
+  p99Ms: number;
+  maxMs: number;
+}
+
+/**
+ * The service's event loop delay since the last scrape (prom-client resets its histogram on each):
+ * what of a latency is the service's own stalls rather than the machine's or the load generator's.
+ */
+async function loopDelaySinceLastScrape(metricsUrl: string): Promise<LoopDelay> {
+  const text = await (await fetch(metricsUrl)).text();
+  const ms = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  return { p99Ms: ms('rlncloud_nodejs_eventloop_lag_p99_seconds'), maxMs: ms('rlncloud_nodejs_eventloop_lag_max_seconds') };
 }
 
 /** The reconcile metric's sum and count (seconds, passes). */
@@ -206,11 +226,16 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
     };
     const listPath = '/api/nodes?limit=100';
     const onePath = `/api/nodes/${ownNode}`;
+    // Warmed up first: what is measured is a service that has answered these before.
     await runLoad(expectOk(listPath), { concurrency: 4, durationMs: 1000 });
+    await runLoad(expectOk(onePath), { concurrency: 4, durationMs: 1000 });
     // At the rates a fleet of 10,000 sends (the aims' figures): its 100 accounts each reading their
     // list every 5 s, and its 1,000 running nodes' wallets each asking for their node every 5 s.
+    await loopDelaySinceLastScrape(service.metrics);
     const listAtRate = await runAtRate(expectOk(listPath), { perSecond: LIST_RATE, durationMs: LOAD_MS });
+    const listAtRateLoopDelay = await loopDelaySinceLastScrape(service.metrics);
     const oneAtRate = await runAtRate(expectOk(onePath), { perSecond: GET_RATE, durationMs: LOAD_MS });
+    const oneAtRateLoopDelay = await loopDelaySinceLastScrape(service.metrics);
     // And saturated: 4 callers, each asking again as soon as answered, take the 2 cores.
     const list = await runLoad(expectOk(listPath), { concurrency: 4, durationMs: LOAD_MS });
     const one = await runLoad(expectOk(onePath), { concurrency: 4, durationMs: LOAD_MS });
@@ -284,6 +309,8 @@ async function measureSize(db: Database, url: string, nodes: number, round: numb
       reconcilePassMs,
       listAtRate,
       oneAtRate,
+      listAtRateLoopDelay,
+      oneAtRateLoopDelay,
       listSaturated: list,
       oneSaturated: one,
       createsPerSecond,

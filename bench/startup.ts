@@ -72,6 +72,11 @@ export function npmStartArgs(): string[] {
   return args;
 }
 
+/** The V8 and Node flags `npm start` runs the service with, for a bench that starts it otherwise. */
+export function npmStartFlags(): string[] {
+  return npmStartArgs().filter((word) => word.startsWith('--'));
+}
+
 /** One operator command from start to exit, launched as the CLI's shebang launches it (PGlite in `dataDir`). */
 function timeCli(args: string[], dataDir: string): number {
   const shebang = readFileSync(join(repoRoot, 'bin/rln-cloud.mjs'), 'utf8').split('\n')[0]!;

@@ -229,20 +229,32 @@ export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number)
   return rows.length;
 }
 
-/** Settled nodes (no build in progress) whose daemon the reconcile loop may start or stop. */
 /**
- * One page of the nodes a reconcile pass looks at (settled, no build in progress), in id order
- * after `afterId`: a pass over a fleet reads it page by page, so no read holds the whole fleet.
+ * One page of the settled nodes (no build in progress) whose daemon should run (daemonShouldRun,
+ * nodes/lifecycle.ts; migration 0024's index), in id order after `afterId`: a reconcile pass reads
+ * them page by page, so no read holds them all.
  */
-export async function listNodesToReconcile(db: Queryable, afterId: string | null, limit: number) {
+export async function listNodesThatShouldRun(db: Queryable, afterId: string | null, limit: number) {
   return queryNodes(
     db,
     `SELECT n.* FROM nodes n
-     WHERE n.status IN ('RUNNING', 'PAUSED', 'FAILED')
+     WHERE n.status = 'RUNNING' AND n.desired_state = 'running' AND n.superseded_by IS NULL
        AND ($1::text IS NULL OR n.id > $1)
        AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
      ORDER BY n.id LIMIT $2`,
     [afterId, limit],
+  );
+}
+
+/** Of `ids`, the settled nodes (no build in progress) whose daemon the reconcile loop may start or stop. */
+export async function listNodesToReconcile(db: Queryable, ids: string[]) {
+  return queryNodes(
+    db,
+    `SELECT n.* FROM nodes n
+     WHERE n.id = ANY($1::text[]) AND n.status IN ('RUNNING', 'PAUSED', 'FAILED')
+       AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
+     ORDER BY n.id`,
+    [ids],
   );
 }
 

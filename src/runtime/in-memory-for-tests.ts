@@ -73,6 +73,10 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
     return this.nodes.get(nodeId)?.running === true;
   }
 
+  runningDaemons(): string[] {
+    return [...this.nodes.keys()].filter((nodeId) => this.runsDaemon(nodeId));
+  }
+
   endpoint(spec: NodeSpec): NodeEndpoint {
     // Port 1 (tcpmux) is closed on these machines: a broken version refuses connections at once.
     return { host: '127.0.0.1', port: spec.imageVersion.startsWith('fail-') ? 1 : this.port };

@@ -185,6 +185,10 @@ export class ProcessRuntime implements NodeRuntime {
     return daemon !== undefined && !daemon.stopping;
   }
 
+  runningDaemons(): string[] {
+    return [...this.daemons.keys()].filter((nodeId) => this.runsDaemon(nodeId));
+  }
+
   endpoint(spec: NodeSpec): NodeEndpoint {
     return { host: '127.0.0.1', port: spec.restPort ?? 0 };
   }

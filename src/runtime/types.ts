@@ -65,6 +65,11 @@ export interface NodeRuntime {
    * asking anything (the gateways check it on every request).
    */
   runsDaemon(nodeId: string): boolean;
+  /**
+   * Every node whose status() would answer `running`, from what the runtime holds (no request): a
+   * reconcile pass looks at these and at the nodes that should run, not at the whole fleet.
+   */
+  runningDaemons(): string[];
   /** Where the daemon's REST API answers. */
   endpoint(spec: NodeSpec): NodeEndpoint;
   /**

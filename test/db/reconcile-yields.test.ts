@@ -1,5 +1,5 @@
-// A reconcile pass over nodes whose state the runtime answers from memory does no I/O between
-// nodes; it must still let the event loop through (nodes/reconcile.ts reads it a page at a time), or
+// A reconcile pass over running nodes whose state the runtime answers from memory does no I/O
+// between nodes; it must still let the event loop through (nodes/reconcile.ts reads it a page at a time), or
 // every request arriving during a pass over a large fleet waits for the whole pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
@@ -21,9 +21,13 @@ describe(`a reconcile pass over a large fleet on ${databaseLabel()}`, () => {
     await insertRelease(db, 'v1');
     await db.query(
       `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version)
-       SELECT md5('n' || g), 'fu', 'n' || g, 'regtest', 'PAUSED', 'stopped', 'v1' FROM generate_series(1, $1::int) g`,
+       SELECT md5('n' || g), 'fu', 'n' || g, 'regtest', 'RUNNING', 'running', 'v1' FROM generate_series(1, $1::int) g`,
       [NODES],
     );
+    // Every one of them up already: the pass asks about each and has nothing to repair.
+    for (const { id } of await db.query<{ id: string }>('SELECT id FROM nodes')) {
+      await runtime.start({ nodeId: id, network: 'regtest', imageVersion: 'v1', restPort: null, peerPort: null });
+    }
   });
   afterAll(async () => close?.());
 

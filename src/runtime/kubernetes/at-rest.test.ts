@@ -12,7 +12,7 @@ import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../logger.ts';
 import type { ApiVerb } from './api-requests.ts';
-import { CONTAINER } from './objects.ts';
+import { CONTAINER, IMAGE_VERSION_ANNOTATION, nodeLabels, peerService, podName, restService, statefulSet } from './objects.ts';
 import { PodLogCollector } from './pod-log-collector.ts';
 import { WatchedObjects } from './watched-objects.ts';
 import { KubernetesRuntime } from './runtime.ts';
@@ -48,6 +48,11 @@ class FakeApiServer {
   /** Sends a watch event on every watch open. */
   sendToWatches(type: string, object: unknown) {
     for (const res of this.open) if (res.req.url?.includes('watch=true')) res.write(`${JSON.stringify({ type, object })}\n`);
+  }
+
+  /** Sends a watch event on the watches of one kind of object (`statefulsets`, `pods`, `services`). */
+  sendToWatchesOf(kind: string, type: string, object: unknown) {
+    for (const res of this.open) if (res.req.url?.includes(`/${kind}?`) && res.req.url.includes('watch=true')) res.write(`${JSON.stringify({ type, object })}\n`);
   }
 
   /** Cuts every pod log stream mid-way, as an API server restarting does. */
@@ -178,6 +183,35 @@ describe('the kubernetes runtime against a fake API server', () => {
       expect(metrics.requests).toEqual({ list: 1, watch: 2 });
     } finally {
       watched.stop();
+    }
+  });
+
+  it('tells which daemons run from its caches: a set that wants a pod, the pod ready, both Services', async () => {
+    const kubeconfig = join(dir, 'kubeconfig-daemons');
+    writeFileSync(kubeconfig, fakeKubeConfig(api.url).exportConfig());
+    const config = readKubernetesConfig({ KUBECONFIG: kubeconfig, K8S_NAMESPACE: NAMESPACE }, []);
+    const runtime = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log, metrics: recorder() });
+    try {
+      await eventually(() => expect(api.asked.filter((a) => a.includes(`/namespaces/${NAMESPACE}/pods watch `)).length).toBeGreaterThan(0));
+      let version = 100;
+      const add = (kind: string, object: { metadata: Record<string, unknown>; status?: unknown }) =>
+        api.sendToWatchesOf(kind, 'ADDED', { ...object, metadata: { ...object.metadata, resourceVersion: String(++version) } });
+      const input = (nodeId: string, replicas: 0 | 1) => ({ nodeId, network: 'regtest' as const, imageVersion: 'v1', replicas });
+      // n-up runs; n-stopped's set wants no pod; n-starting's pod is not there yet.
+      add('statefulsets', statefulSet(config, input('n-up', 1)));
+      add('statefulsets', statefulSet(config, input('n-stopped', 0)));
+      add('statefulsets', statefulSet(config, input('n-starting', 1)));
+      for (const nodeId of ['n-up', 'n-stopped', 'n-starting']) {
+        add('services', restService(config, nodeId));
+        add('services', peerService(config, nodeId));
+      }
+      add('pods', {
+        metadata: { name: podName('n-up'), namespace: NAMESPACE, labels: nodeLabels('n-up'), annotations: { [IMAGE_VERSION_ANNOTATION]: 'v1' } },
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      });
+      await eventually(() => expect(runtime.runningDaemons()).toEqual(['n-up']));
+    } finally {
+      await runtime.shutdown();
     }
   });
 

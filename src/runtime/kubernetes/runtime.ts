@@ -199,6 +199,11 @@ export class KubernetesRuntime implements NodeRuntime {
     return this.currentStatus(nodeId).state === 'running';
   }
 
+  runningDaemons(): string[] {
+    const nodeIds = this.sets.list().map((set) => set.metadata?.labels?.[NODE_ID_LABEL]);
+    return nodeIds.filter((nodeId): nodeId is string => nodeId !== undefined && this.runsDaemon(nodeId));
+  }
+
   /**
    * `running` only when everything the node needs is there: its StatefulSet wants a pod, the pod is
    * ready on the image the StatefulSet names, and both Services exist. Anything less is a
