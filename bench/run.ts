@@ -222,6 +222,9 @@ const sections: Record<string, () => Promise<void>> = {
     row('one reconcile pass, ms (every RECONCILE_INTERVAL_MS, 5 s)', 'under 500', (x) => f(x.reconcilePassMs, 1));
     row(`GET /api/nodes?limit=100 p99 (p50) while the fleet works, ${LIST_RATE}/s, ms`, 'under 30', (x) => `${f(x.listAtRate.p99Ms, 1)} (${f(x.listAtRate.p50Ms, 1)})`);
     row(`GET /api/nodes/{id} p99 (p50) while the fleet works, ${GET_RATE}/s, ms`, 'under 10', (x) => `${f(x.oneAtRate.p99Ms, 1)} (${f(x.oneAtRate.p50Ms, 1)})`);
+    // What of those tails is the service's own: its event loop's delay over each run, and how late the generator sent.
+    row(`  of which: the service's event loop delay p99 / max, ${LIST_RATE}/s and ${GET_RATE}/s, ms`, '', (x) => `${f(x.listAtRateLoopDelay.p99Ms, 0)} / ${f(x.listAtRateLoopDelay.maxMs, 0)}; ${f(x.oneAtRateLoopDelay.p99Ms, 0)} / ${f(x.oneAtRateLoopDelay.maxMs, 0)}`);
+    row(`  of which: the load generator's own lateness p99, ${LIST_RATE}/s and ${GET_RATE}/s, ms`, '', (x) => `${f(x.listAtRate.sendLateP99Ms ?? NaN, 1)}; ${f(x.oneAtRate.sendLateP99Ms ?? NaN, 1)}`);
     row('the list saturated (4 callers): answers/s, p99 ms', '', (x) => `${f(x.listSaturated.perSecond, 0)}, ${f(x.listSaturated.p99Ms, 1)}`);
     row('the node saturated (4 callers): answers/s, p99 ms', '', (x) => `${f(x.oneSaturated.perSecond, 0)}, ${f(x.oneSaturated.p99Ms, 1)}`);
     row('creating nodes, answers/s (16 at a time)', 'at least 200', (x) => f(x.createsPerSecond, 0));
