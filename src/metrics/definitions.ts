@@ -170,7 +170,7 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
     }),
     reconcilePass: new Histogram({
       name: 'rlncloud_reconcile_pass_seconds',
-      help: 'Time of each reconcile pass of the replica holding the reconcile lease: it grows with the nodes not destroyed.',
+      help: 'Time of each reconcile pass of the replica holding the reconcile lease: it grows with the nodes whose daemon should run or runs.',
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     }),
