@@ -76,12 +76,20 @@ describe(`an oversize chunked body on a kept-alive connection, on ${databaseLabe
     expectCleanRefusal(r);
   });
 
-  it('the mutual-TLS gateway: its own refusal (the unlock body past its limit) and one past GATEWAY_MAX_REQUEST_BYTES', async () => {
+  const clientCertificate = async () => {
     const cert = (await t.call(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: alice.token })).json;
-    const mtls = { cert: cert.certificate, key: cert.privateKey, ca: cert.certificateChain };
-    const unlock = await sendOversizeChunked({ ...at(t.config.userNodeUrl), path: `/nodes/${alice.id}/${nodeId}/unlock`, headers: { 'content-type': 'application/json' }, totalBytes: 8 * MB, tls: mtls });
+    return { cert: cert.certificate, key: cert.privateKey, ca: cert.certificateChain };
+  };
+
+  it('the mutual-TLS gateway: its own refusal (the unlock body past its limit)', async () => {
+    const unlock = await sendOversizeChunked({ ...at(t.config.userNodeUrl), path: `/nodes/${alice.id}/${nodeId}/unlock`, headers: { 'content-type': 'application/json' }, totalBytes: 8 * MB, tls: await clientCertificate() });
     expectCleanRefusal(unlock);
-    const init = await sendOversizeChunked({ ...at(t.config.userNodeUrl), path: `/nodes/${alice.id}/${nodeId}/init`, headers: { 'content-type': 'application/json' }, totalBytes: 64 * MB, tls: mtls });
+  });
+
+  // Retried for the same race as the bearer gateway's: the body goes on to devnode, whose own reset
+  // can reach the client before the gateway's answer (seen once in CI, on PostgreSQL).
+  it('the mutual-TLS gateway: a body past GATEWAY_MAX_REQUEST_BYTES', { retry: 2 }, async () => {
+    const init = await sendOversizeChunked({ ...at(t.config.userNodeUrl), path: `/nodes/${alice.id}/${nodeId}/init`, headers: { 'content-type': 'application/json' }, totalBytes: 64 * MB, tls: await clientCertificate() });
     expectCleanRefusal(init, [413, 502]);
   });
 });
