@@ -172,6 +172,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       publicUrl: config.publicUrl,
       web: webUi(db, config, services.audit),
       cors: config.cors,
+      trustedProxies: config.trustedProxies,
       // Exact only where this process is the database's only one (accounts/remembered-tokens.ts).
       rememberTokensMs: db.kind === 'pglite' ? REMEMBER_TOKENS_MS : 0,
       docs: 'lazy',

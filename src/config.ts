@@ -17,6 +17,7 @@ import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernete
 import { chainEndpointProblems, initialVersionProblems } from './runtime/kubernetes/chain-endpoints.ts';
 import { readCliConfig, type CliConfig } from './cli/settings.ts';
 import { passedToDaemons } from './runtime/daemon-env.ts';
+import { trustedProxiesFormat, type TrustedProxies } from './http/client-address.ts';
 
 export type { ChainSettings, NodeAccessConfig } from './gateway/settings.ts';
 
@@ -81,6 +82,8 @@ export interface Config {
   apiRateLimitPerMinute: number;
   apiUserRateLimitPerMinute: number;
   gatewayRateLimitPerMinute: number;
+  /** Which peers are proxies whose forwarded client address every listener believes (http/client-address.ts). */
+  trustedProxies: TrustedProxies;
   /** Which browser origins may call the management API and the bearer gateway; null: none. */
   cors: CorsPolicy | null;
   /** The node access gateways (bearer and mutual TLS), their CA and what unlock adds; see gateway/. */
@@ -247,6 +250,12 @@ export const SERVICE_VARIABLES = {
     default: '6000',
     doc: 'node gateway requests per minute per API token (bearer) or client certificate (mutual TLS), per replica; `0`: no limit',
   }),
+  // Nobody by default: believing X-Forwarded-For from any peer would let every client pick its own
+  // address (and so its own sign-in throttle and audit trail entry).
+  trustedProxies: variable('TRUSTED_PROXIES', trustedProxiesFormat(), {
+    default: '',
+    doc: "the load balancers and Ingress controllers in front of the listeners, whose forwarded client address the API (`X-Forwarded-For`), the bearer gateway (`X-Forwarded-For`) and the mutual-TLS gateway (a PROXY protocol header, `MTLS_PROXY_PROTOCOL`) believe: comma-separated addresses and CIDR ranges (`10.0.0.0/8`, `loopback`), or a hop count (`1`: the nearest proxy, whoever connects; only where nothing else can reach the listeners); empty: none, each connection's peer is the client. Sign-in throttling, rate limits and the audit trail use that address (see [Behind a load balancer](DEPLOY.md#behind-a-load-balancer))",
+  }),
   // Derived from NODE_ENV in loadConfig: a known token is handy on a laptop and a hole in production.
   bootstrapDevUser: variable('BOOTSTRAP_DEV_USER', boolean(), {
     unset: '`true` unless `NODE_ENV=production`',
@@ -297,6 +306,11 @@ export function loadConfig(env: Env = process.env): Config {
     const { chain, unlockBodyFormat, unlockFlatVersions } = config.nodeAccess;
     problems.push(...initialVersionProblems(config.kubernetes, values.initialImageVersion));
     problems.push(...chainEndpointProblems(config.kubernetes, chain, { flatBodies: unlockBodyFormat === 'flat' || unlockFlatVersions.length > 0 }));
+  }
+  // A PROXY header names the client for the connection's peer: only a peer named by address can be
+  // trusted to send one (a hop count would trust whoever connects).
+  if (config.nodeAccess.mtlsProxyProtocol === 'on' && config.trustedProxies.kind !== 'cidrs') {
+    problems.push('MTLS_PROXY_PROTOCOL=on needs TRUSTED_PROXIES to list the load balancers\' addresses or ranges (not empty, not a hop count)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -62,6 +62,7 @@ import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
+import { fastifyTrustProxy, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
 // nobody can make the service buffer megabytes.
@@ -89,6 +90,8 @@ export async function buildApiServer(
      * their routes answered by a second build of it with them, made at the first such request.
      */
     docs?: 'registered' | 'lazy';
+    /** TRUSTED_PROXIES: whose X-Forwarded-For makes `request.ip` (sign-in throttling, audit); absent: nobody's. */
+    trustedProxies?: TrustedProxies;
   },
 ): Promise<FastifyInstance> {
   const serializers = lazySerializers();
@@ -99,6 +102,7 @@ export async function buildApiServer(
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: API_BODY_LIMIT,
     genReqId: () => randomUUID(),
+    trustProxy: fastifyTrustProxy(deps.trustedProxies ?? TRUST_NOBODY),
     requestIdHeader: false,
     schemaController: { compilersFactory: { buildSerializer: serializers.factory, buildValidator: validators.factory } },
     ajv: {

@@ -20,6 +20,8 @@ import { serveNodeRequest, type NodeRequest, type NodeRequestDeps } from './serv
 import { RateLimiter, rateLimitHeaders } from '../http/rate-limit.ts';
 import type { Node } from '../domain/nodes.ts';
 import type { ApiCallMeter } from '../usage/api-call-meter.ts';
+import { clientAddress, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
+import { acceptProxyProtocol } from './proxy-protocol.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
@@ -32,6 +34,8 @@ export interface GatewayServerDeps extends NodeRequestDeps {
   metrics?: GatewayMetrics;
   /** Counts each request that reached its node against the account's monthly calls; absent: no metering. */
   meter?: Pick<ApiCallMeter, 'admit'>;
+  /** TRUSTED_PROXIES: whose X-Forwarded-For (bearer) or PROXY header (mutual TLS) names the client; absent: nobody's. */
+  trustedProxies?: TrustedProxies;
 }
 
 /** What the gateways report; implemented by metrics/service-metrics.ts. */
@@ -79,10 +83,12 @@ interface Gateway<C> {
   proto: ClientFacts['proto'];
   prefix: '' | '/nodes';
   guard: Guard<C>;
+  /** The client's address: for the audit trail and the node's X-Forwarded-For. */
+  clientOf(req: IncomingMessage): string;
 }
 
-function handler<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard: Guard<C>) {
-  const gw: Gateway<C> = { deps, proto, prefix: proto === 'http' ? '' : '/nodes', guard };
+function handler<C>(deps: GatewayServerDeps, proto: ClientFacts['proto'], guard: Guard<C>, clientOf: (req: IncomingMessage) => string) {
+  const gw: Gateway<C> = { deps, proto, prefix: proto === 'http' ? '' : '/nodes', guard, clientOf };
   return (req: IncomingMessage, res: ServerResponse) => {
     const requestId = randomUUID();
     let pending: void | Promise<void>;
@@ -147,7 +153,7 @@ function nodeRequest<C>(gw: Gateway<C>, req: IncomingMessage, requestId: string,
     node,
     route: path.route,
     search: path.search,
-    client: { address: req.socket.remoteAddress ?? '', proto: gw.proto },
+    client: { address: gw.clientOf(req), proto: gw.proto },
     member: gw.guard.memberOf?.(caller),
   };
 }
@@ -177,7 +183,8 @@ export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy |
     nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
     memberOf: (user) => ({ userId: user.id, email: user.email }),
   };
-  const serve = handler(deps, 'http', guard);
+  const trusted = deps.trustedProxies ?? TRUST_NOBODY;
+  const serve = handler(deps, 'http', guard, (req) => clientAddress(req, trusted));
   return http.createServer({ ...timeouts(deps.clientTimeoutMs) }, measured(deps.metrics?.requestRecorder('bearer'), cors ? withCors(cors, serve) : serve));
 }
 
@@ -227,7 +234,13 @@ function peerOf(socket: TLSSocket): PeerCertificate | undefined {
  * without a certificate, with one from another CA, or an expired one; the certificate's record
  * then decides, on every request, whether it is still good and for which node.
  */
-export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMaterial): https.Server {
+/**
+ * `proxyProtocol` (MTLS_PROXY_PROTOCOL=on): a peer TRUSTED_PROXIES names may send a PROXY protocol
+ * header naming the client (proxy-protocol.ts). X-Forwarded-For is never read here: TLS passes
+ * through the proxy untouched, so that header could only be the client's own claim.
+ */
+export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMaterial, opts: { proxyProtocol?: boolean } = {}): https.Server {
+  let proxiedClientOf: ((socket: TLSSocket) => string | undefined) | undefined;
   const guard: Guard<PeerCertificate> = {
     identify(req) {
       const peer = peerOf(req.socket as TLSSocket);
@@ -247,8 +260,14 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
       minVersion: 'TLSv1.2',
       ...timeouts(deps.clientTimeoutMs),
     },
-    measured(deps.metrics?.requestRecorder('mtls'), handler(deps, 'https', guard)),
+    measured(
+      deps.metrics?.requestRecorder('mtls'),
+      handler(deps, 'https', guard, (req) => proxiedClientOf?.(req.socket as TLSSocket) ?? req.socket.remoteAddress ?? ''),
+    ),
   );
+  if (opts.proxyProtocol) {
+    proxiedClientOf = acceptProxyProtocol(server, { trusted: deps.trustedProxies ?? TRUST_NOBODY, timeoutMs: timeouts(deps.clientTimeoutMs).headersTimeout, log: deps.log });
+  }
   // Refused handshakes are the client's problem and expected (scanners, wrong certificates).
   server.on('tlsClientError', (err) => deps.log.debug({ err: err.message }, 'TLS handshake refused'));
   return server;

@@ -30,6 +30,8 @@ export interface NodeAccessConfig {
   unlockFlatVersions: string[];
   /** `client`: chain settings in a client's unlock body win over the operator's; `operator`: only the operator's. */
   unlockChainSettings: 'client' | 'operator';
+  /** `on`: a peer TRUSTED_PROXIES names may open a mutual-TLS connection with a PROXY protocol header. */
+  mtlsProxyProtocol: 'off' | 'on';
 }
 
 export const NODE_ACCESS_VARIABLES = {
@@ -66,6 +68,11 @@ export const NODE_ACCESS_VARIABLES = {
     doc: "the server certificate's private key (PEM); set with `MTLS_CERT_FILE`",
   }),
   // Short-lived certificates limit what a lost laptop exposes; 825 days is the browsers' ceiling.
+  // Off by default: a header nobody sends would only be something for a stranger to try.
+  mtlsProxyProtocol: variable('MTLS_PROXY_PROTOCOL', oneOf(['off', 'on']), {
+    default: 'off',
+    doc: 'the mutual-TLS gateway behind a TCP load balancer (TLS passthrough): `on` takes the client\'s address from a PROXY protocol header (v1 or v2) sent by a peer `TRUSTED_PROXIES` names, and cuts a connection that sends one from any other peer; needs `TRUSTED_PROXIES` as addresses or ranges',
+  }),
   clientCertDays: variable('CLIENT_CERT_DAYS', integer(1, 825, 'be at most 825 days (client certificates are meant to be short-lived)'), {
     default: '30',
     doc: 'validity of a client certificate, default and maximum (at most 825)',

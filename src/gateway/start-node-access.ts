@@ -20,9 +20,10 @@ import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type Gatew
 import { NodeAccess } from './node-access.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
+import type { TrustedProxies } from '../http/client-address.ts';
 
 export interface NodeAccessDeps {
-  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null; gatewayRateLimitPerMinute?: number };
+  config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null; gatewayRateLimitPerMinute?: number; trustedProxies?: TrustedProxies };
   db: Database;
   accounts: AccountService;
   nodes: NodeService;
@@ -72,9 +73,10 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     log,
     metrics: deps.metrics,
     meter: deps.meter,
+    trustedProxies: config.trustedProxies,
   };
   const bearer = createBearerGateway(serverDeps, config.cors);
-  const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem });
+  const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem }, { proxyProtocol: settings.mtlsProxyProtocol === 'on' });
   const started: http.Server[] = [];
   // Without a deadline (a failed start) connections are cut at once.
   const stop = async (deadline = Date.now()) => {
