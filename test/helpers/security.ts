@@ -211,3 +211,37 @@ export function itStoresHostileInput(
     });
   }
 }
+
+/**
+ * The client's address behind a proxy (TRUSTED_PROXIES): the server under test trusts
+ * TRUSTED_PEER only, and the test connects from either loopback address (Linux answers all of
+ * 127.0.0.0/8), so both peers reach the same listener.
+ */
+export const TRUSTED_PEER = '127.0.0.2';
+export const UNTRUSTED_PEER = '127.0.0.1';
+
+export interface AttributingListener {
+  name: string;
+  /**
+   * Sends one request the service attributes to a client (an audited call) from `peer`, claiming
+   * `claimed` as the client the listener's way (X-Forwarded-For, a PROXY header); answers the
+   * address the service recorded, or 'refused' when the connection was cut.
+   */
+  attribute(peer: string, claimed: string): Promise<string>;
+  /** What becomes of a claim from an untrusted peer: left unread, or the connection cut. */
+  untrustedClaim: 'ignored' | 'refused';
+}
+
+let claimedCounter = 0;
+
+export function itBelievesOnlyTrustedProxies(listener: AttributingListener) {
+  const claim = () => `203.0.113.${(++claimedCounter % 250) + 1}`;
+  it(`${listener.name}: a client address claimed through an untrusted peer is ${listener.untrustedClaim}`, async () => {
+    const recorded = await listener.attribute(UNTRUSTED_PEER, claim());
+    expect(recorded).toBe(listener.untrustedClaim === 'ignored' ? UNTRUSTED_PEER : 'refused');
+  });
+  it(`${listener.name}: the client address a trusted proxy forwards is the one recorded`, async () => {
+    const claimed = claim();
+    expect(await listener.attribute(TRUSTED_PEER, claimed)).toBe(claimed);
+  });
+}
