@@ -254,7 +254,7 @@ export const SERVICE_VARIABLES = {
   // address (and so its own sign-in throttle and audit trail entry).
   trustedProxies: variable('TRUSTED_PROXIES', trustedProxiesFormat(), {
     default: '',
-    doc: "the load balancers and Ingress controllers in front of the listeners, whose forwarded client address the API (`X-Forwarded-For`), the bearer gateway (`X-Forwarded-For`) and the mutual-TLS gateway (a PROXY protocol header, `MTLS_PROXY_PROTOCOL`) believe: comma-separated addresses and CIDR ranges (`10.0.0.0/8`, `loopback`), or a hop count (`1`: the nearest proxy, whoever connects; only where nothing else can reach the listeners); empty: none, each connection's peer is the client. Sign-in throttling, rate limits and the audit trail use that address (see [Behind a load balancer](DEPLOY.md#behind-a-load-balancer))",
+    doc: "the load balancers and Ingress controllers in front of the listeners, whose forwarded client address the API (`X-Forwarded-For`), the bearer gateway (`X-Forwarded-For`) and the mutual-TLS gateway (a PROXY protocol header, `MTLS_PROXY_PROTOCOL`) believe: comma-separated addresses and CIDR ranges (`10.0.0.0/8`, `loopback`), or a hop count (`1`: the nearest proxy, whoever connects; only where nothing else can reach the listeners); empty: none, each connection's peer is the client. Sign-in throttling per address, the audit trail and the gateways' `X-Forwarded-For` to nodes use that address (see [Behind a load balancer](DEPLOY.md#behind-a-load-balancer))",
   }),
   // Derived from NODE_ENV in loadConfig: a known token is handy on a laptop and a hole in production.
   bootstrapDevUser: variable('BOOTSTRAP_DEV_USER', boolean(), {
