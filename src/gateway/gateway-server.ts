@@ -233,8 +233,7 @@ function peerOf(socket: TLSSocket): PeerCertificate | undefined {
  * Mutual-TLS gateway: `/nodes/<user_id>/<node_id>/<route>`. The handshake itself refuses a client
  * without a certificate, with one from another CA, or an expired one; the certificate's record
  * then decides, on every request, whether it is still good and for which node.
- */
-/**
+ *
  * `proxyProtocol` (MTLS_PROXY_PROTOCOL=on): a peer TRUSTED_PROXIES names may send a PROXY protocol
  * header naming the client (proxy-protocol.ts). X-Forwarded-For is never read here: TLS passes
  * through the proxy untouched, so that header could only be the client's own claim.
