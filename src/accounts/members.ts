@@ -89,6 +89,13 @@ export class MemberService {
     const secret = randomBytes(32).toString('base64url');
     const row = await this.deps.db.transaction(async (tx) => {
       if (!(await lockAccount(tx, inviter.accountId))) throw new AppError('unauthorized', 'your account no longer exists');
+      // The inviter's role as it is now, under the account's lock: a removal or demotion that
+      // committed since the request was authenticated must not leave an invitation it did not revoke.
+      const self = await findAccountMember(tx, inviter.accountId, inviter.id);
+      if (!self) throw new AppError('unauthorized', 'you are no longer a member of this account');
+      if (!roleAllows(self.role, 'admin')) {
+        throw new AppError('forbidden_role', `your role in this account is ${self.role}; inviting needs admin or above`, { role: self.role, leastRole: 'admin' });
+      }
       if (await findUserByEmail(tx, email)) throw userExists(email);
       // Inviting the same person again replaces the earlier link (lost, or sent with the wrong
       // role) rather than holding a second seat for them.
@@ -162,6 +169,8 @@ export class MemberService {
   async changeRole(accountId: string, userId: string, role: string): Promise<MemberView> {
     if (!isInvitable(role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}; an account has one owner`, { field: 'role' });
     const member = await this.deps.db.transaction(async (tx) => {
+      // Serialised with invitations (invite() takes the same lock): none of theirs slips past the revocation below.
+      await lockAccount(tx, accountId);
       const found = await this.requireMember(tx, accountId, userId);
       if (found.role === 'owner') throw new AppError('forbidden', "the owner's role cannot be changed");
       await updateMemberRole(tx, accountId, userId, role);
@@ -177,6 +186,7 @@ export class MemberService {
   /** Removes a member who is not the owner; their tokens, sessions, certificates, event streams and invitations stop at once. */
   async removeMember(accountId: string, userId: string): Promise<MemberView> {
     const member = await this.deps.db.transaction(async (tx) => {
+      await lockAccount(tx, accountId);
       const found = await this.requireMember(tx, accountId, userId);
       if (found.role === 'owner') throw new AppError('forbidden', 'the owner cannot be removed from their account');
       // Before the user row goes: its deletion would only set invited_by to NULL, leaving the links valid.

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { databaseLabel } from '../helpers/database.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { itEndsAChangedMembersCredentials } from '../helpers/security.ts';
-import { addMember } from '../helpers/members.ts';
+import { addMember, anotherReplicasMembers } from '../helpers/members.ts';
 
 describe(`a member's demotion or removal, with open credentials of every kind, on ${databaseLabel()}`, () => {
   let t: TestServer;
@@ -52,6 +52,18 @@ describe(`a member's demotion or removal, with open credentials of every kind, o
       expect(accepted.json.error.code).toBe('invitation_not_found');
       const revoked = (await t.call('/api/account/invitations?status=revoked', { token: owner.token })).json.invitations;
       expect(revoked).toContainEqual({ id: made.json.id, email: made.json.email, role: 'developer', createdAt: made.json.createdAt, expiresAt: made.json.expiresAt, revokedAt: expect.any(String) });
+    });
+
+    it("cannot be made by a member another replica just demoted, even while their token's admin role is remembered here", async () => {
+      const admin = await addMember(t, owner.id, 'admin');
+      // Their token is now checked (and, on PGlite, remembered for a second) with the admin role.
+      expect((await t.call('/api/account/invitations', { token: admin.token })).status).toBe(200);
+      await anotherReplicasMembers(t).changeRole(owner.id, admin.id, 'viewer');
+      const email = `late-${Date.now()}@example.com`;
+      const r = await invite(admin, email);
+      expect(r.status, r.text).toBe(403);
+      expect(r.json.error.code).toBe('forbidden_role');
+      expect((await t.call('/api/account/invitations', { token: owner.token })).json.invitations.map((i: any) => i.email)).not.toContain(email);
     });
 
     it('?status takes pending or revoked only (400 naming the field)', async () => {
