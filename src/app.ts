@@ -150,9 +150,11 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const background = buildBackground({ db, config, runtime, services, rln: nodeCalls.rln, autoUnlock, replicaId, metrics, log });
     // Started with the listener (it reads nothing until a stream opens); stopped as the drain
     // begins, ending every stream at once so none holds the shutdown.
-    const events = buildEventStreams(db, config, log.child({ part: 'event-streams' }));
+    const events = buildEventStreams(db, config, services.accounts, log.child({ part: 'event-streams' }));
     events.hub.start();
+    events.memberWatch.start();
     draining.push(() => events.hub.stop());
+    draining.push(() => events.memberWatch.stop());
 
     const api = await buildApiServer({
       ...services,
@@ -165,6 +167,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       health: nodeCalls.health,
       nodeEvents: events.timeline,
       eventHub: events.hub,
+      memberWatch: events.memberWatch,
       eventStreamBuffer: events.buffer,
       isReady: () => state !== 'starting',
       readiness: () => checkReadiness({ db, runtime, serviceState: () => (state === 'serving' ? 'ok' : state) }),

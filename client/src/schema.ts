@@ -621,7 +621,7 @@ export interface paths {
         };
         /**
          * Follow your nodes' events (Server-Sent Events)
-         * @description A `text/event-stream` of every event about the caller's nodes from the moment it is connected: `id: <cursor>`, `event: <eventType>`, `data: <NodeEvent as JSON>` per event, a `: keep-alive` comment every 15 s, `retry: 2000` first. Reconnect with the `Last-Event-ID` header (EventSource does it by itself) or `?after=<cursor>` to get exactly the events missed, none twice. A client that leaves 256 events (or 1 MiB) unread is disconnected, and the stream ends when the replica shuts down or the credential stops being valid: reconnect and resume. At most 20 streams per user (429 rate_limited) and 5,000 per replica (503 service_unavailable) by default.
+         * @description A `text/event-stream` of every event about the caller's nodes from the moment it is connected: `id: <cursor>`, `event: <eventType>`, `data: <NodeEvent as JSON>` per event, a `: keep-alive` comment every 15 s, `retry: 2000` first. Reconnect with the `Last-Event-ID` header (EventSource does it by itself) or `?after=<cursor>` to get exactly the events missed, none twice. A client that leaves 256 events (or 1 MiB) unread is disconnected, and the stream ends when the replica shuts down or the credential stops being valid (within a second of the member's removal; within a minute of a token's revocation or a session's end): reconnect and resume. At most 20 streams per user (429 rate_limited) and 5,000 per replica (503 service_unavailable) by default.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -661,14 +661,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a member
-         * @description Owner or admin. The owner cannot be removed (403 `forbidden`). The member's API tokens, web sessions and client certificates stop working at once (a gateway of another replica may accept them for up to one second); the nodes stay the account's.
+         * @description Owner or admin. The owner cannot be removed (403 `forbidden`). The member's API tokens, web sessions and client certificates stop working at once (a gateway of another replica may accept them for up to one second), their event streams end within a second, and the invitations they made are revoked (listed with `?status=revoked`; their links answer 404); the nodes stay the account's.
          */
         delete: operations["removeMember"];
         options?: never;
         head?: never;
         /**
          * Change a member's role
-         * @description Owner or admin. Never to or from owner: the owner's role cannot be changed (403 `forbidden`).
+         * @description Owner or admin. Never to or from owner: the owner's role cannot be changed (403 `forbidden`). The new role applies to the member's next request with any credential (tokens, web sessions, the client certificates they issued); a demotion below admin revokes the invitations they made.
          */
         patch: operations["changeMemberRole"];
         trace?: never;
@@ -681,8 +681,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List pending invitations
-         * @description Oldest first; accepted, revoked and expired ones are left out.
+         * List pending (or revoked) invitations
+         * @description Oldest first; accepted, revoked and expired ones are left out. With `?status=revoked`, the latest 100 revoked ones instead, latest first, with `revokedAt`: revoked by hand, or because the member who made them was removed or demoted below admin.
          */
         get: operations["listInvitations"];
         put?: never;
@@ -4137,7 +4137,10 @@ export interface operations {
     };
     listInvitations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description pending (the default): those that can still be accepted; revoked: the latest 100 revoked and never accepted, each with revokedAt. */
+                status?: "pending" | "revoked";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4160,8 +4163,22 @@ export interface operations {
                             createdAt: string;
                             /** Format: date-time */
                             expiresAt: string;
+                            /**
+                             * Format: date-time
+                             * @description Only on a revoked invitation (`?status=revoked`).
+                             */
+                            revokedAt?: string;
                         }[];
                     };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description The one error body of the management API. */
@@ -4217,6 +4234,11 @@ export interface operations {
                         createdAt: string;
                         /** Format: date-time */
                         expiresAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Only on a revoked invitation (`?status=revoked`).
+                         */
+                        revokedAt?: string;
                         /** @description The web UI's page that accepts it, with the one-time secret: shown only in this answer. */
                         invitationUrl: string;
                     };

@@ -2,6 +2,8 @@
 // a role and gets a one-time link (no e-mail is sent); whoever opens it sets a password and becomes
 // a member. Members are listed, their role changed, and removed: a user belongs to one account, so
 // removing a member removes the user, and with it their tokens, sessions and certificates at once.
+// Removing a member, or demoting them below admin, also revokes the invitations they made, in the
+// same transaction (issue #36): an invitation must not outlive its maker's right to invite.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../db/database.ts';
 import {
@@ -12,10 +14,12 @@ import {
   insertMember,
   listAccountMembers,
   listPendingInvitations,
+  listRevokedInvitations,
   lockAccount,
   lockInvitationByTokenHash,
   markInvitationAccepted,
   revokeInvitation,
+  revokePendingInvitationsMadeBy,
   revokePendingInvitationsOf,
   updateMemberRole,
   type AccountMemberRow,
@@ -23,7 +27,7 @@ import {
 } from '../db/accounts.ts';
 import { findUserByEmail, insertUser } from '../db/users.ts';
 import { findAccountPlan } from '../db/plans.ts';
-import { INVITABLE_ROLES, type Role } from '../domain/roles.ts';
+import { INVITABLE_ROLES, roleAllows, type Role } from '../domain/roles.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -31,6 +35,8 @@ import { EMAIL_ADDRESS, type AccountService, type AuthenticatedUser } from './se
 
 /** How long an invitation link can be used. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
+/** The most revoked invitations GET /api/account/invitations?status=revoked lists (the latest). */
+export const REVOKED_INVITATIONS_LISTED = 100;
 /** The web UI's page an invitation link opens; the secret rides in the fragment, which browsers never send. */
 export const INVITATION_PAGE_PATH = '/invitation';
 
@@ -55,6 +61,8 @@ export interface InvitationView {
   role: InvitableRole;
   createdAt: string;
   expiresAt: string;
+  /** Only on a revoked invitation. */
+  revokedAt?: string;
 }
 
 export class MemberService {
@@ -81,6 +89,13 @@ export class MemberService {
     const secret = randomBytes(32).toString('base64url');
     const row = await this.deps.db.transaction(async (tx) => {
       if (!(await lockAccount(tx, inviter.accountId))) throw new AppError('unauthorized', 'your account no longer exists');
+      // The inviter's role as it is now, under the account's lock: a removal or demotion that
+      // committed since the request was authenticated must not leave an invitation it did not revoke.
+      const self = await findAccountMember(tx, inviter.accountId, inviter.id);
+      if (!self) throw new AppError('unauthorized', 'you are no longer a member of this account');
+      if (!roleAllows(self.role, 'admin')) {
+        throw new AppError('forbidden_role', `your role in this account is ${self.role}; inviting needs admin or above`, { role: self.role, leastRole: 'admin' });
+      }
       if (await findUserByEmail(tx, email)) throw userExists(email);
       // Inviting the same person again replaces the earlier link (lost, or sent with the wrong
       // role) rather than holding a second seat for them.
@@ -112,7 +127,9 @@ export class MemberService {
     return `${this.deps.publicUrl.replace(/\/+$/, '')}${INVITATION_PAGE_PATH}#token=${secret}`;
   }
 
-  async listInvitations(accountId: string): Promise<InvitationView[]> {
+  /** Those that can still be accepted, oldest first; or the latest revoked ones (never accepted), the latest first. */
+  async listInvitations(accountId: string, status: 'pending' | 'revoked' = 'pending'): Promise<InvitationView[]> {
+    if (status === 'revoked') return (await listRevokedInvitations(this.deps.db, accountId, REVOKED_INVITATIONS_LISTED)).map(presentInvitation);
     return (await listPendingInvitations(this.deps.db, accountId)).map(presentInvitation);
   }
 
@@ -152,21 +169,28 @@ export class MemberService {
   async changeRole(accountId: string, userId: string, role: string): Promise<MemberView> {
     if (!isInvitable(role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}; an account has one owner`, { field: 'role' });
     const member = await this.deps.db.transaction(async (tx) => {
+      // Serialised with invitations (invite() takes the same lock): none of theirs slips past the revocation below.
+      await lockAccount(tx, accountId);
       const found = await this.requireMember(tx, accountId, userId);
       if (found.role === 'owner') throw new AppError('forbidden', "the owner's role cannot be changed");
       await updateMemberRole(tx, accountId, userId, role);
+      // Below admin they may no longer invite: what they invited goes with that right.
+      if (!roleAllows(role, 'admin')) await revokePendingInvitationsMadeBy(tx, accountId, userId);
       return { ...found, role };
     });
-    // Their remembered tokens carried the old role.
+    // Their remembered tokens and certificates carried the old role; their open streams recheck.
     this.deps.accounts.memberChanged(userId);
     return presentMember(member);
   }
 
-  /** Removes a member who is not the owner; their tokens, sessions and certificates stop at once. */
+  /** Removes a member who is not the owner; their tokens, sessions, certificates, event streams and invitations stop at once. */
   async removeMember(accountId: string, userId: string): Promise<MemberView> {
     const member = await this.deps.db.transaction(async (tx) => {
+      await lockAccount(tx, accountId);
       const found = await this.requireMember(tx, accountId, userId);
       if (found.role === 'owner') throw new AppError('forbidden', 'the owner cannot be removed from their account');
+      // Before the user row goes: its deletion would only set invited_by to NULL, leaving the links valid.
+      await revokePendingInvitationsMadeBy(tx, accountId, userId);
       if (!(await deleteNonOwnerMember(tx, accountId, userId))) throw memberNotFound(userId);
       return found;
     });
@@ -193,4 +217,5 @@ const presentInvitation = (i: InvitationRow): InvitationView => ({
   role: i.role,
   createdAt: i.created_at.toISOString(),
   expiresAt: i.expires_at.toISOString(),
+  ...(i.revoked_at ? { revokedAt: i.revoked_at.toISOString() } : {}),
 });

@@ -97,14 +97,17 @@ export function requireBearerAuth(app: FastifyInstance, { accounts, sessions, ow
 }
 
 /**
- * Whether the credential a request came with still belongs to its user (a long stream asks now and
- * then, so a revoked token or an ended session stops it). False when it cannot be told.
+ * Whether the credential a request came with still belongs to its user, and their role in the
+ * account now still allows the route (a long stream asks when its member changes, and now and then,
+ * so a revoked token, an ended session, a removal or a demotion below the route stops it). False
+ * when it cannot be told.
  */
 export async function stillAuthenticated(request: FastifyRequest): Promise<boolean> {
   const check = credentialChecks.get(request);
   if (!check || !request.user) return false;
   try {
-    return (await check())?.id === request.user.id;
+    const now = await check();
+    return now?.id === request.user.id && roleAllows(now.role, leastRoleOf(request.method, request.routeOptions.url));
   } catch {
     return false;
   }

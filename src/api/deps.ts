@@ -15,6 +15,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import type { ApiRateLimits } from './rate-limit-hook.ts';
 import type { NodeEventTimeline } from '../events/timeline.ts';
 import type { EventHub } from '../events/event-hub.ts';
+import type { MemberWatch } from '../events/member-watch.ts';
 import type { SseLimits } from './events/sse-stream.ts';
 import type { UsageService } from '../usage/service.ts';
 import type { ApiCallMeter } from '../usage/api-call-meter.ts';
@@ -43,6 +44,8 @@ export interface ApiDeps {
   nodeEvents: NodeEventTimeline;
   /** This process's event streams. */
   eventHub: EventHub;
+  /** Tells a member's open streams to check their credential again when the member changes. */
+  memberWatch: Pick<MemberWatch, 'watch'>;
   /** What a stream client may leave unread before it is disconnected. */
   eventStreamBuffer: SseLimits;
   /** Where log export archives are kept; serves /downloads when its URLs point here. */

@@ -51,6 +51,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     usage: unused('usage'),
     nodeEvents: unused('nodeEvents'),
     eventHub: unused('eventHub'),
+    memberWatch: unused('memberWatch'),
     eventStreamBuffer: { maxEvents: 1, maxBytes: 1 },
     rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
     health: unused('health'),

@@ -43,6 +43,12 @@ export async function findAccountMember(db: Queryable, accountId: string, userId
   )[0];
 }
 
+/** The current role of each of these users that is still a member (a removed one is missing). */
+export async function memberRolesOf(db: Queryable, userIds: readonly string[]): Promise<Map<string, Role>> {
+  const rows = await db.query<{ user_id: string; role: Role }>('SELECT user_id, role FROM account_members WHERE user_id = ANY($1::text[])', [[...userIds]]);
+  return new Map(rows.map((r) => [r.user_id, r.role]));
+}
+
 export async function updateMemberRole(db: Queryable, accountId: string, userId: string, role: Role) {
   await db.query('UPDATE account_members SET role = $3 WHERE account_id = $1 AND user_id = $2', [accountId, userId, role]);
 }
@@ -118,6 +124,30 @@ export async function revokeInvitation(db: Queryable, accountId: string, id: str
       [accountId, id],
     )
   )[0];
+}
+
+/**
+ * Revokes the pending invitations a member made: removing them, or demoting them below admin, must
+ * not leave a way back in. Returns how many.
+ */
+export async function revokePendingInvitationsMadeBy(db: Queryable, accountId: string, userId: string) {
+  const rows = await db.query<{ id: string }>(
+    `UPDATE account_invitations SET revoked_at = now()
+     WHERE account_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND revoked_at IS NULL
+     RETURNING id`,
+    [accountId, userId],
+  );
+  return rows.length;
+}
+
+/** The account's revoked invitations that were never accepted, the latest revoked first, at most `limit`. */
+export async function listRevokedInvitations(db: Queryable, accountId: string, limit: number) {
+  return db.query<InvitationRow>(
+    `SELECT ${INVITATION_COLUMNS} FROM account_invitations
+     WHERE account_id = $1 AND accepted_at IS NULL AND revoked_at IS NOT NULL
+     ORDER BY revoked_at DESC, id LIMIT $2`,
+    [accountId, limit],
+  );
 }
 
 /** Revokes the account's pending invitations of one email: a new invitation replaces them. */

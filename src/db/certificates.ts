@@ -2,6 +2,7 @@
 import type { Queryable } from './database.ts';
 import { nodeFromRow, type NodeRow } from './nodes.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { Role } from '../domain/roles.ts';
 
 export interface CertificateRow {
   serial: string;
@@ -58,27 +59,31 @@ export async function revokeCertificate(db: Queryable, serial: string, nodeId?: 
 export interface PresentedCertificate {
   cert: Pick<CertificateRow, 'serial' | 'user_id' | 'node_id' | 'fingerprint' | 'not_after' | 'revoked_at' | 'issued_by'>;
   node: Node;
+  /** The issuer's role in the account now (the owner's for a certificate without an issuer): what the certificate may do. */
+  issuerRole: Role;
 }
 
 /**
- * The certificate a TLS client presented, with the node it is bound to, in one round trip; none
- * when its issuer is no longer a member of the certificate's account (removing a member deletes
- * their certificates too, but a certificate must never outlive its issuer's membership).
+ * The certificate a TLS client presented, with the node it is bound to and its issuer's current
+ * role, in one round trip; none when its issuer is no longer a member of the certificate's account
+ * (removing a member deletes their certificates too, but a certificate must never outlive its
+ * issuer's membership).
  */
 export async function findCertificateWithNode(db: Queryable, serial: string): Promise<PresentedCertificate | undefined> {
   const rows = await db.query<
-    NodeRow & { c_serial: string; c_user_id: string; c_fingerprint: string; c_not_after: Date; c_revoked_at: Date | null; c_issued_by: string | null }
+    NodeRow & { c_serial: string; c_user_id: string; c_fingerprint: string; c_not_after: Date; c_revoked_at: Date | null; c_issued_by: string | null; c_issuer_role: Role }
   >(
     `SELECT n.*, c.serial AS c_serial, c.user_id AS c_user_id, c.fingerprint AS c_fingerprint,
-            c.not_after AS c_not_after, c.revoked_at AS c_revoked_at, c.issued_by AS c_issued_by
+            c.not_after AS c_not_after, c.revoked_at AS c_revoked_at, c.issued_by AS c_issued_by,
+            coalesce(m.role, 'owner') AS c_issuer_role
      FROM client_certificates c JOIN nodes n ON n.id = c.node_id
-     WHERE c.serial = $1
-       AND (c.issued_by IS NULL OR EXISTS (SELECT 1 FROM account_members m WHERE m.account_id = c.user_id AND m.user_id = c.issued_by))`,
+       LEFT JOIN account_members m ON m.account_id = c.user_id AND m.user_id = c.issued_by
+     WHERE c.serial = $1 AND (c.issued_by IS NULL OR m.user_id IS NOT NULL)`,
     [serial],
   );
   const row = rows[0];
   if (!row) return undefined;
-  const { c_serial, c_user_id, c_fingerprint, c_not_after, c_revoked_at, c_issued_by, ...node } = row;
+  const { c_serial, c_user_id, c_fingerprint, c_not_after, c_revoked_at, c_issued_by, c_issuer_role, ...node } = row;
   return {
     cert: {
       serial: c_serial,
@@ -90,5 +95,6 @@ export async function findCertificateWithNode(db: Queryable, serial: string): Pr
       issued_by: c_issued_by,
     },
     node: nodeFromRow(node),
+    issuerRole: c_issuer_role,
   };
 }

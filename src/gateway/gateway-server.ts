@@ -232,7 +232,8 @@ function peerOf(socket: TLSSocket): PeerCertificate | undefined {
 /**
  * Mutual-TLS gateway: `/nodes/<user_id>/<node_id>/<route>`. The handshake itself refuses a client
  * without a certificate, with one from another CA, or an expired one; the certificate's record
- * then decides, on every request, whether it is still good and for which node.
+ * then decides, on every request, whether it is still good, for which node, and (by its issuer's
+ * current role) whether it may change the node.
  *
  * `proxyProtocol` (MTLS_PROXY_PROTOCOL=on): a peer TRUSTED_PROXIES names may send a PROXY protocol
  * header naming the client (proxy-protocol.ts). X-Forwarded-For is never read here: TLS passes
@@ -246,7 +247,7 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
       if (!peer) throw new AppError('certificate_unknown', 'present a client certificate issued by the service');
       return peer;
     },
-    nodeFor: (peer, { userId, nodeId }, fresh) => deps.access.certifiedNode(peer, userId, nodeId, fresh),
+    nodeFor: (peer, target, fresh) => deps.access.certifiedNode(peer, target, fresh),
     limitKey: (peer) => `certificate:${peer.serial}`,
   };
   const server = https.createServer(

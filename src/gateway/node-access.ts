@@ -2,8 +2,8 @@
 // nodes, where another user's node and a missing one are indistinguishable (404), and only within
 // the token's scope (403 forbidden_scope: accounts/token-scope.ts, RLN routes classified by
 // route-scope.ts). With a client certificate: the node and user the certificate was issued for,
-// as long as its record is not revoked or expired (a certificate is for one node already; it has
-// no other scope).
+// as long as its record is not revoked or expired, with what its issuer's current role allows (a
+// viewer reads only, as through the bearer gateway; a certificate is for one node already).
 //
 // Every lookup is a database query, and one query costs more than the whole rest of a forwarded
 // request (~0.6 ms on PGlite), so positive lookups (token -> user, user + node -> node row,
@@ -178,21 +178,27 @@ export class NodeAccess {
     return node;
   }
 
-  certifiedNode(peer: PeerCertificate, userId: string, nodeId: string, fresh = false): Node | Promise<Node> {
+  /**
+   * The node a certificate's request may reach: the one it was issued for, with what its issuer's
+   * role allows now (a viewer, e.g. a developer demoted after issuing it, reads only: the routes a
+   * read-only token may call). The role is the remembered record's, dropped the moment the issuer
+   * changes here and read afresh within ACCESS_CACHE_MS otherwise, exactly like a token's.
+   */
+  certifiedNode(peer: PeerCertificate, target: NodeTarget, fresh = false): Node | Promise<Node> {
     const remembered = fresh ? undefined : this.certificates.get(peer.serial);
     if (remembered) {
       const runs = this.stillRuns(remembered.node);
-      if (runs === true) return this.checkCertificate(peer, userId, nodeId, remembered, remembered);
-      if (runs !== false) return runs.then((yes) => (yes ? this.checkCertificate(peer, userId, nodeId, remembered, remembered) : this.readCertificate(peer, userId, nodeId)));
+      if (runs === true) return this.checkCertificate(peer, target, remembered, remembered);
+      if (runs !== false) return runs.then((yes) => (yes ? this.checkCertificate(peer, target, remembered, remembered) : this.readCertificate(peer, target)));
     }
-    return this.readCertificate(peer, userId, nodeId);
+    return this.readCertificate(peer, target);
   }
 
-  private async readCertificate(peer: PeerCertificate, userId: string, nodeId: string): Promise<Node> {
-    return this.checkCertificate(peer, userId, nodeId, await findCertificateWithNode(this.deps.db, peer.serial), undefined);
+  private async readCertificate(peer: PeerCertificate, target: NodeTarget): Promise<Node> {
+    return this.checkCertificate(peer, target, await findCertificateWithNode(this.deps.db, peer.serial), undefined);
   }
 
-  private checkCertificate(peer: PeerCertificate, userId: string, nodeId: string, found: PresentedCertificate | undefined, remembered: PresentedCertificate | undefined): Node {
+  private checkCertificate(peer: PeerCertificate, target: NodeTarget, found: PresentedCertificate | undefined, remembered: PresentedCertificate | undefined): Node {
     // An unknown serial or another fingerprint: signed by our CA but not a certificate we recorded
     // (a database restored from before it, or a CA key used elsewhere). Never trusted.
     if (!found || found.cert.fingerprint !== peer.fingerprint) {
@@ -201,8 +207,13 @@ export class NodeAccess {
     if (found.cert.revoked_at) throw new AppError('certificate_revoked', `certificate ${peer.serial} was revoked`);
     if (found.cert.not_after.getTime() <= Date.now()) throw new AppError('certificate_expired', `certificate ${peer.serial} has expired`);
     if (found !== remembered) this.certificates.set(peer.serial, found);
-    if (found.cert.user_id !== userId || found.node.id !== nodeId) {
+    if (found.cert.user_id !== target.userId || found.node.id !== target.nodeId) {
       throw new AppError('certificate_not_for_node', 'this client certificate was issued for another node; use that node\'s path or a certificate for this one');
+    }
+    if (found.issuerRole === 'viewer' && !isReadOnlyNodeRequest(target.method, target.route)) {
+      throw forbiddenScope(
+        `the member who issued this certificate is now a viewer in this account, who only reads: ${target.method} /${target.route.slice(0, 64)} may change the node (the read-only routes are RLN's own, see docs/API.md "Token scopes")`,
+      );
     }
     return found.node;
   }

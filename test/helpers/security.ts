@@ -1,7 +1,12 @@
 // The security checks every bearer-authenticated route shares: no token, a malformed token, a
-// revoked token; for routes about one node, another user's attempt; and the token scopes.
+// revoked token; for routes about one node, another user's attempt; and the token scopes. And what
+// a member's demotion or removal must end, credential by credential (itEndsAChangedMembersCredentials).
 import { expect, it } from 'vitest';
 import type { CallOptions, CallResult, TestServer, TestUser } from './server.ts';
+import { anotherReplicasMembers, memberWithEveryCredential, type CredentialedMember } from './members.ts';
+import { gatewayError } from './gateway-error.ts';
+import { rawRequest, tlsRequest, type RawResult } from '../gateway/gateway-client.ts';
+import type { SseClient } from '../events/sse-client.ts';
 
 export interface RouteUnderTest {
   name: string;
@@ -210,6 +215,159 @@ export function itStoresHostileInput(
       if (text.includes('\u0000') && recorded!.target?.startsWith('x')) expect(recorded!.target).toContain('x\uFFFDy');
     });
   }
+}
+
+export interface MemberChangeContext {
+  t: TestServer;
+  /** The owner of the account and of the node under test. */
+  owner: TestUser;
+  nodeId: string;
+}
+
+/** How long a change made by another replica may take to show (the gateways' one second), with room for a busy machine. */
+const ANOTHER_REPLICAS_SECOND_MS = 5_000;
+const MISSING_TOKEN = 'a'.repeat(32);
+
+/** Every way a credentialed member reaches the account, as their clients would. */
+function reachesOf(ctx: MemberChangeContext, m: CredentialedMember) {
+  const { t, owner, nodeId } = ctx;
+  const nodePath = (route: string) => `/${owner.id}/${nodeId}${route === '' ? '' : `/${route}`}`;
+  const gatewayWrites = [
+    ['POST', 'lock', undefined],
+    ['POST', 'unlock', JSON.stringify({ password: 'not-the-password' })],
+  ] as const;
+  const json = (body: string | undefined): Record<string, string> => (body ? { 'content-type': 'application/json' } : {});
+  return {
+    // A developer's write about nothing that exists: allowed, it answers 404 token_not_found.
+    apiWrite: () => t.call(`/api/tokens/${MISSING_TOKEN}`, { method: 'DELETE', token: m.token }),
+    apiRead: () => t.call('/api/nodes', { token: m.token }),
+    sessionWrite: () => t.call(`/api/tokens/${MISSING_TOKEN}`, { method: 'DELETE', headers: { cookie: m.session.cookie, 'x-csrf-token': m.session.csrf } }),
+    sessionRead: () => t.call('/api/nodes', { headers: { cookie: m.session.cookie } }),
+    bearer: (method: string, route: string, body?: string) =>
+      rawRequest(t.config.nodeApiUrl, nodePath(route), { method, body, headers: { authorization: `Bearer ${m.token}`, ...json(body) } }),
+    mtls: (method: string, route: string, body?: string) =>
+      tlsRequest(t.config.userNodeUrl, `/nodes${nodePath(route)}`, { ...m.certificate, ca: m.certificate.certificateChain }, { method, body, headers: json(body) }),
+    gatewayWrites,
+    accept: () => t.call('/api/account/invitations/accept', { method: 'POST', body: { token: m.invitation.secret, password: 'invited-password-1' } }),
+    invitations: async (status?: 'revoked') => (await t.call(`/api/account/invitations${status ? `?status=${status}` : ''}`, { token: owner.token })).json.invitations as any[],
+  };
+}
+
+const gatewayCode = (r: RawResult) => (r.json?.rln_cloud ? gatewayError(r).code : `node answered ${r.status}`);
+
+async function ended(stream: SseClient, what: string) {
+  const done = await Promise.race([stream.ended.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ANOTHER_REPLICAS_SECOND_MS))]);
+  expect(done, `${what}: the event stream is still open`).toBe(true);
+}
+
+async function invitationEnded(reach: ReturnType<typeof reachesOf>, m: CredentialedMember) {
+  const accepted = await reach.accept();
+  expect(accepted.status, accepted.text).toBe(404);
+  expect(accepted.json.error.code).toBe('invitation_not_found');
+  expect((await reach.invitations()).map((i) => i.id)).not.toContain(m.invitation.id);
+  expect(await reach.invitations('revoked')).toContainEqual(expect.objectContaining({ id: m.invitation.id, revokedAt: expect.any(String) }));
+}
+
+/** A demoted viewer: reads still work everywhere, every change is refused, whatever the credential. */
+async function readsOnly(reach: ReturnType<typeof reachesOf>, what: string) {
+  await expect.poll(async () => gatewayCode(await reach.mtls('POST', 'lock')), { timeout: ANOTHER_REPLICAS_SECOND_MS, message: `${what}: mTLS` }).toBe('forbidden_scope');
+  await expect.poll(async () => gatewayCode(await reach.bearer('POST', 'lock')), { timeout: ANOTHER_REPLICAS_SECOND_MS, message: `${what}: bearer` }).toBe('forbidden_scope');
+  await expect.poll(async () => (await reach.apiWrite()).status, { timeout: ANOTHER_REPLICAS_SECOND_MS, message: `${what}: token` }).toBe(403);
+  for (const [method, route, body] of reach.gatewayWrites) {
+    const viaMtls = await reach.mtls(method, route, body);
+    expect(viaMtls.status, `${what}: mTLS ${route} ${viaMtls.text}`).toBe(403);
+    expect(gatewayError(viaMtls).code).toBe('forbidden_scope');
+    expect(gatewayError(viaMtls).message).toContain('viewer');
+    const viaBearer = await reach.bearer(method, route, body);
+    expect(viaBearer.status, `${what}: bearer ${route} ${viaBearer.text}`).toBe(403);
+    expect(gatewayError(viaBearer).code).toBe('forbidden_scope');
+  }
+  expect((await reach.mtls('GET', '')).status).toBe(200);
+  expect((await reach.bearer('GET', '')).status).toBe(200);
+  for (const write of [reach.apiWrite, reach.sessionWrite]) {
+    const r = await write();
+    expect(r.status, `${what}: ${r.text}`).toBe(403);
+    expect(r.json.error.code).toBe('forbidden_role');
+  }
+  expect((await reach.apiRead()).status).toBe(200);
+  expect((await reach.sessionRead()).status).toBe(200);
+}
+
+/** A removed member: every credential refused, the streams ended, the invitation dead. */
+async function nothingLeft(reach: ReturnType<typeof reachesOf>, m: CredentialedMember, what: string) {
+  await expect.poll(async () => (await reach.bearer('GET', '')).status, { timeout: ANOTHER_REPLICAS_SECOND_MS, message: `${what}: bearer gateway` }).toBe(401);
+  await expect.poll(async () => gatewayCode(await reach.mtls('GET', '')), { timeout: ANOTHER_REPLICAS_SECOND_MS, message: `${what}: mTLS` }).toBe('certificate_unknown');
+  await expect.poll(async () => (await reach.apiRead()).status, { timeout: ANOTHER_REPLICAS_SECOND_MS, message: `${what}: token` }).toBe(401);
+  expect((await reach.sessionRead()).status).toBe(401);
+  await ended(m.streams.token, `${what}, token`);
+  await ended(m.streams.session, `${what}, session`);
+  await invitationEnded(reach, m);
+}
+
+/**
+ * A member (an admin) holding a token, a web session, a client certificate, two event streams and
+ * a pending invitation at once: demoted to viewer, every credential reads only from its next
+ * request and the invitation is revoked (listed as such, its link 404); removed, every credential
+ * stops, the streams end and the invitation dies. The same when another replica (a shared
+ * database, nobody here told) makes the change: within the gateways' second.
+ */
+export function itEndsAChangedMembersCredentials(ctx: () => MemberChangeContext) {
+  const afterwards = (m: CredentialedMember) => () => {
+    m.streams.token.close();
+    m.streams.session.close();
+  };
+
+  it('a demotion to viewer: every credential reads only at once, the streams go on, the invitation is revoked', async () => {
+    const c = ctx();
+    const m = await memberWithEveryCredential(c.t, c.owner, c.nodeId);
+    const reach = reachesOf(c, m);
+    try {
+      // Before: an admin writes through every credential (a missing token is the route's own 404).
+      expect((await reach.apiWrite()).json.error.code).toBe('token_not_found');
+      expect(gatewayCode(await reach.mtls('POST', 'lock'))).not.toBe('forbidden_scope');
+      const changed = await c.t.call(`/api/account/members/${m.id}`, { method: 'PATCH', token: c.owner.token, body: { role: 'viewer' } });
+      expect(changed.status, changed.text).toBe(200);
+      await readsOnly(reach, 'demoted here');
+      await invitationEnded(reach, m);
+      // A viewer may follow the events: the recheck the change caused must not end the streams.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(m.streams.token.isDone).toBe(false);
+      expect(m.streams.session.isDone).toBe(false);
+    } finally {
+      afterwards(m)();
+    }
+  });
+
+  it('a removal: the token, session, certificate, event streams and invitation all end', async () => {
+    const c = ctx();
+    const m = await memberWithEveryCredential(c.t, c.owner, c.nodeId);
+    try {
+      const removed = await c.t.call(`/api/account/members/${m.id}`, { method: 'DELETE', token: c.owner.token });
+      expect(removed.status, removed.text).toBe(204);
+      await nothingLeft(reachesOf(c, m), m, 'removed here');
+    } finally {
+      afterwards(m)();
+    }
+  });
+
+  it("another replica's demotion and removal reach every credential here within the gateways' second", async () => {
+    const c = ctx();
+    const m = await memberWithEveryCredential(c.t, c.owner, c.nodeId);
+    const reach = reachesOf(c, m);
+    const elsewhere = anotherReplicasMembers(c.t);
+    try {
+      // Remembered here first: the gateways and the token hold the admin's role.
+      expect((await reach.mtls('GET', '')).status).toBe(200);
+      expect((await reach.bearer('GET', '')).status).toBe(200);
+      await elsewhere.changeRole(c.owner.id, m.id, 'viewer');
+      await readsOnly(reach, 'demoted elsewhere');
+      await invitationEnded(reach, m);
+      await elsewhere.removeMember(c.owner.id, m.id);
+      await nothingLeft(reach, m, 'removed elsewhere');
+    } finally {
+      afterwards(m)();
+    }
+  });
 }
 
 /**

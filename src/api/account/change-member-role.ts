@@ -17,7 +17,10 @@ export function changeMemberRoleRoute(app: FastifyInstance, { members }: ApiDeps
       schema: {
         operationId: 'changeMemberRole',
         summary: "Change a member's role",
-        description: "Owner or admin. Never to or from owner: the owner's role cannot be changed (403 `forbidden`).",
+        description:
+          "Owner or admin. Never to or from owner: the owner's role cannot be changed (403 `forbidden`). The new role applies to the " +
+          "member's next request with any credential (tokens, web sessions, the client certificates they issued); a demotion below admin " +
+          'revokes the invitations they made.',
         tags: ['account'],
         params: MemberParams,
         body: ChangeRoleBody,

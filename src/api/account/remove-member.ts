@@ -1,5 +1,6 @@
 // DELETE /api/account/members/{userId}: removes a member, and the user with them (a user belongs
-// to one account): their tokens, web sessions and client certificates stop working at once.
+// to one account): their tokens, web sessions, client certificates and event streams stop working at
+// once, and the invitations they made are revoked.
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -16,7 +17,8 @@ export function removeMemberRoute(app: FastifyInstance, { members }: ApiDeps) {
         summary: 'Remove a member',
         description:
           'Owner or admin. The owner cannot be removed (403 `forbidden`). The member\'s API tokens, web sessions and client ' +
-          "certificates stop working at once (a gateway of another replica may accept them for up to one second); the nodes stay the account's.",
+          "certificates stop working at once (a gateway of another replica may accept them for up to one second), their event streams end " +
+          "within a second, and the invitations they made are revoked (listed with `?status=revoked`; their links answer 404); the nodes stay the account's.",
         tags: ['account'],
         params: MemberParams,
         response: { 204: { type: 'null', description: 'Removed.' }, ...errorResponses },

@@ -21,6 +21,7 @@ export const Invitation = Type.Object({
   role: InvitableRoleField,
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Only on a revoked invitation (`?status=revoked`).' })),
 });
 
 export const MemberParams = Type.Object({ userId: Type.String({ pattern: ID_PATTERN, description: "The member's user id." }) });

@@ -2,6 +2,9 @@
 // node of theirs. Each message is `id: <cursor>`, `event: <eventType>`, `data: <NodeEvent JSON>`;
 // a reconnect with Last-Event-ID (browsers send it by themselves) or `?after=` gets exactly what
 // it missed. The events come from the database through the process's one poller (events/event-hub.ts).
+// The credential is checked again when its member is removed or their role changes (at once in this
+// process, within a second from another replica: events/member-watch.ts) and every minute besides
+// (a revoked token, an ended session).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { stillAuthenticated, userOf } from '../bearer-auth.ts';
@@ -24,7 +27,7 @@ const StreamQuery = Type.Object(
 );
 type StreamQuery = Static<typeof StreamQuery>;
 
-export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, eventStreamBuffer }: ApiDeps) {
+export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, eventStreamBuffer, memberWatch }: ApiDeps) {
   app.get<{ Querystring: StreamQuery }>(
     '/api/events/stream',
     {
@@ -38,7 +41,8 @@ export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, 
           '`event: <eventType>`, `data: <NodeEvent as JSON>` per event, a `: keep-alive` comment every 15 s, `retry: 2000` first. ' +
           'Reconnect with the `Last-Event-ID` header (EventSource does it by itself) or `?after=<cursor>` to get exactly the events ' +
           'missed, none twice. A client that leaves 256 events (or 1 MiB) unread is disconnected, and the stream ends when the ' +
-          'replica shuts down or the credential stops being valid: reconnect and resume. At most 20 streams per user (429 rate_limited) ' +
+          'replica shuts down or the credential stops being valid (within a second of the member\'s removal; within a minute of a token\'s ' +
+          'revocation or a session\'s end): reconnect and resume. At most 20 streams per user (429 rate_limited) ' +
           'and 5,000 per replica (503 service_unavailable) by default.',
         tags: ['events'],
         querystring: StreamQuery,
@@ -62,16 +66,20 @@ export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, 
 
       let heartbeats = 0;
       let subscription: EventSubscription | undefined;
-      const stream: SseStream = new SseStream(eventStreamBuffer, () => {
-        if (++heartbeats % RECHECK_EVERY_HEARTBEATS !== 0) return;
+      const recheck = () =>
         void stillAuthenticated(request).then((valid) => {
           if (valid) return;
           subscription?.close();
           stream.end('signed-out');
         });
+      const stream: SseStream = new SseStream(eventStreamBuffer, () => {
+        if (++heartbeats % RECHECK_EVERY_HEARTBEATS === 0) recheck();
       });
       subscription = await eventHub.subscribe(user.accountId, resumeAfter, scopedSink(user.scope, stream));
+      // A change while subscribing is still found: the watch compares with the role authenticated.
+      const unwatch = memberWatch.watch(user.id, user.role, recheck);
       stream.once('close', () => {
+        unwatch();
         subscription?.close();
         if (stream.overflowed) request.log.info({ user: user.id }, 'event stream client disconnected: it left too many events unread');
       });
