@@ -16,6 +16,7 @@ import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memo
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { benchScale, GET_RATE, LIST_RATE, SCALE_SIZES } from './scale.ts';
 import { printClusterScale } from './scale-cluster.ts';
+import { benchPasswordHashing, HASH_RATE, HASHING_RATIO_AIM, READ_RATE } from './password-hashing.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -208,6 +209,21 @@ const sections: Record<string, () => Promise<void>> = {
       } catch (err) {
         console.log(`| ${mode} | skipped: ${(err as Error).message} | | |`);
       }
+    }
+  },
+  'password-hashing': async () => {
+    console.log(`\n## GET /api/nodes (100 nodes) at ${READ_RATE}/s alone and beside ${HASH_RATE} hash-heavy requests/s (PostgreSQL, the service in its own process; bench/password-hashing.ts)`);
+    console.log(`| hashing gate | beside the reads | reads p50 ms | reads p99 ms | p99 / alone (aim: <= ${HASHING_RATIO_AIM} with the default gate) | reads' answers | hash-heavy p50 / p99 ms | their answers |`);
+    console.log('|---|---|---|---|---|---|---|---|');
+    const statuses = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}: ${v}`).join(', ');
+    const rows = await benchPasswordHashing();
+    for (const r of rows) {
+      const alone = rows.find((x) => x.gate === r.gate && x.load === 'none')!;
+      const ratio = r.reads.p99Ms / alone.reads.p99Ms;
+      const verdict = r.load === 'none' ? '' : `${f(ratio, 2)}${r.gate.startsWith('default') ? (ratio <= HASHING_RATIO_AIM ? ' (met)' : ' (missed)') : ''}`;
+      const what = { none: 'nothing', 'sign-ins': `${HASH_RATE}/s sign-ins (one scrypt each)`, accepts: `${HASH_RATE}/s accepts, 1 KiB passwords, unknown secrets` }[r.load];
+      const hashing = r.hashing ? `${f(r.hashing.p50Ms, 1)} / ${f(r.hashing.p99Ms, 1)}` : '';
+      console.log(`| ${r.gate} | ${what} | ${f(r.reads.p50Ms, 2)} | ${f(r.reads.p99Ms, 2)} | ${verdict} | ${statuses(r.reads.statuses)} | ${hashing} | ${r.hashing ? statuses(r.hashing.statuses) : ''} |`);
     }
   },
   scale: async () => {

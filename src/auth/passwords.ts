@@ -12,7 +12,7 @@ const PARAMS = { N: 16384, r: 8, p: 1 };
  * every caller (sign-in, accept, set-password, the CLI) goes through it. The limits are the
  * declared defaults until composition/services.ts sets the configured ones.
  */
-export const passwordGate = new PasswordGate({ concurrency: 2, queue: 8 });
+export const passwordGate = new PasswordGate({ concurrency: 1, queue: 8 });
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);

@@ -12,9 +12,11 @@ export interface PasswordHashingConfig {
 
 export const PASSWORD_HASHING_VARIABLES = {
   // scrypt runs on libuv's threadpool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which
-  // file reads, DNS and zlib share: two leaves them room and keeps the event loop a core of its own.
+  // file reads, DNS and zlib share, and each hash is a core's worth of CPU for tens of milliseconds:
+  // one at a time leaves the pool room and the event loop a core on a 2-core replica (the bench's
+  // password-hashing section), and still checks some 25 passwords a second.
   concurrency: variable('PASSWORD_HASH_CONCURRENCY', integer(1, 64), {
-    default: '2',
+    default: '1',
     doc: 'password hashes (scrypt, about 40 ms of CPU each) running at once per replica, for sign-in, invitation accept and set-password; keep it below `UV_THREADPOOL_SIZE` (default 4)',
   }),
   // A short wait is better than a refusal, an unbounded one is how a burst stalls the API.
