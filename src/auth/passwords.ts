@@ -3,6 +3,7 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { PasswordGate } from './password-gate.ts';
+import { readPasswordHashingConfig } from './settings.ts';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const PARAMS = { N: 16384, r: 8, p: 1 };
@@ -12,7 +13,7 @@ const PARAMS = { N: 16384, r: 8, p: 1 };
  * every caller (sign-in, accept, set-password, the CLI) goes through it. The limits are the
  * declared defaults until composition/services.ts sets the configured ones.
  */
-export const passwordGate = new PasswordGate({ concurrency: 1, queue: 8 });
+export const passwordGate = new PasswordGate(readPasswordHashingConfig({}, []));
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
