@@ -16,6 +16,7 @@ import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memo
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { benchScale, GET_RATE, LIST_RATE, SCALE_SIZES } from './scale.ts';
 import { printClusterScale } from './scale-cluster.ts';
+import { benchPasswordHashing, HASH_RATE, HASHING_RATIO_AIM, READ_RATE } from './password-hashing.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -208,6 +209,30 @@ const sections: Record<string, () => Promise<void>> = {
       } catch (err) {
         console.log(`| ${mode} | skipped: ${(err as Error).message} | | |`);
       }
+    }
+  },
+  'password-hashing': async () => {
+    console.log(`\n## GET /api/nodes (100 nodes) at ${READ_RATE}/s alone and beside ${HASH_RATE} hash-heavy requests/s (PostgreSQL, the service in its own process; bench/password-hashing.ts)`);
+    console.log('Median over the rounds (alone, beside sign-ins, beside accepts, in turn), each round\'s figure in brackets; answers by status summed over the rounds.');
+    console.log(`| hashing gate | beside the reads | reads p50 ms | reads p99 ms | p99 / alone (aim: <= ${HASHING_RATIO_AIM} with the default gate) | reads' answers | hash-heavy p50 / p99 ms | their answers |`);
+    console.log('|---|---|---|---|---|---|---|---|');
+    const statuses = (runs: { statuses: Record<string, number> }[]) => {
+      const sum: Record<string, number> = {};
+      for (const r of runs) for (const [k, v] of Object.entries(r.statuses)) sum[k] = (sum[k] ?? 0) + v;
+      return Object.entries(sum).map(([k, v]) => `${k}: ${v}`).join(', ');
+    };
+    const p99 = (runs: { p99Ms: number }[]) => median(runs.map((r) => r.p99Ms));
+    const p50 = (runs: { p50Ms: number }[]) => median(runs.map((r) => r.p50Ms));
+    const rows = await benchPasswordHashing();
+    for (const r of rows) {
+      const alone = rows.find((x) => x.gate === r.gate && x.load === 'none')!;
+      const ratio = p99(r.reads) / p99(alone.reads);
+      const verdict = r.load === 'none' ? '' : `${f(ratio, 2)}${r.gate.startsWith('default') ? (ratio <= HASHING_RATIO_AIM ? ' (met)' : ' (missed)') : ''}`;
+      const what = { none: 'nothing', 'sign-ins': `${HASH_RATE}/s sign-ins (one scrypt each)`, accepts: `${HASH_RATE}/s accepts, 1 KiB passwords, unknown secrets` }[r.load];
+      const hashing = r.hashing.length ? `${f(p50(r.hashing), 1)} / ${f(p99(r.hashing), 1)}` : '';
+      console.log(
+        `| ${r.gate} | ${what} | ${f(p50(r.reads), 1)} | ${f(p99(r.reads), 1)} (${r.reads.map((x) => f(x.p99Ms, 0)).join(', ')}) | ${verdict} | ${statuses(r.reads)} | ${hashing} | ${statuses(r.hashing)} |`,
+      );
     }
   },
   scale: async () => {

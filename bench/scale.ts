@@ -102,7 +102,7 @@ async function grow(db: Database, from: number, to: number) {
   await db.query('ANALYZE');
 }
 
-interface Service {
+export interface Service {
   child: ChildProcess;
   api: string;
   metrics: string;
@@ -113,7 +113,7 @@ interface Service {
  * The service in a process of its own. Diagnostics: BENCH_CPU_PROF=<dir> writes its CPU profile
  * there when it stops; BENCH_SHOW_STDERR=1 passes its standard error through.
  */
-async function startService(url: string, dataDir: string): Promise<Service> {
+export async function startService(url: string, dataDir: string, env: Record<string, string> = {}): Promise<Service> {
   const [apiPort, nodeApiPort, mtlsPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   // With npm start's flags: its young generation's size sets how long each minor collection stalls.
   const child = spawn(process.execPath, [...npmStartFlags(), ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), '--import', 'tsx', join(repoRoot, 'bench/scale-service.ts')], {
@@ -135,6 +135,7 @@ async function startService(url: string, dataDir: string): Promise<Service> {
       GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
       JOB_CONCURRENCY: '16',
       JOB_POLL_INTERVAL_MS: '50',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -16,6 +16,7 @@ import { readUnlockSealConfig, type UnlockSealConfig } from './secrets/settings.
 import { readKubernetesConfig, type KubernetesConfig } from './runtime/kubernetes/settings.ts';
 import { chainEndpointProblems, initialVersionProblems } from './runtime/kubernetes/chain-endpoints.ts';
 import { readCliConfig, type CliConfig } from './cli/settings.ts';
+import { readPasswordHashingConfig, type PasswordHashingConfig } from './auth/settings.ts';
 import { passedToDaemons } from './runtime/daemon-env.ts';
 import { trustedProxiesFormat, type TrustedProxies } from './http/client-address.ts';
 
@@ -107,6 +108,8 @@ export interface Config {
   eventStreams: EventStreamConfig;
   /** The key file that seals the passwords of nodes with automatic unlock (UNLOCK_SEAL_KEY_FILE; see secrets/settings.ts). */
   unlockSeal: UnlockSealConfig;
+  /** How many password hashes run and wait at once (PASSWORD_HASH_*; see auth/settings.ts). */
+  passwordHashing: PasswordHashingConfig;
   /** The user commands of the CLI: where the management API is and the token they call it with. */
   cli: CliConfig;
 }
@@ -297,6 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: readWebhookConfig(env, problems, { dataDir, production }),
     eventStreams: readEventStreamConfig(env, problems),
     unlockSeal: readUnlockSealConfig(env, problems, { dataDir }),
+    passwordHashing: readPasswordHashingConfig(env, problems),
     cli: readCliConfig(env, problems),
     daemonEnvironment: passedToDaemons(env),
   };

@@ -65,6 +65,8 @@ export const ERROR_STATUS = {
   node_error: 502,
   node_timeout: 504,
   service_unavailable: 503,
+  // Too many password hashes running and waiting in this process (auth/password-gate.ts): come back in a second.
+  server_busy: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

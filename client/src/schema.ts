@@ -34,7 +34,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation
-         * @description No bearer token: the secret in the link is the credential, good once and for 7 days. An unknown, used, revoked or expired one answers 404 `invitation_not_found`; 409 `user_exists` when the email already has a user.
+         * @description No bearer token: the secret in the link is the credential, good once and for 7 days. An unknown, used, revoked or expired one answers 404 `invitation_not_found`; 409 `user_exists` when the email already has a user. Failed accepts are limited per client address and per link (429 `rate_limited`); 503 `server_busy` when too many passwords are being hashed at once. Both with `Retry-After`.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -805,7 +805,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "unauthorized" | "forbidden" | "wrong_password" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
                 message: string;
                 requestId: string;
                 details?: {

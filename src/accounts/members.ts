@@ -26,6 +26,7 @@ import {
   type InvitationRow,
 } from '../db/accounts.ts';
 import { findUserByEmail, insertUser } from '../db/users.ts';
+import { countSignInFailures, recordSignInFailure } from '../db/web-sessions.ts';
 import { findAccountPlan } from '../db/plans.ts';
 import { INVITABLE_ROLES, roleAllows, type Role } from '../domain/roles.ts';
 import { AppError } from '../errors.ts';
@@ -42,6 +43,12 @@ export const INVITATION_PAGE_PATH = '/invitation';
 
 // The same shape as every secret we hand out: 256 random bits, base64url.
 const INVITATION_SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+// Failed accepts are limited like failed sign-ins (web/sessions.ts), in the same table shared by
+// replicas: per client address (guessing secrets) and per secret (one link tried over and over).
+const ACCEPT_FAILURE_WINDOW_S = 15 * 60;
+const MAX_ACCEPT_FAILURES_PER_ADDRESS = 30;
+const MAX_ACCEPT_FAILURES_PER_INVITATION = 5;
 
 export type InvitableRole = (typeof INVITABLE_ROLES)[number];
 
@@ -143,22 +150,48 @@ export class MemberService {
   /**
    * Accepts an invitation with its secret: a new user with the invitation's email and role, a
    * member of its account. Once only, within INVITATION_TTL_MS; an unknown, used, revoked or
-   * expired secret all answer the same 404 so a link cannot be probed for which it is.
+   * expired secret all answer the same 404 so a link cannot be probed for which it is. The secret
+   * is checked before the password is hashed (scrypt, tens of milliseconds of CPU), so a wrong one
+   * costs a lookup; failures are limited per client address and per secret (429 rate_limited).
    */
-  async accept(input: { token: string; password: string }) {
+  async accept(input: { token: string; password: string }, clientAddress: string) {
     if (input.password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters', { field: 'password' });
     const gone = () => new AppError('invitation_not_found', 'this invitation link is not valid: it was used, revoked or has expired; ask for a new one');
-    if (!INVITATION_SECRET.test(input.token)) throw gone();
+    const tokenHash = hashSecret(input.token);
+    const limits = [
+      { key: `accept-ip:${clientAddress}`, max: MAX_ACCEPT_FAILURES_PER_ADDRESS },
+      { key: `accept-invitation:${tokenHash}`, max: MAX_ACCEPT_FAILURES_PER_INVITATION },
+    ];
+    for (const { key, max } of limits) {
+      const { failures, retryAfterSeconds } = await countSignInFailures(this.deps.db, key, ACCEPT_FAILURE_WINDOW_S);
+      if (failures >= max) {
+        throw new AppError('rate_limited', `too many failed invitation accepts; try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s)`, {
+          retryAfterSeconds,
+        });
+      }
+    }
+    const failed = async (err: AppError) => {
+      for (const { key } of limits) await recordSignInFailure(this.deps.db, key, ACCEPT_FAILURE_WINDOW_S);
+      return err;
+    };
+    if (!INVITATION_SECRET.test(input.token)) throw await failed(gone());
+    // First look: only a live invitation whose email is free is worth a hash.
+    const invitation = await this.deps.db.transaction((tx) => liveInvitation(tx, tokenHash));
+    if (!invitation) throw await failed(gone());
+    if (await findUserByEmail(this.deps.db, invitation.email)) throw await failed(userExists(invitation.email));
     const passwordHash = await hashPassword(input.password);
-    return this.deps.db.transaction(async (tx) => {
-      const invitation = await lockInvitationByTokenHash(tx, hashSecret(input.token));
-      if (!invitation || invitation.accepted_at || invitation.revoked_at || invitation.expires_at.getTime() <= Date.now()) throw gone();
-      const user = await insertUser(tx, { id: newId(), email: invitation.email, passwordHash });
-      if (!user) throw userExists(invitation.email);
-      await insertMember(tx, invitation.account_id, user.id, invitation.role);
-      await markInvitationAccepted(tx, invitation.id);
-      return { userId: user.id, email: user.email, accountId: invitation.account_id, role: invitation.role, invitationId: invitation.id };
+    // Looked at again under the lock: of two accepts of one secret racing past the first look, one wins.
+    const joined = await this.deps.db.transaction(async (tx) => {
+      const locked = await liveInvitation(tx, tokenHash);
+      if (!locked) return undefined;
+      const user = await insertUser(tx, { id: newId(), email: locked.email, passwordHash });
+      if (!user) throw userExists(locked.email);
+      await insertMember(tx, locked.account_id, user.id, locked.role);
+      await markInvitationAccepted(tx, locked.id);
+      return { userId: user.id, email: user.email, accountId: locked.account_id, role: locked.role, invitationId: locked.id };
     });
+    if (!joined) throw await failed(gone());
+    return joined;
   }
 
   async listMembers(accountId: string): Promise<MemberView[]> {
@@ -203,6 +236,13 @@ export class MemberService {
     if (!found) throw memberNotFound(userId);
     return found;
   }
+}
+
+/** The invitation of a secret's hash, locked, when it can still be accepted. */
+async function liveInvitation(tx: Queryable, tokenHash: string) {
+  const invitation = await lockInvitationByTokenHash(tx, tokenHash);
+  if (!invitation || invitation.accepted_at || invitation.revoked_at || invitation.expires_at.getTime() <= Date.now()) return undefined;
+  return invitation;
 }
 
 const memberNotFound = (userId: string) => new AppError('member_not_found', `member ${userId} was not found`);

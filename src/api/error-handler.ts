@@ -19,8 +19,9 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, code: Er
 export function installErrorHandlers(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof AppError) {
-      // Every 429 says when to come back (RFC 9110 Retry-After), the sign-in limit's too.
-      const retryAfter = err.code === 'rate_limited' || err.code === 'quota_exceeded' ? err.details?.retryAfterSeconds : undefined;
+      // Every 429 says when to come back (RFC 9110 Retry-After), the sign-in limit's too, and so
+      // does the 503 of a full password-hashing queue.
+      const retryAfter = err.code === 'rate_limited' || err.code === 'quota_exceeded' || err.code === 'server_busy' ? err.details?.retryAfterSeconds : undefined;
       if (typeof retryAfter === 'number') reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
       return sendError(reply, request, err.code, err.message, err.details);
     }

@@ -23,8 +23,13 @@ import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
 import { UsageService } from '../usage/service.ts';
 import { ApiCallMeter, type ApiCallMetrics } from '../usage/api-call-meter.ts';
+import { passwordGate } from '../auth/passwords.ts';
 
-const accountsOf = (db: Database) => new AccountService(db);
+// The gate is the process's (auth/passwords.ts): whichever services are built, serving or operator, set its limits.
+const accountsOf = (db: Database, config: Config) => {
+  passwordGate.configure(config.passwordHashing);
+  return new AccountService(db);
+};
 const plansOf = (db: Database) => new PlanService(db);
 
 const releasesOf = (db: Database, config: Config) =>
@@ -55,7 +60,7 @@ export function buildServices(
   log: Logger,
   metrics?: AuditMetrics & ApiCallMetrics,
 ) {
-  const accounts = accountsOf(db);
+  const accounts = accountsOf(db, config);
   const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
   const plans = plansOf(db);
   const releases = releasesOf(db, config);
@@ -98,7 +103,7 @@ export type Services = ReturnType<typeof buildServices>;
 export function buildOperatorServices(db: Database, config: Config, log: Logger, ca?: CertificateAuthority, unlockSeal?: UnlockSeal) {
   return {
     audit: auditOf(db, log),
-    accounts: accountsOf(db),
+    accounts: accountsOf(db, config),
     plans: plansOf(db),
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),

@@ -12,6 +12,7 @@ import { WEBHOOK_VARIABLES } from '../webhooks/settings.ts';
 import { EVENT_STREAM_VARIABLES } from '../events/settings.ts';
 import { UNLOCK_SEAL_VARIABLES } from '../secrets/settings.ts';
 import { CLI_VARIABLES } from '../cli/settings.ts';
+import { PASSWORD_HASHING_VARIABLES } from '../auth/settings.ts';
 import type { EnvVariable, EnvVariables } from '../env/variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
@@ -30,6 +31,7 @@ export const CONFIG_TABLES = {
     WEBHOOK_VARIABLES,
     EVENT_STREAM_VARIABLES,
     UNLOCK_SEAL_VARIABLES,
+    PASSWORD_HASHING_VARIABLES,
     LOG_VARIABLES,
     BACKUP_VARIABLES,
     USAGE_VARIABLES,

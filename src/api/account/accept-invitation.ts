@@ -31,7 +31,9 @@ export function acceptInvitationRoute(app: FastifyInstance, { members, audit }: 
         summary: 'Accept an invitation',
         description:
           'No bearer token: the secret in the link is the credential, good once and for 7 days. An unknown, used, revoked ' +
-          'or expired one answers 404 `invitation_not_found`; 409 `user_exists` when the email already has a user.',
+          'or expired one answers 404 `invitation_not_found`; 409 `user_exists` when the email already has a user. Failed ' +
+          'accepts are limited per client address and per link (429 `rate_limited`); 503 `server_busy` when too many ' +
+          'passwords are being hashed at once. Both with `Retry-After`.',
         tags: ['account'],
         security: [],
         body: AcceptBody,
@@ -39,14 +41,16 @@ export function acceptInvitationRoute(app: FastifyInstance, { members, audit }: 
       },
     },
     async (request, reply) => {
-      const { invitationId, ...joined } = await members.accept(request.body);
+      // The client's address behind a trusted proxy (TRUSTED_PROXIES, Fastify's trustProxy).
+      const address = request.ip;
+      const { invitationId, ...joined } = await members.accept(request.body, address);
       // Outside the bearer scope, so recorded here: the new member is both the actor and the target.
       await audit.record({
         userId: joined.accountId,
         actor: 'invitation',
         actorUserId: joined.userId,
         actorEmail: joined.email,
-        sourceIp: request.ip,
+        sourceIp: address,
         action: 'member.joined',
         target: invitationId,
         outcome: 'succeeded',
