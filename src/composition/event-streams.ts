@@ -12,7 +12,7 @@ import type { AccountService } from '../accounts/service.ts';
 // Beside the event count: a few large events must not hold megabytes either.
 const STREAM_BUFFER_BYTES = 1024 * 1024;
 
-export function buildEventStreams(db: Database, config: Config, accounts: Pick<AccountService, 'onMemberChanged'>, log: Logger) {
+export function buildEventStreams(db: Database, config: Config, accounts: Pick<AccountService, 'onMemberChanged' | 'onTokenRevoked'>, log: Logger) {
   const { maxStreams, maxStreamsPerUser, bufferEvents, heartbeatMs, pollIntervalMs } = config.eventStreams;
   const hub = new EventHub({ db, maxStreams, maxStreamsPerUser, bufferEvents, heartbeatMs, pollIntervalMs, log });
   db.commitSignals.on('node-events', () => hub.wake());

@@ -21,6 +21,8 @@ export const MEMBER_WATCH_INTERVAL_MS = 1_000;
 
 interface Watched {
   userId: string;
+  /** The API token the stream was opened with; undefined for a web session. */
+  tokenId: string | undefined;
   /** The role last seen: a difference in the database means the member changed elsewhere. */
   role: Role;
   /** Checks the stream's credential again and ends the stream if it no longer holds. */
@@ -32,9 +34,11 @@ export class MemberWatch {
   private readonly loop: BackgroundLoop;
 
   constructor(
-    private readonly deps: { db: Database; accounts: Pick<AccountService, 'onMemberChanged'>; log: Logger; intervalMs?: number },
+    private readonly deps: { db: Database; accounts: Pick<AccountService, 'onMemberChanged' | 'onTokenRevoked'>; log: Logger; intervalMs?: number },
   ) {
     deps.accounts.onMemberChanged((userId) => this.recheck(userId));
+    // A token revoked here ends its streams at once too (elsewhere: at the stream's periodic check).
+    deps.accounts.onTokenRevoked((tokenId) => this.recheckToken(tokenId));
     this.loop = new BackgroundLoop({ name: 'member watch of event streams', run: () => this.lookAgain(), intervalMs: deps.intervalMs ?? MEMBER_WATCH_INTERVAL_MS, log: deps.log });
   }
 
@@ -46,9 +50,9 @@ export class MemberWatch {
     return this.loop.stop();
   }
 
-  /** Watches one stream of `userId` (with `role` now) until the returned function is called. */
-  watch(userId: string, role: Role, recheck: () => void): () => void {
-    const entry: Watched = { userId, role, recheck };
+  /** Watches one stream of `userId` (with `role` now, opened with `tokenId`) until the returned function is called. */
+  watch(userId: string, role: Role, tokenId: string | undefined, recheck: () => void): () => void {
+    const entry: Watched = { userId, tokenId, role, recheck };
     let set = this.byUser.get(userId);
     if (!set) this.byUser.set(userId, (set = new Set()));
     set.add(entry);
@@ -60,6 +64,10 @@ export class MemberWatch {
 
   private recheck(userId: string) {
     for (const entry of this.byUser.get(userId) ?? []) entry.recheck();
+  }
+
+  private recheckToken(tokenId: string) {
+    for (const entries of this.byUser.values()) for (const entry of entries) if (entry.tokenId === tokenId) entry.recheck();
   }
 
   private async lookAgain() {

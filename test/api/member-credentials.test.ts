@@ -8,6 +8,7 @@ import { databaseLabel } from '../helpers/database.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { itEndsAChangedMembersCredentials } from '../helpers/security.ts';
 import { addMember, anotherReplicasMembers } from '../helpers/members.ts';
+import { SseClient } from '../events/sse-client.ts';
 
 describe(`a member's demotion or removal, with open credentials of every kind, on ${databaseLabel()}`, () => {
   let t: TestServer;
@@ -22,6 +23,20 @@ describe(`a member's demotion or removal, with open credentials of every kind, o
   afterAll(() => t?.stop());
 
   itEndsAChangedMembersCredentials(() => ({ t, owner, nodeId }));
+
+  it('ends the event streams of a token revoked through the API at once, not at their next periodic check', async () => {
+    const made = await t.call('/api/tokens', { method: 'POST', token: owner.token, body: { name: 'streaming' } });
+    expect(made.status, made.text).toBe(200);
+    const revoked = await SseClient.open(t.base, '/api/events/stream', { token: made.json.data.token });
+    const kept = await SseClient.open(t.base, '/api/events/stream', { token: owner.token });
+    expect((await t.call(`/api/tokens/${made.json.data.id}`, { method: 'DELETE', token: owner.token })).status).toBeLessThan(300);
+    // The default heartbeat is 15 s and the periodic check every fourth one: 5 s is far inside it.
+    const done = await Promise.race([revoked.ended.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000))]);
+    expect(done, 'the revoked token\'s stream is still open').toBe(true);
+    const stillOpen = await Promise.race([kept.ended.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 200))]);
+    expect(stillOpen, "another token's stream ended too").toBe(true);
+    kept.close();
+  });
 
   describe('the invitations a member made', () => {
     const invite = (by: Pick<TestUser, 'token'>, email: string) =>

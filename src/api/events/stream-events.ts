@@ -77,7 +77,7 @@ export function streamEventsRoute(app: FastifyInstance, { nodeEvents, eventHub, 
       });
       subscription = await eventHub.subscribe(user.accountId, resumeAfter, scopedSink(user.scope, stream));
       // A change while subscribing is still found: the watch compares with the role authenticated.
-      const unwatch = memberWatch.watch(user.id, user.role, recheck);
+      const unwatch = memberWatch.watch(user.id, user.role, user.tokenId ?? undefined, recheck);
       stream.once('close', () => {
         unwatch();
         subscription?.close();
