@@ -24,7 +24,7 @@ import {
   type DeployedService,
   type DeployedUser,
 } from '../helpers/deployed-service.ts';
-import type { ClientCredentials } from '../gateway/gateway-client.ts';
+import { tlsRequest, type ClientCredentials } from '../gateway/gateway-client.ts';
 import { startReceiver } from '../webhooks/receiver.ts';
 import pg from 'pg';
 
@@ -188,6 +188,60 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
       expect([ip, api.status, gateway.status]).toEqual([ip, 401, 401]);
       const valid = await fetch(`http://${ip}:8081/${alice.id}/${nodeId}/nodeinfo`, { headers: { authorization: `Bearer ${alice.token}` } });
       expect([ip, valid.status]).toEqual([ip, 200]);
+    }
+  }, 120_000);
+
+  it('believes a forwarded client address from the proxy TRUSTED_PROXIES names on every replica, never from a pod', async () => {
+    const pods = await podAddresses();
+    expect(pods).toHaveLength(2);
+    /** The source address recorded for the certificate issued by the call `issue` makes. */
+    const recorded = async (issue: () => Promise<unknown>) => {
+      const before = (await svc.api('/api/audit-events?limit=1', { token: alice.token })).json.events[0]?.id ?? '0';
+      await issue();
+      return poll('the certificate.issued audit event', async () => {
+        const events: any[] = (await svc.api('/api/audit-events?limit=20', { token: alice.token })).json.events;
+        return events.find((e) => BigInt(e.id) > BigInt(before) && e.action === 'certificate.issued')?.sourceIp;
+      }, 30_000, undefined, 250);
+    };
+    const issuePath = `/api/nodes/${nodeId}/generate-cert`;
+    // This machine reaches each replica's pod from cni0 (198.18.0.1): the trusted proxy.
+    for (const ip of pods) {
+      const claimed = `203.0.113.${pods.indexOf(ip) + 10}`;
+      const sourceIp = await recorded(async () => {
+        const r = await fetch(`http://${ip}:8080${issuePath}`, { method: 'POST', headers: { authorization: `Bearer ${alice.token}`, 'x-forwarded-for': claimed } });
+        expect([ip, r.status]).toEqual([ip, 200]);
+      });
+      expect([ip, sourceIp]).toEqual([ip, claimed]);
+    }
+    // A node's pod is any other peer inside the cluster: what it claims is not believed.
+    const nodePod = `rln-${nodeId}-0`;
+    const podIp = JSON.parse(await kubectl(['-n', NODES_NAMESPACE, 'get', 'pod', nodePod, '-o', 'json'])).status.podIP as string;
+    const script = `fetch(${JSON.stringify(`http://${pods[0]}:8080${issuePath}`)},{method:'POST',headers:{authorization:${JSON.stringify(`Bearer ${alice.token}`)},'x-forwarded-for':'203.0.113.99'}}).then((r)=>console.log(r.status))`;
+    const sourceIp = await recorded(async () => {
+      const out = await kubectl(['-n', NODES_NAMESPACE, 'exec', nodePod, '--', '/usr/bin/node', '-e', script]);
+      expect(out.trim()).toBe('200');
+    });
+    expect(sourceIp).toBe(podIp);
+  }, 120_000);
+
+  it("applies a demoted member's current role to their client certificate on every replica within a second", async () => {
+    const invited = await svc.api('/api/account/invitations', { method: 'POST', token: alice.token, body: { email: `dev-${Date.now()}@example.com`, role: 'developer' } });
+    expect(invited.status, invited.text).toBe(201);
+    const joined = await svc.api('/api/account/invitations/accept', { method: 'POST', body: { token: invited.json.invitationUrl.split('#token=')[1], password: 'developer-password-1' } });
+    expect(joined.status, joined.text).toBe(201);
+    const member: DeployedUser = { id: alice.id, email: joined.json.email, token: '' };
+    // The member's own token, minted by the operator on the host (a member signs in to the web UI otherwise).
+    member.token = (await svc.hostCli(['token', 'create', joined.json.email, '--name', 'developer'])).token;
+    const issued = await svc.api(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: member.token });
+    expect(issued.status, issued.text).toBe(200);
+    const memberCert: ClientCredentials = issued.json;
+    expect((await svc.api(`/api/account/members/${joined.json.userId}`, { method: 'PATCH', token: alice.token, body: { role: 'viewer' } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_000));
+    // Several calls: the NodePort spreads connections over both replicas.
+    for (let i = 0; i < 6; i++) {
+      const lock = await tlsRequest(URLS.mtls, `/nodes/${alice.id}/${nodeId}/lock`, { ...memberCert, ca: memberCert.certificateChain }, { method: 'POST' });
+      expect([i, lock.status, lock.json?.rln_cloud?.code]).toEqual([i, 403, 'forbidden_scope']);
+      expect((await svc.mtls(member, nodeId, '/nodeinfo', memberCert)).status).toBe(200);
     }
   }, 120_000);
 
