@@ -225,6 +225,8 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
   }, 120_000);
 
   it("applies a demoted member's current role to their client certificate on every replica within a second", async () => {
+    // Starter has one seat, the owner's: a plan with members.
+    await svc.hostCli(['account', 'set-plan', alice.email, 'scale']);
     const invited = await svc.api('/api/account/invitations', { method: 'POST', token: alice.token, body: { email: `dev-${Date.now()}@example.com`, role: 'developer' } });
     expect(invited.status, invited.text).toBe(201);
     const joined = await svc.api('/api/account/invitations/accept', { method: 'POST', body: { token: invited.json.invitationUrl.split('#token=')[1], password: 'developer-password-1' } });
