@@ -93,7 +93,7 @@ describe('storage files of a pod whose image lacks the tools', () => {
       reason: 'InternalError',
       message: 'Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "/bin/sh": stat /bin/sh: no such file or directory: unknown',
     });
-    await expect(files.read('n1', 'b.enc')).rejects.toThrow(/stat \/bin\/sh: no such file.*\(the node image must provide \/bin\/sh, cat, head, wc, mv and rm\)$/);
+    await expect(files.read('n1', 'b.enc')).rejects.toThrow(/stat \/bin\/sh: no such file.*\(the node image must provide \/bin\/sh, cat, head, wc, mv, rm, mkdir, du and df\)$/);
     await expect(files.remove('n1', 'b.enc')).rejects.toThrow(/the node image must provide/);
   });
 
