@@ -136,6 +136,17 @@ export interface NodeStorageFiles {
    * where the storage is reachable only through it (Kubernetes).
    */
   prepareClientBackups(nodeId: string): Promise<void>;
+  /**
+   * What the node's files take (its storage, client backups and, on the process runtime, its logs)
+   * and the size and free space of the file system they are on. Kubernetes: the daemon must run.
+   */
+  measure(nodeId: string): Promise<StorageMeasurement>;
+}
+
+export interface StorageMeasurement {
+  usedBytes: number;
+  capacityBytes: number;
+  availableBytes: number;
 }
 
 /** The folder beside a node's storage directory (same parent, same volume) that holds client backups. */
