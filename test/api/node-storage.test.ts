@@ -43,7 +43,7 @@ describe(`a node's storage use on ${databaseLabel()}`, () => {
       const r = await t.call(`/api/nodes/${nodeId}`, { token: alice.token });
       expect(r.status, r.text).toBe(200);
       return (r.json.data.storage?.usedBytes ?? 0) >= 8 * MIB && r.json.data;
-    });
+    }, 60_000);
     const { usedBytes, capacityBytes, availableBytes, measuredAt } = node.storage;
     expect(Number.isInteger(usedBytes)).toBe(true);
     expect(capacityBytes).toBeGreaterThan(usedBytes);
@@ -55,7 +55,7 @@ describe(`a node's storage use on ${databaseLabel()}`, () => {
     const listed = list.json.nodes.find((n: { nodeId: string }) => n.nodeId === nodeId);
     expect(Object.keys(listed.storage).sort()).toEqual(['availableBytes', 'capacityBytes', 'measuredAt', 'usedBytes']);
     expect(listed.storage.usedBytes).toBeGreaterThanOrEqual(8 * MIB);
-  });
+  }, 90_000);
 
   it("is not shown to another account: bob's read of alice's node is a 404", async () => {
     const r = await t.call(`/api/nodes/${nodeId}`, { token: bob.token });
@@ -73,5 +73,5 @@ describe(`a node's storage use on ${databaseLabel()}`, () => {
     expect(ratio).toBeLessThanOrEqual(1);
     // The test machine's disk is the volume: the gauge is its share in use, near what the node shows.
     expect(Math.abs(ratio - (1 - storage.availableBytes / storage.capacityBytes))).toBeLessThan(0.05);
-  });
+  }, 90_000);
 });

@@ -2,7 +2,7 @@
 // backups folder beside its storage (gateway/backup-path.ts). A plain file name lands there under the
 // name the gateway chooses, never in the storage directory RLN archives into every backup; a path (traversal, absolute, into another node's storage or DATA_DIR, into the
 // node's own storage but not as a plain name) is refused with a 400 before the node sees it.
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
@@ -10,6 +10,7 @@ import { databaseLabel } from '../helpers/database.ts';
 import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { USER_BACKUP_PREFIX } from '../../src/gateway/backup-path.ts';
 import { rawRequest, tlsRequest, type ClientCredentials } from './gateway-client.ts';
+import { backUp } from '../backups/backup-helpers.ts';
 
 const PASSWORD = 'node-password-123';
 
@@ -86,6 +87,28 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
     const restored = await mtls(cert, aliceNode, 'restore', { backup_path: 'from-before', password: PASSWORD });
     expect(restored.status, restored.text).not.toBe(400);
     expect(restored.text).not.toContain('not found');
+  });
+
+  it("the service's own backup first moves client backups an older version kept in the storage it archives", async () => {
+    const made = await bearer(aliceNode, 'backup', { backup_path: 'left-inside', password: PASSWORD });
+    expect(made.status, made.text).toBe(200);
+    renameSync(join(clientBackups(aliceNode), `${USER_BACKUP_PREFIX}left-inside`), join(storage(aliceNode), `${USER_BACKUP_PREFIX}left-inside`));
+    const backup = await backUp(t, alice, aliceNode, PASSWORD);
+    expect(backup.status, JSON.stringify(backup)).toBe('SUCCEEDED');
+    expect(readdirSync(storage(aliceNode)).filter((name) => name.startsWith(USER_BACKUP_PREFIX))).toEqual([]);
+    expect(readdirSync(clientBackups(aliceNode))).toContain(`${USER_BACKUP_PREFIX}left-inside`);
+  });
+
+  it('a start (process runtime) moves client backups an older version kept in the storage before the daemon runs', async () => {
+    const stop = await t.call(`/api/nodes/${freshNode}/stop`, { method: 'POST', token: alice.token });
+    expect(stop.status, stop.text).toBe(200);
+    await t.waitForStatus(alice, freshNode, 'PAUSED');
+    writeFileSync(join(storage(freshNode), `${USER_BACKUP_PREFIX}from-an-older-version`), 'a backup');
+    const start = await t.call(`/api/nodes/${freshNode}/start`, { method: 'POST', token: alice.token });
+    expect(start.status, start.text).toBe(200);
+    await t.waitForStatus(alice, freshNode, 'RUNNING');
+    expect(readdirSync(storage(freshNode)).filter((name) => name.startsWith(USER_BACKUP_PREFIX))).toEqual([]);
+    expect(readdirSync(clientBackups(freshNode))).toContain(`${USER_BACKUP_PREFIX}from-an-older-version`);
   });
 
   const hostile = () => [
