@@ -90,12 +90,27 @@ describe('backup and restore in-process', () => {
     symlinkSync(dirname(dir), join(dir, 'link'));
     for (const path of [outside, join(dir, 'link', 'rln-cloud-backup-1')]) {
       expect(await refusal(node.backup(path, PASSWORD))).toBe(
-        `InvalidRequest: backup_path must be inside the node's storage directory ${realpathSync(dir)}`,
+        `InvalidRequest: backup_path must be inside the node's storage directory ${realpathSync(dir)} or in ${join(dirname(realpathSync(dir)), 'client-backups')}`,
       );
     }
     expect(existsSync(outside)).toBe(false);
     writeFileSync(outside, 'anything');
     expect(await refusal(wallet(storage()).restore(outside, PASSWORD))).toMatch(/^InvalidRequest: backup_path must be inside/);
+  });
+
+  it("writes and reads a backup in the client backups folder beside its storage, and leaves it out of its archive's reach", async () => {
+    const dir = storage();
+    const node = wallet(dir);
+    await node.init(PASSWORD, undefined);
+    const kept = join(dirname(dir), 'client-backups');
+    mkdirSync(kept);
+    await node.backup(join(kept, 'rln-cloud-backup-user-a'), PASSWORD);
+    expect(readdirSync(kept)).toEqual(['rln-cloud-backup-user-a']);
+    const target = storage();
+    mkdirSync(join(dirname(target), 'client-backups'), { recursive: true });
+    copyFileSync(join(kept, 'rln-cloud-backup-user-a'), join(dirname(target), 'client-backups', 'rln-cloud-backup-user-a'));
+    await wallet(target).restore(join(dirname(target), 'client-backups', 'rln-cloud-backup-user-a'), PASSWORD);
+    expect(readdirSync(target)).toContain('devnode-state.json');
   });
 
   it('answers UnsupportedBackupVersion for another format version', async () => {

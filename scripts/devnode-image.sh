@@ -10,10 +10,11 @@
 #   /devnode/devnode.mjs   devnode (devnode/main.ts) bundled by esbuild into one ES module; devnode
 #                          imports only node: built-ins, so nothing else is needed
 #   /usr/bin/node          the host's node binary, and the shared libraries `ldd` lists for it
-#   /usr/bin/{sh,cat,head,wc,mv,rm}  the host's dash and coreutils (and their libraries), /bin a
+#   /usr/bin/{sh,cat,head,wc,mv,rm,mkdir,du,df}  the host's dash and coreutils (and their libraries), /bin a
 #                          link to /usr/bin as on Debian: what the kubernetes runtime runs through
 #                          exec to move files in and out of a node's storage (backups and
-#                          restores, src/runtime/kubernetes/pod-storage-files.ts); RLN's Debian-based
+#                          restores, client backups, storage measurements: src/runtime/kubernetes/
+#                          pod-storage-files.ts); RLN's Debian-based
 #                          image has them. Copied from the host, like node: no download, no cache.
 #   /etc/passwd, /etc/group  root and devnode (uid/gid 1000)
 #   /tmp                   mode 1777
@@ -56,7 +57,7 @@ tool_bin() { readlink -f "$(command -v "$1")" || { echo "$0: the host has no $1"
 cp "$(tool_bin dash)" "$root/usr/bin/dash"
 ln -s dash "$root/usr/bin/sh"
 binaries+=("$(tool_bin dash)")
-for tool in cat head wc mv rm; do
+for tool in cat head wc mv rm mkdir du df; do
   cp "$(tool_bin "$tool")" "$root/usr/bin/$tool"
   binaries+=("$(tool_bin "$tool")")
 done

@@ -67,6 +67,7 @@ export interface Config {
   jobPollIntervalMs: number;
   /** How often the reconcile loop compares desired and actual node state. */
   reconcileIntervalMs: number;
+  nodeStorageCheckIntervalMs: number;
   /** Release rollouts: how many nodes upgrade at once, and how many failures pause a rollout. */
   rolloutConcurrency: number;
   rolloutFailureBudget: number;
@@ -207,6 +208,12 @@ export const SERVICE_VARIABLES = {
   reconcileIntervalMs: variable('RECONCILE_INTERVAL_MS', integer(1), {
     default: '5000',
     doc: 'how often desired and actual node state are compared',
+  }),
+  // Each measurement walks a node's files (a command in its pod on Kubernetes): minutes apart is
+  // plenty to see a volume filling, and cheap at thousands of nodes.
+  nodeStorageCheckIntervalMs: variable('NODE_STORAGE_CHECK_INTERVAL_MS', integer(1000), {
+    default: '300000',
+    doc: "the pause between two measurements of the running nodes' storage use",
   }),
   rolloutConcurrency: variable('ROLLOUT_CONCURRENCY', integer(1), {
     default: '5',

@@ -107,6 +107,18 @@ export const Node = Type.Object(
     peerPort: Type.Integer(),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
+    storage: Type.Union(
+      [
+        Type.Object({
+          usedBytes: Type.Integer({ description: "Bytes the node's files take: its storage, the backups kept through the node gateways, and (process runtime) its logs." }),
+          capacityBytes: Type.Integer({ description: "The size of the file system they are on: the node's volume on Kubernetes, DATA_DIR's file system on the process runtime." }),
+          availableBytes: Type.Integer({ description: 'Bytes still free on that file system.' }),
+          measuredAt: Type.String({ format: 'date-time', description: 'When it was measured (every NODE_STORAGE_CHECK_INTERVAL_MS while the node runs).' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'Storage use as last measured; null until the node has run long enough to be measured once.' },
+    ),
   },
   { $id: 'Node' },
 );

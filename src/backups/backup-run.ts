@@ -60,6 +60,8 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
       await deps.markLocked(node.id);
     }
     signal.throwIfAborted();
+    // RLN zips its whole storage directory: client backups an older version kept there would be in this one.
+    await deps.runtime.storageFiles.prepareClientBackups(node.id).catch((err: unknown) => log.warn({ err }, 'could not move client backups out of the storage'));
     await deps.calls.backup(endpoint, deps.runtime.storageFiles.daemonPath(node.id, fileName), password);
     signal.throwIfAborted();
     const stored = await storeBackupFile(await deps.runtime.storageFiles.read(node.id, fileName), {

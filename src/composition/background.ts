@@ -25,6 +25,7 @@ import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { MonthCloser } from '../usage/close-month.ts';
+import { StorageMeter } from '../nodes/storage-meter.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -124,5 +125,6 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     : [];
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
-  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser];
+  const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
+  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser, storageMeter];
 }

@@ -68,6 +68,9 @@ const NODE_JSON = `'{"nodeId":' || ${str('n.id')}
   || ',"peerPort":' || coalesce(n.peer_port, $5::int)
   || ',"createdAt":' || ${iso('n.created_at')}
   || ',"updatedAt":' || ${iso('n.updated_at')}
+  || ',"storage":' || CASE WHEN n.storage_measured_at IS NULL THEN 'null' ELSE
+       '{"usedBytes":' || n.storage_used_bytes || ',"capacityBytes":' || n.storage_capacity_bytes
+       || ',"availableBytes":' || n.storage_available_bytes || ',"measuredAt":' || ${iso('n.storage_measured_at')} || '}' END
   || '}'`;
 
 /**

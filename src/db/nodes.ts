@@ -24,6 +24,11 @@ export interface NodeRow {
   created_at: Date;
   updated_at: Date;
   destroyed_at: Date | null;
+  // bigint: a string from node-postgres, a number inside json_agg.
+  storage_used_bytes: string | number | null;
+  storage_capacity_bytes: string | number | null;
+  storage_available_bytes: string | number | null;
+  storage_measured_at: Date | null;
 }
 
 export function nodeFromRow(r: NodeRow): Node {
@@ -46,6 +51,15 @@ export function nodeFromRow(r: NodeRow): Node {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     destroyedAt: r.destroyed_at,
+    storage:
+      r.storage_measured_at === null || r.storage_measured_at === undefined
+        ? null
+        : {
+            usedBytes: Number(r.storage_used_bytes),
+            capacityBytes: Number(r.storage_capacity_bytes),
+            availableBytes: Number(r.storage_available_bytes),
+            measuredAt: r.storage_measured_at,
+          },
   };
 }
 
@@ -140,6 +154,7 @@ export async function listUserNodesWithBuilds(
       created_at: new Date(entry.node.created_at),
       updated_at: new Date(entry.node.updated_at),
       destroyed_at: entry.node.destroyed_at === null ? null : new Date(entry.node.destroyed_at),
+      storage_measured_at: entry.node.storage_measured_at === null ? null : new Date(entry.node.storage_measured_at),
     }),
     builds: (entry.builds ?? []).map((b) => ({
       ...b,

@@ -36,6 +36,19 @@ export interface Node {
   createdAt: Date;
   updatedAt: Date;
   destroyedAt: Date | null;
+  /** Its storage use as last measured (nodes/storage-meter.ts); null until the first measurement. */
+  storage: NodeStorageUse | null;
+}
+
+/** What a node's files take and the room on the volume they are on, at one moment. */
+export interface NodeStorageUse {
+  /** Bytes the node's files take on disk (du of its folder on the process runtime, of its volume on Kubernetes). */
+  usedBytes: number;
+  /** The size of the file system they are on: the node's volume on Kubernetes, DATA_DIR's on the process runtime. */
+  capacityBytes: number;
+  /** Bytes still free on that file system. */
+  availableBytes: number;
+  measuredAt: Date;
 }
 
 /** What a build does to a node's daemon. */

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeService } from '../nodes/service.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
+import type { NodeEndpoint, NodeStorageFiles } from '../runtime/types.ts';
 import { headersToClient, type ClientFacts } from '../rln/forward-headers.ts';
 import { sendGatewayError, sendJson } from './gateway-reply.ts';
 import type { RlnClient } from '../rln/client.ts';
@@ -22,8 +22,8 @@ export interface NodeRequestDeps {
   unlocker: NodeUnlocker;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
   endpointOf: (node: Node) => NodeEndpoint;
-  /** The absolute path of a file named `fileName` in the node's storage, as its daemon sees it (runtime storageFiles.daemonPath). */
-  storagePathOf: (node: Node, fileName: string) => string;
+  /** Where client backups are kept on a node, beside its storage (runtime storageFiles, backup-path.ts). */
+  clientBackups: Pick<NodeStorageFiles, 'clientBackupPath' | 'prepareClientBackups'>;
   /** Unlock attempts through the gateways go into the node owner's audit trail. */
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -119,11 +119,18 @@ async function unlock(deps: NodeRequestDeps, req: IncomingMessage, res: ServerRe
 }
 
 /**
- * RLN's /backup or /restore with `backup_path` rewritten to the node's own storage (backup-path.ts);
- * a path the rule refuses never reaches the node (400). The node's answer passes through unchanged.
+ * RLN's /backup or /restore with `backup_path` rewritten to the node's client backups folder
+ * (backup-path.ts); a path the rule refuses never reaches the node (400). The node's answer passes
+ * through unchanged.
  */
 async function confinedBackupCall(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest) {
-  const body = confineBackupBody(await readSmallBody(req, BACKUP_BODY_LIMIT, r.route), (fileName) => deps.storagePathOf(r.node, fileName));
+  const body = confineBackupBody(await readSmallBody(req, BACKUP_BODY_LIMIT, r.route), (fileName) => deps.clientBackups.clientBackupPath(r.node.id, fileName));
+  // The folder exists before the daemon is told to write into it, and a backup kept by an older
+  // version (in the storage directory) is where a restore of it now looks.
+  await deps.clientBackups.prepareClientBackups(r.node.id).catch((err: unknown) => {
+    deps.log.warn({ err, nodeId: r.node.id }, 'could not prepare the client backups folder');
+    throw new AppError('node_unreachable', `the node's client backups folder could not be prepared: ${(err as Error).message}`);
+  });
   const answer = await deps.rln.call(deps.endpointOf(r.node), 'POST', `/${r.route}${r.search}`, {
     jsonText: body,
     headers: { 'x-forwarded-for': r.client.address, 'x-forwarded-proto': r.client.proto },

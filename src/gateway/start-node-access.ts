@@ -65,7 +65,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     unlocker: deps.unlocker,
     nodes: deps.nodes,
     endpointOf: deps.endpointOf,
-    storagePathOf: (node, fileName) => deps.runtime.storageFiles.daemonPath(node.id, fileName),
+    clientBackups: deps.runtime.storageFiles,
     audit: deps.audit,
     // One count per token or certificate across both gateways.
     rateLimiter: new RateLimiter({ name: 'gateway', limit: config.gatewayRateLimitPerMinute ?? 0, windowSeconds: 60 }),

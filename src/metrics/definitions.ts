@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import { countUnfinishedJobs } from '../db/jobs.ts';
 import { countHeldPorts, countNodesByStatus } from '../db/nodes.ts';
+import { fullestNodeStorage } from '../db/node-storage.ts';
 import { countRolloutsByState, countRunningRollouts, ROLLOUT_STATES } from '../db/rollouts.ts';
 import { countUnfinishedDeliveries } from '../db/webhook-deliveries.ts';
 import { NODE_STATUSES, type BuildAction } from '../domain/nodes.ts';
@@ -142,6 +143,13 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
         const counts = new Map((await countNodesByStatus(db)).map((r) => [r.status, r.n]));
         for (const status of NODE_STATUSES) gauge.set({ status }, counts.get(status) ?? 0);
       }),
+    }),
+    // One series, not one per node: the alert says a volume is filling, the node list names which.
+    nodeStorageFullest: new Gauge({
+      name: 'rlncloud_node_storage_fullest_ratio',
+      help: "The largest share of its volume in use among RUNNING nodes (0-1), as last measured; 0 before any measurement; the same on every replica.",
+      registers,
+      collect: fromDatabase(log, 'rlncloud_node_storage_fullest_ratio', async (gauge) => gauge.set((await fullestNodeStorage(db)) ?? 0), false),
     }),
     backups: new Counter({
       name: 'rlncloud_backups_total',

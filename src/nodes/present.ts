@@ -58,6 +58,12 @@ export function presentNode(n: Node, builds: BuildRow[], opts: PresentOptions) {
     peerPort: n.peerPort ?? DEFAULT_PEER_PORT,
     createdAt: n.createdAt.toISOString(),
     updatedAt: n.updatedAt.toISOString(),
+    storage: n.storage && {
+      usedBytes: n.storage.usedBytes,
+      capacityBytes: n.storage.capacityBytes,
+      availableBytes: n.storage.availableBytes,
+      measuredAt: n.storage.measuredAt.toISOString(),
+    },
   };
 }
 

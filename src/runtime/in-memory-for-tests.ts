@@ -17,7 +17,7 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
   /** Operations performed, by kind: what a benchmark reports per upgrade. */
   readonly operations = { start: 0, stop: 0, replaceImage: 0, destroy: 0 };
   /** Real files, in a folder of the temporary directory per node. */
-  readonly storageFiles = new LocalStorageFiles((nodeId) => join(tmpdir(), `rln-cloud-in-memory-${process.pid}`, nodeId));
+  readonly storageFiles = new LocalStorageFiles((nodeId) => join(tmpdir(), `rln-cloud-in-memory-${process.pid}`, nodeId, 'storage'));
 
   readonly reportsEveryRestart = false;
 

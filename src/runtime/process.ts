@@ -91,6 +91,8 @@ export class ProcessRuntime implements NodeRuntime {
 
   async provision(spec: NodeSpec) {
     mkdirSync(this.storageDir(spec.nodeId), { recursive: true });
+    // Before the daemon starts: client backups an older version kept in the storage move beside it.
+    await this.storageFiles.prepareClientBackups(spec.nodeId);
   }
 
   async start(spec: NodeSpec) {

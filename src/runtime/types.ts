@@ -124,7 +124,35 @@ export interface NodeStorageFiles {
   write(nodeId: string, name: string, source: AsyncIterable<Uint8Array>): Promise<{ bytes: number }>;
   /** Removes the file; no error when it is not there. */
   remove(nodeId: string, name: string): Promise<void>;
+  /**
+   * The absolute path, as the daemon sees it, of a backup a client keeps on the node (the gateways'
+   * backup_path): in CLIENT_BACKUPS_DIR beside the storage directory, on the same volume, because RLN
+   * archives its whole storage directory into every backup and one kept inside would be in the next.
+   */
+  clientBackupPath(nodeId: string, name: string): string;
+  /**
+   * Makes sure CLIENT_BACKUPS_DIR exists and holds the client backups an older version of the service
+   * kept in the storage directory itself (moved, same names). Idempotent; the daemon must be running
+   * where the storage is reachable only through it (Kubernetes).
+   */
+  prepareClientBackups(nodeId: string): Promise<void>;
+  /**
+   * What the node's files take (its storage, client backups and, on the process runtime, its logs)
+   * and the size and free space of the file system they are on. Kubernetes: the daemon must run.
+   */
+  measure(nodeId: string): Promise<StorageMeasurement>;
 }
+
+export interface StorageMeasurement {
+  usedBytes: number;
+  capacityBytes: number;
+  availableBytes: number;
+}
+
+/** The folder beside a node's storage directory (same parent, same volume) that holds client backups. */
+export const CLIENT_BACKUPS_DIR = 'client-backups';
+/** The prefix of the client backups' file names (gateway/backup-path.ts): what is moved out of the storage directory. */
+export const CLIENT_BACKUP_PREFIX = 'rln-cloud-backup-user-';
 
 /** A storage file that is not there (a backup the daemon did not write, a node without storage). */
 export class StorageFileMissingError extends Error {}

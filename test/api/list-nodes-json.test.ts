@@ -2,7 +2,7 @@
 // instead of serializing objects: these are the bytes the object path (GET /api/nodes/{id},
 // serialized by the Node schema) sends for each node, for every kind of field value: settings with and without a webhook URL, builds in
 // progress, failed with and without an error, a runtime's peer host and port or the defaults,
-// automatic unlock on or off, names that need escaping, timestamps with microseconds.
+// automatic unlock on or off, names that need escaping, timestamps with microseconds, storage measured or not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
@@ -35,6 +35,12 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
         [id, alice.id, n.name, version, n.settings, 40_000 + i * 2, n.peerPort, n.peerHost, n.sealed, i % 2 === 0, i > 0, i],
       );
     }
+    // A measured node (past 2^32 bytes, microseconds in the time) beside ones never measured (null).
+    await db.query(
+      `UPDATE nodes SET storage_used_bytes = 12345678901, storage_capacity_bytes = 10737418240000, storage_available_bytes = 0,
+              storage_measured_at = '2026-01-03 04:05:06.789012+00' WHERE id = $1`,
+      [ids[1]],
+    );
     // Phases: a finished build shows its outcome whatever step it was last on; one in progress its
     // step, or QUEUED before the first.
     const builds = [

@@ -125,4 +125,12 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     labels: replica,
     quiet: { [`rlncloud_node_ports{${one},state="free"}`]: '40+0x20', [`rlncloud_node_ports{${one},state="used"}`]: '60+0x20' },
   },
+  RlnCloudNodeStorageNearlyFull: {
+    evalTime: '17m',
+    // every replica reports the same value: one alert, not one per replica
+    fires: { [`rlncloud_node_storage_fullest_ratio{${one}}`]: '0.95+0x20', [`rlncloud_node_storage_fullest_ratio{${two}}`]: '0.95+0x20' },
+    labels: {},
+    // 90% exactly, or a spike above it shorter than 15 minutes
+    quiet: { [`rlncloud_node_storage_fullest_ratio{${one}}`]: '0.9+0x20', [`rlncloud_node_storage_fullest_ratio{${two}}`]: '0.5+0x10 0.97+0x10' },
+  },
 };

@@ -21,6 +21,12 @@ import { alertRules, hasPromtool, inputSeries, metricsRead, testRules, type Expe
 import { KUBERNETES_METRIC_NAMES } from '../../src/metrics/definitions.ts';
 
 const evalTime = (alert: string) => ALERT_CASES[alert]!.evalTime;
+/**
+ * The nodes' volume here is the test machine's disk, whose fullness is not the service's to promise
+ * (RlnCloudNodeStorageNearlyFull's cases are alert-cases.ts'; its metric, test/api/node-storage.test.ts).
+ */
+const MACHINE_DEPENDENT = ['RlnCloudNodeStorageNearlyFull'];
+
 /** Every alert of the rules at its case's time: firing with `firing[alert]`'s labels, or not at all. */
 const expectAll = (firing: Record<string, Record<string, string>>, except: string[] = []): Expectation[] =>
   alertRules()
@@ -133,7 +139,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   });
 
   it('fires nothing while the service is healthy', () => {
-    const result = testRules([{ inputSeries: inputSeries([scrapes.healthy!], instance, 40), expectations: expectAll({}) }]);
+    const result = testRules([{ inputSeries: inputSeries([scrapes.healthy!], instance, 40), expectations: expectAll({}, MACHINE_DEPENDENT) }]);
     expect(result.ok, result.output).toBe(true);
   });
 
@@ -148,7 +154,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       RlnCloudNodePortsNearlyExhausted: { job: 'rln-cloud', instance },
     };
     // Statement times on a machine shared with other tests are not the service's to promise.
-    const expectations = expectAll(firing, ['RlnCloudDatabaseSlow']);
+    const expectations = expectAll(firing, ['RlnCloudDatabaseSlow', ...MACHINE_DEPENDENT]);
     const result = testRules([{ inputSeries: inputSeries([scrapes.healthy!, scrapes.trouble!], instance, 40), expectations }]);
     expect(result.ok, result.output).toBe(true);
   });

@@ -1,8 +1,8 @@
-// RLN's /backup and /restore through both gateways: `backup_path` is confined to the node's own
-// storage (gateway/backup-path.ts). A plain file name lands in the node's storage under the name the
-// gateway chooses; a path (traversal, absolute, into another node's storage or DATA_DIR, into the
+// RLN's /backup and /restore through both gateways: `backup_path` is confined to the node's client
+// backups folder beside its storage (gateway/backup-path.ts). A plain file name lands there under the
+// name the gateway chooses, never in the storage directory RLN archives into every backup; a path (traversal, absolute, into another node's storage or DATA_DIR, into the
 // node's own storage but not as a plain name) is refused with a 400 before the node sees it.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
@@ -10,6 +10,7 @@ import { databaseLabel } from '../helpers/database.ts';
 import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { USER_BACKUP_PREFIX } from '../../src/gateway/backup-path.ts';
 import { rawRequest, tlsRequest, type ClientCredentials } from './gateway-client.ts';
+import { backUp } from '../backups/backup-helpers.ts';
 
 const PASSWORD = 'node-password-123';
 
@@ -23,6 +24,7 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
   let freshCert: ClientCredentials;
 
   const storage = (nodeId: string) => join(t.config.dataDir, 'nodes', nodeId, 'storage');
+  const clientBackups = (nodeId: string) => join(t.config.dataDir, 'nodes', nodeId, 'client-backups');
   const bearer = (nodeId: string, route: string, body: unknown) =>
     rawRequest(t.config.nodeApiUrl, `/${alice.id}/${nodeId}/${route}`, {
       method: 'POST',
@@ -54,21 +56,59 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
   });
   afterAll(() => t?.stop());
 
-  it('a plain file name: the node writes it in its own storage, under the name the gateway chose (bearer and mTLS)', async () => {
+  it('a plain file name: the node writes it in its client backups folder beside its storage, not in the storage RLN archives (bearer and mTLS)', async () => {
     const viaBearer = await bearer(aliceNode, 'backup', { backup_path: 'mine-1', password: PASSWORD });
     expect(viaBearer.status, viaBearer.text).toBe(200);
     const viaMtls = await mtls(cert, aliceNode, 'backup', { backup_path: 'mine-2.zip', password: PASSWORD });
     expect(viaMtls.status, viaMtls.text).toBe(200);
-    const files = readdirSync(storage(aliceNode));
+    const files = readdirSync(clientBackups(aliceNode));
     expect(files).toContain(`${USER_BACKUP_PREFIX}mine-1`);
     expect(files).toContain(`${USER_BACKUP_PREFIX}mine-2.zip`);
+    expect(readdirSync(storage(aliceNode)).filter((name) => name.startsWith(USER_BACKUP_PREFIX))).toEqual([]);
   });
 
-  it("a restore reads from the node's own storage only: the node is told its own path", async () => {
+  it("a restore reads from the node's own client backups folder only: the node is told its own path", async () => {
     // The fresh node has no such file: the node's answer names where it looked.
     const r = await bearer(freshNode, 'restore', { backup_path: 'mine-1', password: PASSWORD });
     expect(r.status).toBe(400);
-    expect(r.text).toContain(join(storage(freshNode), `${USER_BACKUP_PREFIX}mine-1`));
+    expect(r.text).toContain(join(clientBackups(freshNode), `${USER_BACKUP_PREFIX}mine-1`));
+  });
+
+  it('a backup an older version kept in the storage directory is moved beside it at the next call, and still restores', async () => {
+    const made = await bearer(aliceNode, 'backup', { backup_path: 'from-before', password: PASSWORD });
+    expect(made.status, made.text).toBe(200);
+    // Where the service kept it before: inside the storage directory.
+    renameSync(join(clientBackups(aliceNode), `${USER_BACKUP_PREFIX}from-before`), join(storage(aliceNode), `${USER_BACKUP_PREFIX}from-before`));
+    const other = await bearer(aliceNode, 'backup', { backup_path: 'after', password: PASSWORD });
+    expect(other.status, other.text).toBe(200);
+    expect(readdirSync(storage(aliceNode)).filter((name) => name.startsWith(USER_BACKUP_PREFIX))).toEqual([]);
+    expect(readdirSync(clientBackups(aliceNode))).toContain(`${USER_BACKUP_PREFIX}from-before`);
+    // Restored into the node that made it: the file is found where the gateway now looks.
+    const restored = await mtls(cert, aliceNode, 'restore', { backup_path: 'from-before', password: PASSWORD });
+    expect(restored.status, restored.text).not.toBe(400);
+    expect(restored.text).not.toContain('not found');
+  });
+
+  it("the service's own backup first moves client backups an older version kept in the storage it archives", async () => {
+    const made = await bearer(aliceNode, 'backup', { backup_path: 'left-inside', password: PASSWORD });
+    expect(made.status, made.text).toBe(200);
+    renameSync(join(clientBackups(aliceNode), `${USER_BACKUP_PREFIX}left-inside`), join(storage(aliceNode), `${USER_BACKUP_PREFIX}left-inside`));
+    const backup = await backUp(t, alice, aliceNode, PASSWORD);
+    expect(backup.status, JSON.stringify(backup)).toBe('SUCCEEDED');
+    expect(readdirSync(storage(aliceNode)).filter((name) => name.startsWith(USER_BACKUP_PREFIX))).toEqual([]);
+    expect(readdirSync(clientBackups(aliceNode))).toContain(`${USER_BACKUP_PREFIX}left-inside`);
+  });
+
+  it('a start (process runtime) moves client backups an older version kept in the storage before the daemon runs', async () => {
+    const stop = await t.call(`/api/nodes/${freshNode}/stop`, { method: 'POST', token: alice.token });
+    expect(stop.status, stop.text).toBe(200);
+    await t.waitForStatus(alice, freshNode, 'PAUSED');
+    writeFileSync(join(storage(freshNode), `${USER_BACKUP_PREFIX}from-an-older-version`), 'a backup');
+    const start = await t.call(`/api/nodes/${freshNode}/start`, { method: 'POST', token: alice.token });
+    expect(start.status, start.text).toBe(200);
+    await t.waitForStatus(alice, freshNode, 'RUNNING');
+    expect(readdirSync(storage(freshNode)).filter((name) => name.startsWith(USER_BACKUP_PREFIX))).toEqual([]);
+    expect(readdirSync(clientBackups(freshNode))).toContain(`${USER_BACKUP_PREFIX}from-an-older-version`);
   });
 
   const hostile = () => [
@@ -83,6 +123,7 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
     join(storage(freshNode), 'planted'),
     // The node's own storage, spelled as a path: refused too, the gateway chooses the path.
     join(storage(aliceNode), 'own-path'),
+    join(clientBackups(aliceNode), 'own-path'),
     'sub/dir',
     'a\\b',
     '.hidden',
@@ -102,6 +143,7 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
     expect(existsSync(join(t.config.dataDir, 'escape'))).toBe(false);
     expect(existsSync(join(storage(bobNode), 'planted'))).toBe(false);
     expect(existsSync(join(storage(aliceNode), 'own-path'))).toBe(false);
+    expect(existsSync(join(clientBackups(aliceNode), 'own-path'))).toBe(false);
   });
 
   it('refuses a path on /backup and /restore with a 400 through the mTLS gateway', async () => {
@@ -116,7 +158,7 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
   });
 
   it("refuses to restore from another node's backup file, named by its path", async () => {
-    const r = await bearer(freshNode, 'restore', { backup_path: join(storage(aliceNode), `${USER_BACKUP_PREFIX}mine-1`), password: PASSWORD });
+    const r = await bearer(freshNode, 'restore', { backup_path: join(clientBackups(aliceNode), `${USER_BACKUP_PREFIX}mine-1`), password: PASSWORD });
     expect(r.status).toBe(400);
     expect(r.json?.error).toBeDefined();
     // Still without a wallet: nothing was restored.

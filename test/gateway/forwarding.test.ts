@@ -100,7 +100,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, checkWebhookUrl: async (url) => url });
     const endpointOf = (node: { restPort: number | null }) => ({ host: '127.0.0.1', port: node.restPort! });
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, endpointOf, log });
-    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, unlocker, nodes, endpointOf, storagePathOf: (_node, name) => `/nonexistent/${name}`, clientTimeoutMs: 1500, log });
+    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, unlocker, nodes, endpointOf, clientBackups: { clientBackupPath: (_nodeId, name) => `/nonexistent/${name}`, prepareClientBackups: async () => {} }, clientTimeoutMs: 1500, log });
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;

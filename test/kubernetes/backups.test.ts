@@ -20,6 +20,8 @@ describeOnCluster('backups on the kubernetes runtime (test cluster)', () => {
     });
   const volumeFiles = async (nodeId: string) =>
     (await kubectl(['-n', namespace, 'exec', `rln-${nodeId}-0`, '--', 'sh', '-c', 'cd /data/storage && echo *'])).trim().split(/\s+/);
+  const clientBackupFiles = async (nodeId: string) =>
+    (await kubectl(['-n', namespace, 'exec', `rln-${nodeId}-0`, '--', 'sh', '-c', 'cd /data/client-backups && echo *'])).trim().split(/\s+/);
   const created = async (body: object) => {
     const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { network: 'regtest', ...body } });
     expect(r.status, r.text).toBe(200);
@@ -27,7 +29,7 @@ describeOnCluster('backups on the kubernetes runtime (test cluster)', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', NODE_START_TIMEOUT_MS: '120000', ...SMALL_NODE_PODS });
+    t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', NODE_START_TIMEOUT_MS: '120000', NODE_STORAGE_CHECK_INTERVAL_MS: '1000', ...SMALL_NODE_PODS });
     alice = await t.createUser();
   }, 120_000);
   afterAll(async () => {
@@ -60,4 +62,34 @@ describeOnCluster('backups on the kubernetes runtime (test cluster)', () => {
     expect(JSON.parse((await gateway(restoredId, '/nodeinfo')).text).pubkey).toBe(pubkey);
     expect((await volumeFiles(restoredId)).filter((f) => f.startsWith('rln-cloud-backup-'))).toEqual([]);
   }, 420_000);
+
+  it("keeps a backup made through the node path beside the node's storage, not in it, and shows the volume's use on the node", async () => {
+    const nodeId = await created({ name: 'k8s-node-path' });
+    await t.waitForStatus(alice, nodeId, 'RUNNING', 120_000);
+    await initWallet(t, alice, nodeId);
+    await unlock(t, alice, nodeId);
+    // RLN backs up a locked node only.
+    const locked = await gateway(nodeId, '/lock', 'POST');
+    expect(locked.status, locked.text).toBe(200);
+    const made = await rawRequest(t.config.nodeApiUrl, `/${alice.id}/${nodeId}/backup`, {
+      method: 'POST',
+      body: JSON.stringify({ backup_path: 'mine', password: PASSWORD }),
+      headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
+    });
+    expect(made.status, made.text).toBe(200);
+    expect(await clientBackupFiles(nodeId)).toEqual(['rln-cloud-backup-user-mine']);
+    expect((await volumeFiles(nodeId)).filter((f) => f.startsWith('rln-cloud-backup-'))).toEqual([]);
+
+    // Measured in the pod while it runs: its files and the volume they are on.
+    const deadline = Date.now() + 60_000;
+    let storage: { usedBytes: number; capacityBytes: number; availableBytes: number } | null = null;
+    while (!storage && Date.now() < deadline) {
+      storage = (await nodeRecord(t, alice, nodeId)).storage;
+      if (!storage) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(storage, 'a measurement within a minute').not.toBeNull();
+    expect(storage!.usedBytes).toBeGreaterThan(0);
+    expect(storage!.capacityBytes).toBeGreaterThanOrEqual(storage!.usedBytes);
+    expect(storage!.availableBytes).toBeLessThanOrEqual(storage!.capacityBytes);
+  }, 300_000);
 });

@@ -178,10 +178,39 @@ describeOnCluster('storage files of a node on the kubernetes runtime (test clust
     }
   }, 120_000);
 
+  it("moves client backups kept in the storage directory to client-backups beside it, on the node's volume", async () => {
+    // What an older version left: a client's backup inside the storage RLN archives.
+    expect(await files().write(nodeId, 'rln-cloud-backup-user-old', randomSource(1000, 1000).source)).toEqual({ bytes: 1000 });
+    await files().prepareClientBackups(nodeId);
+    expect(await storageListing()).not.toContain('rln-cloud-backup-user-old');
+    expect(await inPod("fs.readdirSync('/data/client-backups')")).toEqual(['rln-cloud-backup-user-old']);
+    expect(await inPod("fs.statSync('/data/client-backups/rln-cloud-backup-user-old').size")).toBe(1000);
+    expect(await inPod("(fs.statSync('/data/client-backups').mode & 0o777).toString(8)")).toBe('700');
+    expect(files().clientBackupPath(nodeId, 'rln-cloud-backup-user-old')).toBe('/data/client-backups/rln-cloud-backup-user-old');
+    // Again: nothing to move, no error.
+    await files().prepareClientBackups(nodeId);
+  }, 60_000);
+
+  it("measures the node's volume from inside its pod: what its files take, the volume's size and free space", async () => {
+    const before = await files().measure(nodeId);
+    expect(await files().write(nodeId, 'measured.bin', randomSource(8 * MB, MB).source)).toEqual({ bytes: 8 * MB });
+    const after = await files().measure(nodeId);
+    expect(after.usedBytes - before.usedBytes).toBeGreaterThanOrEqual(8 * MB);
+    expect(after.capacityBytes).toBeGreaterThan(after.usedBytes);
+    expect(after.availableBytes).toBeLessThanOrEqual(after.capacityBytes);
+    // As the file system reports it to the daemon itself (its own node binary, not du and df).
+    const statfs = await inPod("(({ blocks, bsize, bavail }) => ({ capacity: blocks * bsize, available: bavail * bsize }))(fs.statfsSync('/data'))");
+    expect(after.capacityBytes).toBe(Math.floor(statfs.capacity / 1024) * 1024);
+    expect(Math.abs(after.availableBytes - statfs.available)).toBeLessThan(64 * MB);
+    await files().remove(nodeId, 'measured.bin');
+  }, 60_000);
+
   it('says to start a stopped node first', async () => {
     await runtime.stop(nodeId);
     const notRunning = `node ${nodeId} has no running pod: start it first`;
     await expect(files().write(nodeId, 'backup-d.enc', randomSource(10, 10).source)).rejects.toThrow(notRunning);
     await expect(files().read(nodeId, 'backup-a.enc')).rejects.toThrow(notRunning);
+    await expect(files().measure(nodeId)).rejects.toThrow(notRunning);
+    await expect(files().prepareClientBackups(nodeId)).rejects.toThrow(notRunning);
   }, 120_000);
 });

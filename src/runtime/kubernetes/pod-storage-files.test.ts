@@ -3,7 +3,7 @@
 // protocol itself is tested on the test cluster (test/kubernetes/storage-files.test.ts).
 import type { Exec, V1Pod, V1Status } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { chunksOf, PodStorageFiles } from './pod-storage-files.ts';
+import { chunksOf, parseMeasurement, PodStorageFiles } from './pod-storage-files.ts';
 
 async function* pieces(...sizes: number[]) {
   let byte = 0;
@@ -56,6 +56,11 @@ describe('storage files of a pod, before any exec', () => {
     for (const name of ['../x', 'a/b', '.hidden', '', 'x'.repeat(200)]) expect(() => files.daemonPath('n1', name)).toThrow(/not a storage file name/);
   });
 
+  it('keeps client backups beside the storage directory, on the same volume', () => {
+    expect(files.clientBackupPath('n1', 'rln-cloud-backup-user-a')).toBe('/data/client-backups/rln-cloud-backup-user-a');
+    expect(() => files.clientBackupPath('n1', '../storage/x')).toThrow(/not a storage file name/);
+  });
+
   it('says to start a node whose pod is not running', async () => {
     pods.set('pending', { metadata: { name: 'rln-pending-0' }, status: { phase: 'Pending' } });
     pods.set('leaving', {
@@ -93,7 +98,7 @@ describe('storage files of a pod whose image lacks the tools', () => {
       reason: 'InternalError',
       message: 'Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "/bin/sh": stat /bin/sh: no such file or directory: unknown',
     });
-    await expect(files.read('n1', 'b.enc')).rejects.toThrow(/stat \/bin\/sh: no such file.*\(the node image must provide \/bin\/sh, cat, head, wc, mv and rm\)$/);
+    await expect(files.read('n1', 'b.enc')).rejects.toThrow(/stat \/bin\/sh: no such file.*\(the node image must provide \/bin\/sh, cat, head, wc, mv, rm, mkdir, du and df\)$/);
     await expect(files.remove('n1', 'b.enc')).rejects.toThrow(/the node image must provide/);
   });
 
@@ -102,3 +107,18 @@ describe('storage files of a pod whose image lacks the tools', () => {
     await expect(files.write('n1', 'b.enc', bytes())).rejects.toThrow(/could not write b\.enc in pod rln-n1-0: exit code 127 \(the node image must provide/);
   });
 });
+
+describe("a measurement's du and df output", () => {
+  it('reads KiB used by du, and the size and free space from the last line of POSIX df (GNU and busybox)', () => {
+    const gnu = 'du 20540\t/data\nFilesystem     1024-blocks    Used Available Capacity Mounted on\n/dev/sdb           10255636   20560  10218692       1% /data\n';
+    expect(parseMeasurement(gnu, 'p')).toEqual({ usedBytes: 20540 * 1024, capacityBytes: 10255636 * 1024, availableBytes: 10218692 * 1024 });
+    // A long file system name: df -P keeps one line; fields are read from the end.
+    const busybox = 'du 8\t/data\nFilesystem           1024-blocks      Used Available Capacity Mounted on\noverlay with space 100 40 60 40% /data\n';
+    expect(parseMeasurement(busybox, 'p')).toEqual({ usedBytes: 8192, capacityBytes: 102400, availableBytes: 61440 });
+  });
+
+  it('refuses output without du or df, saying what the image must provide', () => {
+    expect(() => parseMeasurement('du \nsh: df: not found\n', 'rln-x-0')).toThrow(/rln-x-0.*du and df/);
+  });
+});
+

@@ -1,7 +1,7 @@
 // Files in a node's storage on the kubernetes runtime. The storage is a volume mounted in the
 // node's pod and nowhere else, so the service reaches it by running small commands in the daemon's
 // container through the exec API (pod-command.ts): the node image must provide /bin/sh, cat, head,
-// wc, mv and rm (RLN's Debian-based image does). Both ways are streamed, never loaded whole:
+// wc, mv, rm, mkdir, du and df (RLN's Debian-based image does). Both ways are streamed, never loaded whole:
 //
 //   read    `[ -f <path> ] || exit 66; exec cat -- <path>`: stdout goes to the caller as it comes,
 //           paused while the caller is behind; 66 (EX_NOINPUT) means the file is not there
@@ -9,6 +9,11 @@
 //           with exactly n bytes on stdin; then `wc -c` must count every byte sent before
 //           `mv <path>.partial <path>`; on any failure the partial file is removed
 //   remove  `rm -f -- <path>`
+//   measure `du -sk` and `df -Pk` of the volume's mount: what the node's files take, and the
+//           volume's size and free space as its file system reports them (what the kubelet's
+//           stats would say, without the nodes/proxy permission reading them takes)
+//   prepare `mkdir -p` the client backups folder beside the storage directory, and `mv` into it
+//           the client backups an older version kept in the storage directory; once per pod (its uid)
 //
 // Why chunks of a known length: before Kubernetes 1.30 an exec's stdin cannot be closed without
 // losing the exit status (see pod-command.ts), so a command cannot read "until the end": it must be
@@ -23,8 +28,8 @@
 import { Readable } from 'node:stream';
 import type { Exec, V1Pod } from '@kubernetes/client-node';
 import { checkedName } from '../local-storage-files.ts';
-import { StorageFileMissingError, type NodeStorageFiles } from '../types.ts';
-import { CONTAINER, podName, STORAGE_DIR } from './objects.ts';
+import { CLIENT_BACKUP_PREFIX, CLIENT_BACKUPS_DIR, StorageFileMissingError, type NodeStorageFiles, type StorageMeasurement } from '../types.ts';
+import { CONTAINER, DATA_MOUNT, podName, STORAGE_DIR } from './objects.ts';
 import { runInPod, type CommandExit, type PodContainer } from './pod-command.ts';
 
 export interface PodStorageFilesOptions {
@@ -56,8 +61,17 @@ const WRITE_NEXT = 'head -c "$2" >> "$1.partial"';
 const COMPLETE =
   'size=$(wc -c < "$1.partial") && [ $size -eq "$2" ] || { echo "$1.partial has ${size:-no} bytes, expected $2" >&2; exit 1; }; mv -f -- "$1.partial" "$1"';
 const REMOVE = 'rm -f -- "$1"';
+// $1 the storage directory, $2 the client backups folder, $3 the prefix of client backups' names.
+const PREPARE =
+  'umask 077; mkdir -p -- "$2" || exit 1; for f in "$1/$3"*; do case "$f" in *.partial) ;; *) [ -f "$f" ] && { mv -f -- "$f" "$2/" || exit 1; } ;; esac; done; exit 0';
+// du's own errors (a folder it may not read, such as a volume's lost+found) leave its total in place.
+const MEASURE = 'echo "du $(du -sk -- "$1" 2>/dev/null)"; df -Pk -- "$1"';
+export const CLIENT_BACKUPS_PATH = `${DATA_MOUNT}/${CLIENT_BACKUPS_DIR}`;
 
 export class PodStorageFiles implements NodeStorageFiles {
+  /** The uid of each node's pod whose client backups folder is known to be ready. */
+  private readonly prepared = new Map<string, string>();
+
   constructor(private readonly opts: PodStorageFilesOptions) {}
 
   daemonPath(_nodeId: string, name: string): string {
@@ -131,6 +145,36 @@ export class PodStorageFiles implements NodeStorageFiles {
     await this.run(this.runningPod(nodeId), `remove ${name}`, sh(REMOVE, path));
   }
 
+  clientBackupPath(_nodeId: string, name: string): string {
+    return `${CLIENT_BACKUPS_PATH}/${checkedName(name)}`;
+  }
+
+  async prepareClientBackups(nodeId: string): Promise<void> {
+    const target = this.runningPod(nodeId);
+    // One exec per pod: the volume outlives the pod, but nothing puts client backups back in the
+    // storage directory, and a new pod (a restart, another image) is checked once more.
+    const uid = this.opts.currentPod(nodeId)?.metadata?.uid ?? '';
+    if (uid !== '' && this.prepared.get(nodeId) === uid) return;
+    await this.run(target, 'prepare the client backups folder', sh(PREPARE, STORAGE_DIR, CLIENT_BACKUPS_PATH, CLIENT_BACKUP_PREFIX));
+    this.prepared.set(nodeId, uid);
+  }
+
+  async measure(nodeId: string): Promise<StorageMeasurement> {
+    const target = this.runningPod(nodeId);
+    let out = '';
+    const exit = await runInPod(this.opts.exec, target, sh(MEASURE, DATA_MOUNT), {
+      what: 'measure the storage',
+      onStdout: (chunk) => {
+        if (out.length < 4096) out += chunk.toString('utf8');
+        return true;
+      },
+    }).exit.catch((err: Error) => {
+      throw withImageHint(err);
+    });
+    if (exit.code !== 0) throw failed(exit, `measure the storage in pod ${target.pod}`);
+    return parseMeasurement(out, target.pod);
+  }
+
   /** Runs one command to its end; anything but exit code 0 is an error. */
   private async run(target: PodContainer, what: string, command: string[], stdin?: Uint8Array): Promise<void> {
     const exit = await runInPod(this.opts.exec, target, command, { what, stdin }).exit.catch((err: Error) => {
@@ -151,7 +195,7 @@ export class PodStorageFiles implements NodeStorageFiles {
   }
 }
 
-const IMAGE_NEEDS = 'the node image must provide /bin/sh, cat, head, wc, mv and rm';
+const IMAGE_NEEDS = 'the node image must provide /bin/sh, cat, head, wc, mv, rm, mkdir, du and df';
 
 function failed(exit: CommandExit, what: string): Error {
   const detail = exit.stderr.trim().split('\n').slice(0, 3).join('; ');
@@ -163,6 +207,18 @@ function failed(exit: CommandExit, what: string): Error {
 /** An image without /bin/sh fails the exec itself, in the container runtime's words: says what it lacks. */
 function withImageHint(err: Error): Error {
   return /exec: "\/bin\/sh"/.test(err.message) ? new Error(`${err.message} (${IMAGE_NEEDS})`) : err;
+}
+
+/** MEASURE's output: `du <KiB used>\t<path>`, then df's POSIX table (its last line: `<fs> <KiB> <used> <available> <use%> <mount>`). */
+export function parseMeasurement(out: string, pod: string): StorageMeasurement {
+  const lines = out.trim().split('\n');
+  const used = /^du (\d+)\s/.exec(lines[0] ?? '')?.[1];
+  const fields = (lines.at(-1) ?? '').trim().split(/\s+/);
+  const [capacity, available] = [fields.at(-5), fields.at(-3)];
+  if (used === undefined || !/^\d+$/.test(capacity ?? '') || !/^\d+$/.test(available ?? '')) {
+    throw new Error(`could not measure the storage in pod ${pod}: unexpected du and df output ${JSON.stringify(out.slice(0, 300))} (${IMAGE_NEEDS})`);
+  }
+  return { usedBytes: Number(used) * 1024, capacityBytes: Number(capacity) * 1024, availableBytes: Number(available) * 1024 };
 }
 
 /**

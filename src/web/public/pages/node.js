@@ -242,6 +242,15 @@ export async function nodePage(main, { nodeId, setTitle }) {
     if (last?.buildStatus === 'FAILURE') {
       items.push(notice('error', h('strong', {}, `The last ${last.action} failed. `), last.error ?? 'See the build history.'));
     }
+    if (node.storage && node.status !== 'DESTROYED' && usedShare(node.storage) > NEARLY_FULL) {
+      items.push(
+        notice(
+          'warn',
+          h('strong', {}, 'Storage is nearly full. '),
+          `Only ${bytes(node.storage.availableBytes)} of ${bytes(node.storage.capacityBytes)} is free. Download and delete backups kept on the node, or ask the operator for more room.`,
+        ),
+      );
+    }
     if (node.status === 'DESTROYED') items.push(notice('info', 'This node was destroyed; its storage is deleted and the record is kept for reference.'));
     fill(notices, items);
   };
@@ -256,6 +265,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
       row('Invoke URL', copyable(node.invoke_url)),
       row('Peer address', copyable(`${node.peerDNS}:${node.peerPort}`)),
       row('Wallet', node.initialized ? 'Initialised' : 'Not initialised'),
+      row('Storage', storageUse(node.storage)),
       row('Created', time(node.createdAt)),
       row('Updated', time(node.updatedAt)),
     );
@@ -413,4 +423,29 @@ function fileName(url, i) {
   } catch {
     return `log file ${i + 1}`;
   }
+}
+
+/** The share of the volume in use above which the page warns (the operators' alert is at the same mark). */
+const NEARLY_FULL = 0.9;
+const usedShare = (storage) => (storage.capacityBytes > 0 ? 1 - storage.availableBytes / storage.capacityBytes : 0);
+
+function bytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** The node's storage use as last measured: what its files take, and the room left on its volume. */
+function storageUse(storage) {
+  if (!storage) return h('span', { class: 'muted', dataset: { testid: 'node-storage' } }, 'Not measured yet (measured while the node runs)');
+  return h(
+    'span',
+    { dataset: { testid: 'node-storage' } },
+    `${bytes(storage.usedBytes)} used; ${bytes(storage.availableBytes)} free of ${bytes(storage.capacityBytes)} (${Math.round(usedShare(storage) * 100)}% full) `,
+    h('span', { class: 'small muted' }, ['as of ', time(storage.measuredAt)]),
+  );
 }
