@@ -183,16 +183,24 @@ const totalFromRow = (r: TotalRow): AccountCallTotal => ({
  * answers the accounts' new totals with their plans' limits. One statement: the totals row of an
  * account is locked by the first batch to reach it, so concurrent batches of several replicas are
  * ordered and each reads the total including every batch committed before it. Increments must be
- * sorted by account (then node and kind) so that two batches lock rows in the same order.
+ * sorted by account (then node and kind) so that two batches lock rows in the same order. A node
+ * id that is not one of the account's nodes (made up, another account's) is counted under ''
+ * (no node): only real nodes get a counting row.
  */
 export async function addApiCalls(db: Queryable, month: Date, increments: readonly ApiCallIncrement[]): Promise<AccountCallTotal[]> {
   if (increments.length === 0) return [];
   const rows = await db.query<TotalRow>(
     `WITH inc AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS i(account_id, node_id, kind, calls, n)
+     ), real AS (
+       SELECT account_id, node_id, kind, sum(calls) AS calls FROM (
+         SELECT i.account_id, i.kind, i.calls,
+                CASE WHEN EXISTS (SELECT 1 FROM nodes WHERE id = i.node_id AND user_id = i.account_id) THEN i.node_id ELSE '' END AS node_id
+           FROM inc i
+       ) r GROUP BY account_id, node_id, kind
      ), counted AS (
        INSERT INTO api_call_counts (account_id, month, node_id, kind, calls)
-       SELECT account_id, $1, node_id, kind, calls FROM inc ORDER BY n
+       SELECT account_id, $1, node_id, kind, calls FROM real ORDER BY account_id, node_id, kind
        ON CONFLICT (account_id, month, node_id, kind) DO UPDATE SET calls = api_call_counts.calls + excluded.calls
      ), totals AS (
        INSERT INTO api_call_totals (account_id, month, calls)

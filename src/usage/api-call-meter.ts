@@ -10,8 +10,14 @@
 // read, so with N replicas serving an account at once the calls admitted in a month are at most
 // limit + N × batchSize - 1 (plus batchSize per replica that crashed with counts it never wrote).
 // The first call of an account in a process reads its total first: a restart admits nothing blind.
+//
+// No input breaks it (issue #37): a node id that is not one (wrong shape here, not the account's
+// node in the batch's statement) counts under '' (no node), and a batch the database refuses for
+// its data is split until the one increment it cannot take is found and dropped, logged once; only
+// an unreachable database keeps counts for the next batch.
 import type { Database } from '../db/database.ts';
 import { addApiCalls, findAccountCallTotals, type AccountCallTotal, type ApiCallCountRow, type ApiCallIncrement } from '../db/usage.ts';
+import { isId } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { rateLimitHeaders } from '../http/rate-limit.ts';
@@ -41,7 +47,7 @@ interface AccountCount {
   /** null: unlimited; undefined: not read yet. */
   limit: number | null | undefined;
   plan: string | undefined;
-  /** Counted here, not in a batch yet, by `nodeId\0kind`. */
+  /** Counted here, not in a batch yet, by `kind/nodeId` (countKey). */
   pending: Map<string, number>;
   pendingCalls: number;
   /** In a batch being written. */
@@ -58,7 +64,16 @@ interface MonthCounts {
   accounts: Map<string, AccountCount>;
 }
 
-const KEY_SEPARATOR = '\0';
+// The kind goes first: a kind never holds the separator, so the key splits at its first one.
+const countKey = (nodeId: string, kind: CallKind) => `${kind}/${nodeId}`;
+const keyParts = (key: string) => {
+  const at = key.indexOf('/');
+  return { kind: key.slice(0, at) as CallKind, nodeId: key.slice(at + 1) };
+};
+
+// The database refused the data itself (SQLSTATE classes 22 data exception, 23 integrity
+// constraint violation, 21 cardinality): writing it again cannot succeed.
+const refusesData = (err: unknown) => /^2[123]/.test(String((err as { code?: unknown }).code ?? ''));
 
 export class ApiCallMeter {
   private current: MonthCounts;
@@ -89,6 +104,8 @@ export class ApiCallMeter {
    * wait for is written.
    */
   admit(accountId: string, nodeId: string, kind: CallKind, databaseDown = false): void | Promise<void> {
+    // Whatever a path held, only a node id's shape is kept (the batch keeps only the account's nodes).
+    if (nodeId !== '' && !isId(nodeId)) nodeId = '';
     if (this.now() >= this.current.endsAt) this.rollOver();
     const counts = this.current;
     let account = counts.accounts.get(accountId);
@@ -106,7 +123,7 @@ export class ApiCallMeter {
       // counted) rather than held; the bound holds while the database answers.
       if (unwritten >= this.deps.batchSize && !databaseDown) return this.flush().then((written) => this.admit(accountId, nodeId, kind, !written));
     }
-    const key = nodeId + KEY_SEPARATOR + kind;
+    const key = countKey(nodeId, kind);
     account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
     account.pendingCalls++;
     // For a limited account, half a batch starts a write early, so that a busy account rarely waits
@@ -118,7 +135,7 @@ export class ApiCallMeter {
   unwrittenCalls(accountId: string): ApiCallCountRow[] {
     const account = this.current.accounts.get(accountId);
     return [...(account?.pending ?? [])].map(([key, calls]) => {
-      const [nodeId, kind] = key.split(KEY_SEPARATOR) as [string, CallKind];
+      const { nodeId, kind } = keyParts(key);
       return { node_id: nodeId, kind, calls };
     });
   }
@@ -144,7 +161,7 @@ export class ApiCallMeter {
         continue;
       }
       for (const [key, calls] of account.pending) {
-        const [nodeId, kind] = key.split(KEY_SEPARATOR) as [string, CallKind];
+        const { nodeId, kind } = keyParts(key);
         increments.push({ accountId, nodeId, kind, calls });
       }
       account.writing += account.pendingCalls;
@@ -154,24 +171,51 @@ export class ApiCallMeter {
     // Every batch locks rows in one order: two replicas' batches cannot deadlock.
     increments.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : a.kind < b.kind ? -1 : 1));
     try {
-      if (increments.length > 0) {
-        const totals = await addApiCalls(this.deps.db, counts.from, increments);
-        this.learn(counts, totals);
-        this.report(totals, increments);
+      const kept = await this.writeIncrements(counts, increments);
+      if (kept.length > 0) {
+        for (const i of kept) {
+          const account = counts.accounts.get(i.accountId)!;
+          const key = countKey(i.nodeId, i.kind);
+          account.pending.set(key, (account.pending.get(key) ?? 0) + i.calls);
+          account.pendingCalls += i.calls;
+        }
+        return false;
       }
       if (refused.length > 0) this.learn(counts, await findAccountCallTotals(this.deps.db, counts.from, refused));
       return true;
     } catch (err) {
-      this.deps.log.error({ err, calls: increments.length }, 'could not write API call counts; keeping them for the next batch');
-      for (const i of increments) {
-        const account = counts.accounts.get(i.accountId)!;
-        const key = i.nodeId + KEY_SEPARATOR + i.kind;
-        account.pending.set(key, (account.pending.get(key) ?? 0) + i.calls);
-        account.pendingCalls += i.calls;
-      }
+      this.deps.log.error({ err }, 'could not read the refused accounts\' API call totals');
       return false;
     } finally {
       for (const i of increments) counts.accounts.get(i.accountId)!.writing -= i.calls;
+    }
+  }
+
+  /**
+   * Adds the increments; answers those to keep for the next batch (the database could not be
+   * reached). A batch refused for its data is split in halves, so the others are written and the
+   * increment it cannot take, alone, is dropped: kept, it would fail every batch after it.
+   */
+  private async writeIncrements(counts: MonthCounts, increments: readonly ApiCallIncrement[]): Promise<readonly ApiCallIncrement[]> {
+    if (increments.length === 0) return [];
+    try {
+      const totals = await addApiCalls(this.deps.db, counts.from, increments);
+      this.learn(counts, totals);
+      this.report(totals, increments);
+      return [];
+    } catch (err) {
+      if (!refusesData(err)) {
+        this.deps.log.error({ err, calls: increments.length }, 'could not write API call counts; keeping them for the next batch');
+        return increments;
+      }
+      if (increments.length === 1) {
+        const [i] = increments;
+        this.deps.log.warn({ err, accountId: i!.accountId, kind: i!.kind, calls: i!.calls }, 'the database refused an API call count; dropped');
+        return [];
+      }
+      const half = Math.ceil(increments.length / 2);
+      const kept = await this.writeIncrements(counts, increments.slice(0, half));
+      return [...kept, ...(await this.writeIncrements(counts, increments.slice(half)))];
     }
   }
 
