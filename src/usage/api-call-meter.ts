@@ -106,14 +106,7 @@ export class ApiCallMeter {
   admit(accountId: string, nodeId: string, kind: CallKind, databaseDown = false): void | Promise<void> {
     // Whatever a path held, only a node id's shape is kept (the batch keeps only the account's nodes).
     if (nodeId !== '' && !isId(nodeId)) nodeId = '';
-    if (this.now() >= this.current.endsAt) this.rollOver();
-    const counts = this.current;
-    let account = counts.accounts.get(accountId);
-    if (!account) {
-      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0 };
-      counts.accounts.set(accountId, account);
-      account.reading = this.readTotals(counts, [accountId]);
-    }
+    const account = this.accountOf(accountId);
     if (account.reading) return account.reading.then(() => this.admit(accountId, nodeId, kind));
     const unwritten = account.pendingCalls + account.writing;
     if (account.limit !== null) {
@@ -123,6 +116,32 @@ export class ApiCallMeter {
       // counted) rather than held; the bound holds while the database answers.
       if (unwritten >= this.deps.batchSize && !databaseDown) return this.flush().then((written) => this.admit(accountId, nodeId, kind, !written));
     }
+    this.add(account, nodeId, kind);
+  }
+
+  /**
+   * Counts a call the quota never refuses (api/quota-routes.ts: an owner's or admin's way out of a
+   * spent month): never waits, never throws. Such calls may take a replica past B unwritten calls;
+   * they only make the account's other calls refused sooner, so the bound on admitted calls holds.
+   */
+  count(accountId: string, nodeId: string, kind: CallKind): void {
+    if (nodeId !== '' && !isId(nodeId)) nodeId = '';
+    this.add(this.accountOf(accountId), nodeId, kind);
+  }
+
+  private accountOf(accountId: string): AccountCount {
+    if (this.now() >= this.current.endsAt) this.rollOver();
+    const counts = this.current;
+    let account = counts.accounts.get(accountId);
+    if (!account) {
+      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0 };
+      counts.accounts.set(accountId, account);
+      account.reading = this.readTotals(counts, [accountId]);
+    }
+    return account;
+  }
+
+  private add(account: AccountCount, nodeId: string, kind: CallKind) {
     const key = countKey(nodeId, kind);
     account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
     account.pendingCalls++;
