@@ -4399,6 +4399,24 @@ export interface operations {
                             runningSeconds: number;
                             pausedSeconds: number;
                         }[];
+                        /** @description Who spent the month's calls, the most first (calls through a client certificate are in no member). Empty for a token limited to some nodes. */
+                        members: {
+                            userId: string;
+                            /** @description Null once the user was deleted. */
+                            email: string | null;
+                            /** @description The member's management API and bearer gateway calls, with every token and the web session. */
+                            calls: number;
+                        }[];
+                        /** @description The same per API token (revoked ones included), the most first. Empty for a token limited to some nodes. */
+                        tokens: {
+                            tokenId: string;
+                            /** @description Null once the token's user was deleted. */
+                            name: string | null;
+                            /** @description The token's member. */
+                            userId: string;
+                            /** @description Management API and bearer gateway calls made with the token. */
+                            calls: number;
+                        }[];
                     };
                 };
             };

@@ -18,12 +18,13 @@ export function meterApiCalls(scope: FastifyInstance, meter: Pick<ApiCallMeter, 
     // A web session is the one credential without a token id.
     if (uiOwnRead(user.tokenId === '', request.method, route, request.headers)) return;
     const nodeId = nodeInPath(route, request.params);
+    const caller = { userId: user.id, tokenId: user.tokenId };
     if (quotaExempt(user.role, request.method, route)) {
-      meter.count(user.accountId, nodeId, 'api');
+      meter.count(user.accountId, nodeId, 'api', caller);
       return;
     }
     try {
-      await meter.admit(user.accountId, nodeId, 'api');
+      await meter.admit(user.accountId, nodeId, 'api', caller);
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'quota_exceeded') throw err;
       // The fields go in the answer's head; the body says when in seconds, like rate_limited.

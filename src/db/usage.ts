@@ -152,6 +152,9 @@ export interface ApiCallIncrement {
   /** '' for a call about no node. */
   nodeId: string;
   kind: 'api' | 'gateway';
+  /** Who called ('' for a gateway call through a client certificate), and with which token ('' for a web session). */
+  userId: string;
+  tokenId: string;
   calls: number;
 }
 
@@ -191,7 +194,12 @@ export async function addApiCalls(db: Queryable, month: Date, increments: readon
   if (increments.length === 0) return [];
   const rows = await db.query<TotalRow>(
     `WITH inc AS (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS i(account_id, node_id, kind, calls, n)
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[]) AS i(account_id, node_id, kind, calls, user_id, token_id)
+     ), callers AS (
+       INSERT INTO api_call_caller_counts (account_id, month, user_id, token_id, calls)
+       SELECT account_id, $1, user_id, token_id, sum(calls) FROM inc WHERE user_id <> ''
+        GROUP BY account_id, user_id, token_id ORDER BY account_id, user_id, token_id
+       ON CONFLICT (account_id, month, user_id, token_id) DO UPDATE SET calls = api_call_caller_counts.calls + excluded.calls
      ), real AS (
        SELECT account_id, node_id, kind, sum(calls) AS calls FROM (
          SELECT i.account_id, i.kind, i.calls,
@@ -210,9 +218,49 @@ export async function addApiCalls(db: Queryable, month: Date, increments: readon
      )
      SELECT t.account_id, t.calls, a.plan, p.api_calls_per_month
        FROM totals t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN plans p ON p.name = a.plan`,
-    [month, increments.map((i) => i.accountId), increments.map((i) => i.nodeId), increments.map((i) => i.kind), increments.map((i) => i.calls)],
+    [
+      month,
+      increments.map((i) => i.accountId),
+      increments.map((i) => i.nodeId),
+      increments.map((i) => i.kind),
+      increments.map((i) => i.calls),
+      increments.map((i) => i.userId),
+      increments.map((i) => i.tokenId),
+    ],
   );
   return rows.map(totalFromRow);
+}
+
+export interface ApiCallerCountRow {
+  user_id: string;
+  /** '' for the member's calls without a token (the web session). */
+  token_id: string;
+  calls: number;
+}
+
+export interface ApiCallerNameRow {
+  user_id: string;
+  email: string | null;
+  token_id: string;
+  token_name: string | null;
+}
+
+/** The account's flushed API calls of a month per member and token. */
+export async function findAccountCallerCalls(db: Queryable, accountId: string, month: Date): Promise<ApiCallerCountRow[]> {
+  const rows = await db.query<{ user_id: string; token_id: string; calls: string | number }>(
+    'SELECT user_id, token_id, calls FROM api_call_caller_counts WHERE account_id = $1 AND month = $2',
+    [accountId, month],
+  );
+  return rows.map((r) => ({ ...r, calls: Number(r.calls) }));
+}
+
+/** The members' emails and the tokens' names (those whose rows still exist), by id. */
+export async function findCallerNames(db: Queryable, userIds: readonly string[], tokenIds: readonly string[]) {
+  const [users, tokens] = await Promise.all([
+    db.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = ANY($1::text[])', [userIds]),
+    db.query<{ id: string; name: string }>('SELECT id, name FROM api_tokens WHERE id = ANY($1::text[])', [tokenIds]),
+  ]);
+  return { emails: new Map(users.map((u) => [u.id, u.email])), tokenNames: new Map(tokens.map((t) => [t.id, t.name])) };
 }
 
 /** The accounts' flushed totals of a month (0 before their first call) with their plans' limits. */

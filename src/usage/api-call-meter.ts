@@ -16,7 +16,7 @@
 // its data is split until the one increment it cannot take is found and dropped, logged once; only
 // an unreachable database keeps counts for the next batch.
 import type { Database } from '../db/database.ts';
-import { addApiCalls, findAccountCallTotals, type AccountCallTotal, type ApiCallCountRow, type ApiCallIncrement } from '../db/usage.ts';
+import { addApiCalls, findAccountCallTotals, type AccountCallTotal, type ApiCallCountRow, type ApiCallerCountRow, type ApiCallIncrement } from '../db/usage.ts';
 import { isId } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -24,6 +24,14 @@ import { rateLimitHeaders } from '../http/rate-limit.ts';
 import { monthOf, monthRange } from './node-time.ts';
 
 export type CallKind = 'api' | 'gateway';
+
+/** Who made a call (GET /api/usage shows calls per member and per token): tokenId '' for a web session. */
+export interface Caller {
+  userId: string;
+  tokenId: string;
+}
+
+const NO_CALLER: Caller = { userId: '', tokenId: '' };
 
 /** What the meter reports (metrics/ implements it): calls written, by plan and kind, never by account. */
 export interface ApiCallMetrics {
@@ -47,7 +55,7 @@ interface AccountCount {
   /** null: unlimited; undefined: not read yet. */
   limit: number | null | undefined;
   plan: string | undefined;
-  /** Counted here, not in a batch yet, by `kind/nodeId` (countKey). */
+  /** Counted here, not in a batch yet, by `kind/userId/tokenId/nodeId` (countKey). */
   pending: Map<string, number>;
   pendingCalls: number;
   /** In a batch being written. */
@@ -64,11 +72,13 @@ interface MonthCounts {
   accounts: Map<string, AccountCount>;
 }
 
-// The kind goes first: a kind never holds the separator, so the key splits at its first one.
-const countKey = (nodeId: string, kind: CallKind) => `${kind}/${nodeId}`;
+// The node goes last: the kind and the caller's ids never hold the separator (an id that would is
+// dropped), so the key splits at its first three.
+const idPart = (id: string) => (id.includes('/') ? '' : id);
+const countKey = (nodeId: string, kind: CallKind, caller: Caller) => `${kind}/${idPart(caller.userId)}/${idPart(caller.tokenId)}/${nodeId}`;
 const keyParts = (key: string) => {
-  const at = key.indexOf('/');
-  return { kind: key.slice(0, at) as CallKind, nodeId: key.slice(at + 1) };
+  const [kind, userId, tokenId] = key.split('/', 3) as [CallKind, string, string];
+  return { kind, userId, tokenId, nodeId: key.slice(kind.length + userId.length + tokenId.length + 3) };
 };
 
 // The database refused the data itself (SQLSTATE classes 22 data exception, 23 integrity
@@ -103,20 +113,20 @@ export class ApiCallMeter {
    * (a Map increment); a promise only while the account's first total is read or a batch it must
    * wait for is written.
    */
-  admit(accountId: string, nodeId: string, kind: CallKind, databaseDown = false): void | Promise<void> {
+  admit(accountId: string, nodeId: string, kind: CallKind, caller: Caller = NO_CALLER, databaseDown = false): void | Promise<void> {
     // Whatever a path held, only a node id's shape is kept (the batch keeps only the account's nodes).
     if (nodeId !== '' && !isId(nodeId)) nodeId = '';
     const account = this.accountOf(accountId);
-    if (account.reading) return account.reading.then(() => this.admit(accountId, nodeId, kind));
+    if (account.reading) return account.reading.then(() => this.admit(accountId, nodeId, kind, caller));
     const unwritten = account.pendingCalls + account.writing;
     if (account.limit !== null) {
       if (account.limit !== undefined && account.known + unwritten >= account.limit) throw this.quotaExceeded(account.limit);
       // Decided again after the batch: many calls may have waited for it, and only B of them fit.
       // With the database unreachable no batch can be written, and calls are admitted (and kept
       // counted) rather than held; the bound holds while the database answers.
-      if (unwritten >= this.deps.batchSize && !databaseDown) return this.flush().then((written) => this.admit(accountId, nodeId, kind, !written));
+      if (unwritten >= this.deps.batchSize && !databaseDown) return this.flush().then((written) => this.admit(accountId, nodeId, kind, caller, !written));
     }
-    this.add(account, nodeId, kind);
+    this.add(account, nodeId, kind, caller);
   }
 
   /**
@@ -124,9 +134,9 @@ export class ApiCallMeter {
    * spent month): never waits, never throws. Such calls may take a replica past B unwritten calls;
    * they only make the account's other calls refused sooner, so the bound on admitted calls holds.
    */
-  count(accountId: string, nodeId: string, kind: CallKind): void {
+  count(accountId: string, nodeId: string, kind: CallKind, caller: Caller = NO_CALLER): void {
     if (nodeId !== '' && !isId(nodeId)) nodeId = '';
-    this.add(this.accountOf(accountId), nodeId, kind);
+    this.add(this.accountOf(accountId), nodeId, kind, caller);
   }
 
   private accountOf(accountId: string): AccountCount {
@@ -141,8 +151,8 @@ export class ApiCallMeter {
     return account;
   }
 
-  private add(account: AccountCount, nodeId: string, kind: CallKind) {
-    const key = countKey(nodeId, kind);
+  private add(account: AccountCount, nodeId: string, kind: CallKind, caller: Caller) {
+    const key = countKey(nodeId, kind, caller);
     account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
     account.pendingCalls++;
     // For a limited account, half a batch starts a write early, so that a busy account rarely waits
@@ -152,11 +162,27 @@ export class ApiCallMeter {
 
   /** This process's counts of the account for the month not written yet (GET /api/usage adds them). */
   unwrittenCalls(accountId: string): ApiCallCountRow[] {
-    const account = this.current.accounts.get(accountId);
-    return [...(account?.pending ?? [])].map(([key, calls]) => {
+    const byNode = new Map<string, ApiCallCountRow>();
+    for (const [key, calls] of this.current.accounts.get(accountId)?.pending ?? []) {
       const { nodeId, kind } = keyParts(key);
-      return { node_id: nodeId, kind, calls };
-    });
+      const row = byNode.get(`${kind}/${nodeId}`);
+      if (row) row.calls += calls;
+      else byNode.set(`${kind}/${nodeId}`, { node_id: nodeId, kind, calls });
+    }
+    return [...byNode.values()];
+  }
+
+  /** The same by member and token (GET /api/usage's members and tokens). */
+  unwrittenCallerCalls(accountId: string): ApiCallerCountRow[] {
+    const byCaller = new Map<string, ApiCallerCountRow>();
+    for (const [key, calls] of this.current.accounts.get(accountId)?.pending ?? []) {
+      const { userId, tokenId } = keyParts(key);
+      if (userId === '') continue;
+      const row = byCaller.get(`${userId}/${tokenId}`);
+      if (row) row.calls += calls;
+      else byCaller.set(`${userId}/${tokenId}`, { user_id: userId, token_id: tokenId, calls });
+    }
+    return [...byCaller.values()];
   }
 
   /** Writes every pending count in one batch; one batch at a time, the next one right after. False: the database refused it. */
@@ -180,21 +206,26 @@ export class ApiCallMeter {
         continue;
       }
       for (const [key, calls] of account.pending) {
-        const { nodeId, kind } = keyParts(key);
-        increments.push({ accountId, nodeId, kind, calls });
+        const { nodeId, kind, userId, tokenId } = keyParts(key);
+        increments.push({ accountId, nodeId, kind, userId, tokenId, calls });
       }
       account.writing += account.pendingCalls;
       account.pending = new Map();
       account.pendingCalls = 0;
     }
     // Every batch locks rows in one order: two replicas' batches cannot deadlock.
-    increments.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : a.kind < b.kind ? -1 : 1));
+    const order = (i: ApiCallIncrement) => [i.accountId, i.nodeId, i.kind, i.userId, i.tokenId];
+    increments.sort((a, b) => {
+      const [x, y] = [order(a), order(b)];
+      const at = x.findIndex((v, n) => v !== y[n]);
+      return at < 0 ? 0 : x[at]! < y[at]! ? -1 : 1;
+    });
     try {
       const kept = await this.writeIncrements(counts, increments);
       if (kept.length > 0) {
         for (const i of kept) {
           const account = counts.accounts.get(i.accountId)!;
-          const key = countKey(i.nodeId, i.kind);
+          const key = countKey(i.nodeId, i.kind, i);
           account.pending.set(key, (account.pending.get(key) ?? 0) + i.calls);
           account.pendingCalls += i.calls;
         }
