@@ -17,6 +17,9 @@ export const QUOTA_EXEMPT_ROUTES: ReadonlySet<string> = new Set([
   'GET /api/account/invitations',
   'POST /api/account/invitations',
   'DELETE /api/account/invitations/:id',
+  // Caps on a member's or token's calls (the way to stop one from spending the next month).
+  'PUT /api/account/members/:userId/monthly-api-calls',
+  'PUT /api/tokens/:id/monthly-api-calls',
   // Credentials: API tokens and client certificates.
   'GET /api/tokens',
   'POST /api/tokens',

@@ -61,6 +61,7 @@ import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
+import { capMemberCallsRoute, capTokenCallsRoute } from './usage/cap-calls.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
@@ -220,6 +221,8 @@ export async function buildApiServer(
     listInvitationsRoute(scope, deps);
     revokeInvitationRoute(scope, deps);
     getUsageRoute(scope, deps);
+    capMemberCallsRoute(scope, deps);
+    capTokenCallsRoute(scope, deps);
   });
   return app;
 }

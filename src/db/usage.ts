@@ -181,6 +181,41 @@ const totalFromRow = (r: TotalRow): AccountCallTotal => ({
   limit: r.api_calls_per_month === null ? null : Number(r.api_calls_per_month),
 });
 
+/** A member's ('user:<id>') or token's ('token:<id>') total of the month and its cap (null: none). */
+export interface CallerCallTotal {
+  accountId: string;
+  caller: string;
+  calls: number;
+  limit: number | null;
+}
+
+export interface BatchTotals {
+  accounts: AccountCallTotal[];
+  callers: CallerCallTotal[];
+}
+
+const callerTotalFromRow = (r: { account_id: string; caller: string; calls: string | number; api_calls_per_month: string | number | null }): CallerCallTotal => ({
+  accountId: r.account_id,
+  caller: r.caller,
+  calls: Number(r.calls),
+  limit: r.api_calls_per_month === null ? null : Number(r.api_calls_per_month),
+});
+
+/** A member's and a token's totals of a month (0 before their first call) with their caps; a token '' is left out. */
+export async function findCallerTotals(db: Queryable, month: Date, accountId: string, userId: string, tokenId: string): Promise<CallerCallTotal[]> {
+  const rows = await db.query<{ account_id: string; caller: string; calls: string | number; api_calls_per_month: string | number | null }>(
+    `SELECT $2::text AS account_id, 'user:' || m.user_id AS caller, coalesce(t.calls, 0) AS calls, m.monthly_api_calls AS api_calls_per_month
+       FROM account_members m LEFT JOIN api_call_member_totals t ON t.account_id = m.account_id AND t.month = $1 AND t.user_id = m.user_id
+      WHERE m.account_id = $2 AND m.user_id = $3
+     UNION ALL
+     SELECT $2::text, 'token:' || k.id, coalesce(c.calls, 0), k.monthly_api_calls
+       FROM api_tokens k LEFT JOIN api_call_caller_counts c ON c.account_id = $2 AND c.month = $1 AND c.user_id = k.user_id AND c.token_id = k.id
+      WHERE k.id = $4`,
+    [month, accountId, userId, tokenId],
+  );
+  return rows.map(callerTotalFromRow);
+}
+
 /**
  * Adds a batch of counts (at most one increment per account, node and kind) to a month and
  * answers the accounts' new totals with their plans' limits. One statement: the totals row of an
@@ -190,9 +225,9 @@ const totalFromRow = (r: TotalRow): AccountCallTotal => ({
  * id that is not one of the account's nodes (made up, another account's) is counted under ''
  * (no node): only real nodes get a counting row.
  */
-export async function addApiCalls(db: Queryable, month: Date, increments: readonly ApiCallIncrement[]): Promise<AccountCallTotal[]> {
-  if (increments.length === 0) return [];
-  const rows = await db.query<TotalRow>(
+export async function addApiCalls(db: Queryable, month: Date, increments: readonly ApiCallIncrement[]): Promise<BatchTotals> {
+  if (increments.length === 0) return { accounts: [], callers: [] };
+  const rows = await db.query<TotalRow & { what: 'account' | 'user' | 'token'; caller_id: string }>(
     `WITH inc AS (
        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[]) AS i(account_id, node_id, kind, calls, user_id, token_id)
      ), callers AS (
@@ -200,6 +235,13 @@ export async function addApiCalls(db: Queryable, month: Date, increments: readon
        SELECT account_id, $1, user_id, token_id, sum(calls) FROM inc WHERE user_id <> ''
         GROUP BY account_id, user_id, token_id ORDER BY account_id, user_id, token_id
        ON CONFLICT (account_id, month, user_id, token_id) DO UPDATE SET calls = api_call_caller_counts.calls + excluded.calls
+       RETURNING account_id, user_id, token_id, calls
+     ), members AS (
+       INSERT INTO api_call_member_totals (account_id, month, user_id, calls)
+       SELECT account_id, $1, user_id, sum(calls) FROM inc WHERE user_id <> ''
+        GROUP BY account_id, user_id ORDER BY account_id, user_id
+       ON CONFLICT (account_id, month, user_id) DO UPDATE SET calls = api_call_member_totals.calls + excluded.calls
+       RETURNING account_id, user_id, calls
      ), real AS (
        SELECT account_id, node_id, kind, sum(calls) AS calls FROM (
          SELECT i.account_id, i.kind, i.calls,
@@ -216,8 +258,14 @@ export async function addApiCalls(db: Queryable, month: Date, increments: readon
        ON CONFLICT (account_id, month) DO UPDATE SET calls = api_call_totals.calls + excluded.calls
        RETURNING account_id, calls
      )
-     SELECT t.account_id, t.calls, a.plan, p.api_calls_per_month
-       FROM totals t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN plans p ON p.name = a.plan`,
+     SELECT 'account' AS what, t.account_id, '' AS caller_id, t.calls, a.plan, p.api_calls_per_month
+       FROM totals t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN plans p ON p.name = a.plan
+     UNION ALL
+     SELECT 'user', m.account_id, m.user_id, m.calls, NULL, am.monthly_api_calls
+       FROM members m LEFT JOIN account_members am ON am.account_id = m.account_id AND am.user_id = m.user_id
+     UNION ALL
+     SELECT 'token', c.account_id, c.token_id, c.calls, NULL, k.monthly_api_calls
+       FROM callers c LEFT JOIN api_tokens k ON k.id = c.token_id WHERE c.token_id <> ''`,
     [
       month,
       increments.map((i) => i.accountId),
@@ -228,7 +276,10 @@ export async function addApiCalls(db: Queryable, month: Date, increments: readon
       increments.map((i) => i.tokenId),
     ],
   );
-  return rows.map(totalFromRow);
+  return {
+    accounts: rows.filter((r) => r.what === 'account').map(totalFromRow),
+    callers: rows.filter((r) => r.what !== 'account').map((r) => callerTotalFromRow({ ...r, caller: `${r.what}:${r.caller_id}` })),
+  };
 }
 
 export interface ApiCallerCountRow {
@@ -339,4 +390,20 @@ export async function listAccountsWithOwners(db: Queryable): Promise<Array<{ id:
 /** Accounts with API calls in a month, also those deleted since (their rows stay). */
 export async function findAccountsWithApiCalls(db: Queryable, month: Date): Promise<string[]> {
   return (await db.query<{ account_id: string }>('SELECT account_id FROM api_call_totals WHERE month = $1', [month])).map((r) => r.account_id);
+}
+
+/** Sets a member's monthly cap (null: none); false when the user is no member of the account. */
+export async function setMemberCallCap(db: Queryable, accountId: string, userId: string, cap: number | null): Promise<boolean> {
+  const rows = await db.query('UPDATE account_members SET monthly_api_calls = $3 WHERE account_id = $1 AND user_id = $2 RETURNING user_id', [accountId, userId, cap]);
+  return rows.length > 0;
+}
+
+/** Sets a token's monthly cap (null: none); false when it is no token of the account's members. */
+export async function setTokenCallCap(db: Queryable, accountId: string, tokenId: string, cap: number | null): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE api_tokens k SET monthly_api_calls = $3 FROM account_members m
+      WHERE k.id = $2 AND m.user_id = k.user_id AND m.account_id = $1 RETURNING k.id`,
+    [accountId, tokenId, cap],
+  );
+  return rows.length > 0;
 }

@@ -16,7 +16,7 @@
 // its data is split until the one increment it cannot take is found and dropped, logged once; only
 // an unreachable database keeps counts for the next batch.
 import type { Database } from '../db/database.ts';
-import { addApiCalls, findAccountCallTotals, type AccountCallTotal, type ApiCallCountRow, type ApiCallerCountRow, type ApiCallIncrement } from '../db/usage.ts';
+import { addApiCalls, findAccountCallTotals, findCallerTotals, type AccountCallTotal, type CallerCallTotal, type ApiCallCountRow, type ApiCallerCountRow, type ApiCallIncrement } from '../db/usage.ts';
 import { isId } from '../auth/tokens.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -61,6 +61,18 @@ interface AccountCount {
   /** In a batch being written. */
   writing: number;
   /** The first read of the account's total, while it runs. */
+  reading?: Promise<void>;
+  /** Its members ('user:<id>') and tokens ('token:<id>') that called this month, for their caps. */
+  callers: Map<string, CallerCount>;
+}
+
+/** A member's or token's month, kept like the account's (the same bound holds for its cap). */
+interface CallerCount {
+  known: number;
+  /** The cap; null: none; undefined: not read yet. */
+  limit: number | null | undefined;
+  /** Counted here and not written yet (pending or in a batch being written). */
+  unwritten: number;
   reading?: Promise<void>;
 }
 
@@ -118,9 +130,17 @@ export class ApiCallMeter {
     if (nodeId !== '' && !isId(nodeId)) nodeId = '';
     const account = this.accountOf(accountId);
     if (account.reading) return account.reading.then(() => this.admit(accountId, nodeId, kind, caller));
+    const callers = this.callersOf(account, accountId, caller);
+    const reading = callers.find((c) => c.reading);
+    if (reading) return reading.reading!.then(() => this.admit(accountId, nodeId, kind, caller, databaseDown));
     const unwritten = account.pendingCalls + account.writing;
-    if (account.limit !== null) {
-      if (account.limit !== undefined && account.known + unwritten >= account.limit) throw this.quotaExceeded(account.limit);
+    // A capped member or token is held to the bound as a limited account is (docs/USAGE.md).
+    const capped = callers.some((c) => typeof c.limit === 'number');
+    if (account.limit !== null || capped) {
+      if (account.limit !== undefined && account.limit !== null && account.known + unwritten >= account.limit) throw this.quotaExceeded(account.limit);
+      for (const [key, c] of callers.entries()) {
+        if (typeof c.limit === 'number' && c.known + c.unwritten >= c.limit) throw this.capExceeded(key === 0 ? 'member' : 'token', c.limit);
+      }
       // Decided again after the batch: many calls may have waited for it, and only B of them fit.
       // With the database unreachable no batch can be written, and calls are admitted (and kept
       // counted) rather than held; the bound holds while the database answers.
@@ -144,20 +164,81 @@ export class ApiCallMeter {
     const counts = this.current;
     let account = counts.accounts.get(accountId);
     if (!account) {
-      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0 };
+      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0, callers: new Map() };
       counts.accounts.set(accountId, account);
       account.reading = this.readTotals(counts, [accountId]);
     }
     return account;
   }
 
+  /** The caller's member and token counts (none without a caller), each read at its first call. */
+  private callersOf(account: AccountCount, accountId: string, caller: Caller): CallerCount[] {
+    if (caller.userId === '') return [];
+    const keys = [`user:${caller.userId}`, ...(caller.tokenId === '' ? [] : [`token:${caller.tokenId}`])];
+    const missing = keys.filter((k) => !account.callers.has(k));
+    const counts = this.current;
+    if (missing.length > 0) {
+      const fresh = missing.map((k) => {
+        const c: CallerCount = { known: 0, limit: undefined, unwritten: 0 };
+        account.callers.set(k, c);
+        return c;
+      });
+      const reading = this.readCallerTotals(counts, accountId, caller).finally(() => {
+        for (const c of fresh) delete c.reading;
+      });
+      for (const c of fresh) c.reading = reading;
+    }
+    return keys.map((k) => account.callers.get(k)!);
+  }
+
+  private async readCallerTotals(counts: MonthCounts, accountId: string, caller: Caller) {
+    try {
+      this.learnCallers(counts, await findCallerTotals(this.deps.db, counts.from, accountId, caller.userId, caller.tokenId));
+    } catch (err) {
+      // Uncapped until a batch answers: a cap is a share of the account's limit, which still holds.
+      this.deps.log.error({ err }, 'could not read a member\'s or token\'s API call total');
+    }
+    const account = counts.accounts.get(accountId);
+    for (const key of [`user:${caller.userId}`, `token:${caller.tokenId}`]) {
+      const c = account?.callers.get(key);
+      if (c && c.limit === undefined) c.limit = null;
+    }
+  }
+
+  /** The increments' calls are no longer its callers' unwritten ones (written, or dropped). */
+  private written(counts: MonthCounts, increments: readonly ApiCallIncrement[]) {
+    for (const i of increments) {
+      if (i.userId === '') continue;
+      const callers = counts.accounts.get(i.accountId)?.callers;
+      for (const key of [`user:${i.userId}`, `token:${i.tokenId}`]) {
+        const c = callers?.get(key);
+        if (c) c.unwritten = Math.max(0, c.unwritten - i.calls);
+      }
+    }
+  }
+
+  private learnCallers(counts: MonthCounts, totals: readonly CallerCallTotal[]) {
+    for (const t of totals) {
+      const c = counts.accounts.get(t.accountId)?.callers.get(t.caller);
+      if (!c) continue;
+      c.known = Math.max(c.known, t.calls);
+      c.limit = t.limit;
+    }
+  }
+
   private add(account: AccountCount, nodeId: string, kind: CallKind, caller: Caller) {
+    if (caller.userId !== '') {
+      for (const key of [`user:${caller.userId}`, `token:${caller.tokenId}`]) {
+        const c = account.callers.get(key);
+        if (c) c.unwritten++;
+      }
+    }
     const key = countKey(nodeId, kind, caller);
     account.pending.set(key, (account.pending.get(key) ?? 0) + 1);
     account.pendingCalls++;
     // For a limited account, half a batch starts a write early, so that a busy account rarely waits
     // for one; an unlimited one waits for the interval (no bound to keep, one write a second).
-    if (account.limit !== null && account.pendingCalls * 2 === this.deps.batchSize) void this.flush();
+    if (account.pendingCalls * 2 === this.deps.batchSize && (account.limit !== null || [...account.callers.values()].some((c) => typeof c.limit === 'number'))) void this.flush();
   }
 
   /** This process's counts of the account for the month not written yet (GET /api/usage adds them). */
@@ -199,7 +280,13 @@ export class ApiCallMeter {
   private async writeBatch(counts: MonthCounts): Promise<boolean> {
     const increments: ApiCallIncrement[] = [];
     const refused: string[] = [];
+    const refusedCallers: Array<{ accountId: string; caller: Caller }> = [];
     for (const [accountId, account] of counts.accounts) {
+      // A refused member or token is read again each time, so a raised cap admits it.
+      for (const [key, c] of account.callers) {
+        if (key.startsWith('user:') && typeof c.limit === 'number' && c.known >= c.limit) refusedCallers.push({ accountId, caller: { userId: key.slice(5), tokenId: '' } });
+        if (key.startsWith('token:') && typeof c.limit === 'number' && c.known >= c.limit) refusedCallers.push({ accountId, caller: { userId: '', tokenId: key.slice(6) } });
+      }
       if (account.pendingCalls === 0) {
         // A refused account is read again each time, so a new month's plan or an upgrade admits it.
         if (account.limit !== undefined && account.limit !== null && account.known >= account.limit) refused.push(accountId);
@@ -232,6 +319,7 @@ export class ApiCallMeter {
         return false;
       }
       if (refused.length > 0) this.learn(counts, await findAccountCallTotals(this.deps.db, counts.from, refused));
+      for (const r of refusedCallers) this.learnCallers(counts, await findCallerTotals(this.deps.db, counts.from, r.accountId, r.caller.userId, r.caller.tokenId));
       return true;
     } catch (err) {
       this.deps.log.error({ err }, 'could not read the refused accounts\' API call totals');
@@ -250,8 +338,10 @@ export class ApiCallMeter {
     if (increments.length === 0) return [];
     try {
       const totals = await addApiCalls(this.deps.db, counts.from, increments);
-      this.learn(counts, totals);
-      this.report(totals, increments);
+      this.learn(counts, totals.accounts);
+      this.learnCallers(counts, totals.callers);
+      this.written(counts, increments);
+      this.report(totals.accounts, increments);
       return [];
     } catch (err) {
       if (!refusesData(err)) {
@@ -261,6 +351,7 @@ export class ApiCallMeter {
       if (increments.length === 1) {
         const [i] = increments;
         this.deps.log.warn({ err, accountId: i!.accountId, kind: i!.kind, calls: i!.calls }, 'the database refused an API call count; dropped');
+        this.written(counts, increments);
         return [];
       }
       const half = Math.ceil(increments.length / 2);
@@ -310,6 +401,15 @@ export class ApiCallMeter {
     const month = monthOf(new Date(at));
     const { from, to } = monthRange(month);
     return { month, from, endsAt: to.getTime(), accounts: new Map() };
+  }
+
+  private capExceeded(who: 'member' | 'token', limit: number) {
+    const err = this.quotaExceeded(limit);
+    const whose = who === 'member' ? 'this member' : 'this API token';
+    return new AppError('quota_exceeded', `${whose} has used its ${limit} API calls of ${this.current.month} (a cap the account's owner or an admin set); calls are accepted again from the next month (UTC), in ${err.details!.retryAfterSeconds} s, or once the cap is raised`, {
+      ...err.details,
+      cap: who,
+    });
   }
 
   private quotaExceeded(limit: number) {

@@ -1,5 +1,7 @@
 // Usage as the API, the CLI and the account page ask for it.
 import type { Database } from '../db/database.ts';
+import { AppError } from '../errors.ts';
+import { setMemberCallCap, setTokenCallCap } from '../db/usage.ts';
 import { findAccountCallerCalls, findAccountCallTotals, findCallerNames, findClosedNodeMonths, isMonthClosed, listAccountsWithOwners } from '../db/usage.ts';
 import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsage, type CallerUsage, type VisibleNodes } from './account-usage.ts';
 import type { ApiCallMeter } from './api-call-meter.ts';
@@ -71,6 +73,18 @@ export class UsageService {
       members: [...members].map(([userId, calls]) => ({ userId, email: emails.get(userId) ?? null, calls })).sort((a, b) => b.calls - a.calls),
       tokens: [...tokens].map(([tokenId, t]) => ({ tokenId, name: tokenNames.get(tokenId) ?? null, userId: t.userId, calls: t.calls })).sort((a, b) => b.calls - a.calls),
     };
+  }
+
+  /** Caps a member's calls a month (null: no cap); every replica applies it from its next batch. */
+  async capMember(accountId: string, userId: string, cap: number | null) {
+    if (!(await setMemberCallCap(this.deps.db, accountId, userId, cap))) throw new AppError('member_not_found', `${userId} is not a member of this account`);
+    return { userId, monthlyApiCalls: cap };
+  }
+
+  /** Caps a token's calls a month (null: no cap). */
+  async capToken(accountId: string, tokenId: string, cap: number | null) {
+    if (!(await setTokenCallCap(this.deps.db, accountId, tokenId, cap))) throw new AppError('token_not_found', `API token ${tokenId} is not one of this account's`);
+    return { tokenId, monthlyApiCalls: cap };
   }
 
   /** An account's API calls (management and gateway) this month: every replica's written total plus this process's unwritten. */

@@ -97,6 +97,8 @@ describe(`a spent monthly quota (${databaseLabel()})`, () => {
     const token = await call('POST /api/tokens', '/api/tokens', owner, 'POST', { name: 'after the quota' });
     expect(token.status).toBe(200);
     expect((await call('DELETE /api/tokens/:id', `/api/tokens/${token.json.data.id}`, owner, 'DELETE')).status).toBeLessThan(300);
+    expect((await call('PUT /api/account/members/:userId/monthly-api-calls', `/api/account/members/${viewer.id}/monthly-api-calls`, admin, 'PUT', { monthlyApiCalls: 0 })).status).toBe(200);
+    expect((await call('PUT /api/tokens/:id/monthly-api-calls', `/api/tokens/${admin.tokenId}/monthly-api-calls`, owner, 'PUT', { monthlyApiCalls: null })).status).toBe(200);
     // No such certificate: answered (404), not refused.
     await call('DELETE /api/nodes/:id/certs/:serial', `/api/nodes/${nodeId}/certs/${'0'.repeat(16)}`, admin, 'DELETE');
     expect((await call('DELETE /api/account/members/:userId', `/api/account/members/${developer.id}`, admin, 'DELETE')).status).toBeLessThan(300);
@@ -111,7 +113,79 @@ describe(`a spent monthly quota (${databaseLabel()})`, () => {
     // Every route of the table was called.
     expect(Object.keys(answers).sort()).toEqual([...QUOTA_EXEMPT_ROUTES].sort());
     // Counted, never refused: the month's total grew by every call above.
-    expect(await writtenCalls(owner.id)).toBe(before + 12 + 9);
+    expect(await writtenCalls(owner.id)).toBe(before + 12 + 11);
+  });
+});
+
+describe(`caps on a member's or a token's monthly calls (${databaseLabel()})`, () => {
+  /** Calls GET /api/nodes with `token` until refused; how many were admitted, and the refusal. */
+  async function admittedUntilRefused(token: string) {
+    for (let admitted = 0; admitted < 50; admitted++) {
+      const r = await t.call('/api/nodes', { token });
+      if (r.status === 429) return { admitted, refusal: r };
+      expect(r.status).toBe(200);
+    }
+    throw new Error('never refused');
+  }
+
+  it('refuses a capped member (every token of theirs) and a capped token with 429 quota_exceeded, within the bound, and no one else', async () => {
+    const owner = await t.createUser();
+    const developer = await addMember(t, owner.id, 'developer');
+    const admin = await addMember(t, owner.id, 'admin');
+    const put = (path: string, who: TestUser, monthlyApiCalls: unknown) => t.call(path, { method: 'PUT', token: who.token, body: { monthlyApiCalls } });
+    const capped = await put(`/api/account/members/${developer.id}/monthly-api-calls`, admin, 5);
+    expect(capped.status, capped.text).toBe(200);
+    expect(capped.json).toEqual({ userId: developer.id, monthlyApiCalls: 5 });
+    const { admitted, refusal } = await admittedUntilRefused(developer.token);
+    // One replica, batch 2: at most cap + 2 - 1 (docs/USAGE.md).
+    expect(admitted).toBeGreaterThanOrEqual(5);
+    expect(admitted).toBeLessThanOrEqual(6);
+    expect(refusal.json.error).toMatchObject({ code: 'quota_exceeded', details: { cap: 'member' } });
+    expect(refusal.headers.get('retry-after')).toBeTruthy();
+    const another = await t.server.services.accounts.createToken(developer.email, 'another');
+    expect(refusedByQuota(await t.call('/api/nodes', { token: another.token }))).toBe(true);
+    // The account and its other members are not held back.
+    expect((await t.call('/api/nodes', { token: owner.token })).status).toBe(200);
+    expect((await t.call('/api/nodes', { token: admin.token })).status).toBe(200);
+
+    // A token's cap holds that token alone.
+    const second = await t.server.services.accounts.createToken(owner.email, 'second');
+    expect((await put(`/api/tokens/${second.id}/monthly-api-calls`, owner, 3)).status).toBe(200);
+    const byToken = await admittedUntilRefused(second.token);
+    expect(byToken.admitted).toBeGreaterThanOrEqual(3);
+    expect(byToken.admitted).toBeLessThanOrEqual(4);
+    expect(byToken.refusal.json.error.details.cap).toBe('token');
+    expect((await t.call('/api/nodes', { token: owner.token })).status).toBe(200);
+
+    // Lifting the cap admits the member again within a batch.
+    expect((await put(`/api/account/members/${developer.id}/monthly-api-calls`, owner, null)).status).toBe(200);
+    let again = await t.call('/api/nodes', { token: developer.token });
+    for (let i = 0; i < 50 && again.status === 429; i++) {
+      await new Promise((done) => setTimeout(done, 100));
+      again = await t.call('/api/nodes', { token: developer.token });
+    }
+    expect(again.status).toBe(200);
+  });
+
+  it('is an owner\'s or admin\'s, for the account\'s own members and tokens, with a valid cap', async () => {
+    const owner = await t.createUser();
+    const developer = await addMember(t, owner.id, 'developer');
+    const stranger = await t.createUser();
+    const put = (path: string, who: TestUser, monthlyApiCalls: unknown) => t.call(path, { method: 'PUT', token: who.token, body: { monthlyApiCalls } });
+    const byDeveloper = await put(`/api/tokens/${developer.tokenId}/monthly-api-calls`, developer, null);
+    expect(byDeveloper.status).toBe(403);
+    expect(byDeveloper.json.error.code).toBe('forbidden_role');
+    expect((await put(`/api/account/members/${developer.id}/monthly-api-calls`, developer, null)).json.error.code).toBe('forbidden_role');
+    const foreignMember = await put(`/api/account/members/${stranger.id}/monthly-api-calls`, owner, 1);
+    expect([foreignMember.status, foreignMember.json.error.code]).toEqual([404, 'member_not_found']);
+    const foreignToken = await put(`/api/tokens/${stranger.tokenId}/monthly-api-calls`, owner, 1);
+    expect([foreignToken.status, foreignToken.json.error.code]).toEqual([404, 'token_not_found']);
+    for (const bad of [-1, 1.5, '10', 1e13]) {
+      const r = await put(`/api/account/members/${developer.id}/monthly-api-calls`, owner, bad);
+      expect([r.status, r.json.error.code], String(bad)).toEqual([400, 'invalid_request']);
+    }
+    // The stranger's calls are not capped by any of this.
+    expect((await t.call('/api/nodes', { token: stranger.token })).status).toBe(200);
   });
 });
 
