@@ -4446,6 +4446,8 @@ export interface operations {
                             email: string | null;
                             /** @description The member's management API and bearer gateway calls, with every token and the web session. */
                             calls: number;
+                            /** @description The member's cap (PUT /api/account/members/{userId}/monthly-api-calls); null: none. */
+                            monthlyApiCalls: number | null;
                         }[];
                         /** @description The same per API token (revoked ones included), the most first. Empty for a token limited to some nodes. */
                         tokens: {
@@ -4456,6 +4458,8 @@ export interface operations {
                             userId: string;
                             /** @description Management API and bearer gateway calls made with the token. */
                             calls: number;
+                            /** @description The token's cap (PUT /api/tokens/{id}/monthly-api-calls); null: none. */
+                            monthlyApiCalls: number | null;
                         }[];
                     };
                 };

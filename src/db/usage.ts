@@ -305,13 +305,20 @@ export async function findAccountCallerCalls(db: Queryable, accountId: string, m
   return rows.map((r) => ({ ...r, calls: Number(r.calls) }));
 }
 
-/** The members' emails and the tokens' names (those whose rows still exist), by id. */
+/** The members' emails and the tokens' names, with their caps (those whose rows still exist), by id. */
 export async function findCallerNames(db: Queryable, userIds: readonly string[], tokenIds: readonly string[]) {
   const [users, tokens] = await Promise.all([
-    db.query<{ id: string; email: string }>('SELECT id, email FROM users WHERE id = ANY($1::text[])', [userIds]),
-    db.query<{ id: string; name: string }>('SELECT id, name FROM api_tokens WHERE id = ANY($1::text[])', [tokenIds]),
+    db.query<{ id: string; email: string; cap: string | number | null }>(
+      'SELECT u.id, u.email, m.monthly_api_calls AS cap FROM users u LEFT JOIN account_members m ON m.user_id = u.id WHERE u.id = ANY($1::text[])',
+      [userIds],
+    ),
+    db.query<{ id: string; name: string; cap: string | number | null }>('SELECT id, name, monthly_api_calls AS cap FROM api_tokens WHERE id = ANY($1::text[])', [tokenIds]),
   ]);
-  return { emails: new Map(users.map((u) => [u.id, u.email])), tokenNames: new Map(tokens.map((t) => [t.id, t.name])) };
+  const cap = (c: string | number | null) => (c === null ? null : Number(c));
+  return {
+    members: new Map(users.map((u) => [u.id, { email: u.email, cap: cap(u.cap) }])),
+    tokens: new Map(tokens.map((t) => [t.id, { name: t.name, cap: cap(t.cap) }])),
+  };
 }
 
 /** The accounts' flushed totals of a month (0 before their first call) with their plans' limits. */

@@ -68,10 +68,14 @@ export class UsageService {
       token.calls += r.calls;
       tokens.set(r.token_id, token);
     }
-    const { emails, tokenNames } = await findCallerNames(this.deps.db, [...members.keys()], [...tokens.keys()]);
+    const names = await findCallerNames(this.deps.db, [...members.keys()], [...tokens.keys()]);
     return {
-      members: [...members].map(([userId, calls]) => ({ userId, email: emails.get(userId) ?? null, calls })).sort((a, b) => b.calls - a.calls),
-      tokens: [...tokens].map(([tokenId, t]) => ({ tokenId, name: tokenNames.get(tokenId) ?? null, userId: t.userId, calls: t.calls })).sort((a, b) => b.calls - a.calls),
+      members: [...members]
+        .map(([userId, calls]) => ({ userId, email: names.members.get(userId)?.email ?? null, calls, monthlyApiCalls: names.members.get(userId)?.cap ?? null }))
+        .sort((a, b) => b.calls - a.calls),
+      tokens: [...tokens]
+        .map(([tokenId, t]) => ({ tokenId, name: names.tokens.get(tokenId)?.name ?? null, userId: t.userId, calls: t.calls, monthlyApiCalls: names.tokens.get(tokenId)?.cap ?? null }))
+        .sort((a, b) => b.calls - a.calls),
     };
   }
 

@@ -142,6 +142,9 @@ describe(`caps on a member's or a token's monthly calls (${databaseLabel()})`, (
     expect(admitted).toBeLessThanOrEqual(6);
     expect(refusal.json.error).toMatchObject({ code: 'quota_exceeded', details: { cap: 'member' } });
     expect(refusal.headers.get('retry-after')).toBeTruthy();
+    // Usage shows the member's calls beside the cap.
+    const usage = await t.call('/api/usage', { token: owner.token });
+    expect(usage.json.members.find((m: { userId: string }) => m.userId === developer.id)).toMatchObject({ calls: admitted, monthlyApiCalls: 5 });
     const another = await t.server.services.accounts.createToken(developer.email, 'another');
     expect(refusedByQuota(await t.call('/api/nodes', { token: another.token }))).toBe(true);
     // The account and its other members are not held back.
