@@ -35,7 +35,8 @@ const EXEMPT_ROLES: ReadonlySet<Role> = new Set(['owner', 'admin']);
 
 /** Whether the quota lets this call through however spent the month is (it is counted all the same). */
 export function quotaExempt(role: Role, method: string, url: string | undefined): boolean {
-  return EXEMPT_ROLES.has(role) && QUOTA_EXEMPT_ROUTES.has(`${method} ${url ?? ''}`);
+  // HEAD is the GET route's (Fastify registers it beside every GET).
+  return EXEMPT_ROLES.has(role) && QUOTA_EXEMPT_ROUTES.has(`${method === 'HEAD' ? 'GET' : method} ${url ?? ''}`);
 }
 
 // The web UI's own reads of the service's records (issue #36): a page load or refresh with the
