@@ -737,6 +737,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/members/{userId}/monthly-api-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Cap a member's API calls a month
+         * @description Owner or admin. Applies to every token and the web session of the member, from the next second on every replica.
+         */
+        put: operations["capMemberCalls"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tokens/{id}/monthly-api-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Cap an API token's calls a month
+         * @description Owner or admin; any member's token of the account. From the next second on every replica.
+         */
+        put: operations["capTokenCalls"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/unlock": {
         parameters: {
             query?: never;
@@ -2917,7 +2957,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, plan.created, plan.changed, account.plan_changed, usage.month_closed. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -4435,6 +4475,28 @@ export interface operations {
                             runningSeconds: number;
                             pausedSeconds: number;
                         }[];
+                        /** @description Who spent the month's calls, the most first (calls through a client certificate are in no member). Empty for a token limited to some nodes. */
+                        members: {
+                            userId: string;
+                            /** @description Null once the user was deleted. */
+                            email: string | null;
+                            /** @description The member's management API and bearer gateway calls, with every token and the web session. */
+                            calls: number;
+                            /** @description The member's cap (PUT /api/account/members/{userId}/monthly-api-calls); null: none. */
+                            monthlyApiCalls: number | null;
+                        }[];
+                        /** @description The same per API token (revoked ones included), the most first. Empty for a token limited to some nodes. */
+                        tokens: {
+                            tokenId: string;
+                            /** @description Null once the token's user was deleted. */
+                            name: string | null;
+                            /** @description The token's member. */
+                            userId: string;
+                            /** @description Management API and bearer gateway calls made with the token. */
+                            calls: number;
+                            /** @description The token's cap (PUT /api/tokens/{id}/monthly-api-calls); null: none. */
+                            monthlyApiCalls: number | null;
+                        }[];
                     };
                 };
             };
@@ -4458,6 +4520,162 @@ export interface operations {
             };
             /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    capMemberCalls: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The member's user id. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Management API and bearer gateway calls a month (UTC) past which this one answers 429 `quota_exceeded`; null removes the cap. */
+                    monthlyApiCalls: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        userId: string;
+                        monthlyApiCalls: number | null;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    capTokenCalls: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Management API and bearer gateway calls a month (UTC) past which this one answers 429 `quota_exceeded`; null removes the cap. */
+                    monthlyApiCalls: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tokenId: string;
+                        monthlyApiCalls: number | null;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

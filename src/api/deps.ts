@@ -36,7 +36,7 @@ export interface ApiDeps {
   /** Usage per month (GET /api/usage). */
   usage: UsageService;
   /** Counts each authenticated request against its account's monthly API calls; absent: no metering. */
-  meter?: Pick<ApiCallMeter, 'admit'>;
+  meter?: Pick<ApiCallMeter, 'admit' | 'count'>;
   backupLimits: { maxUploadBytes: number };
   autoUnlock: AutoUnlockService;
   health: NodeHealth;

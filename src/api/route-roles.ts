@@ -2,7 +2,7 @@
 // from the method and the route's URL pattern alone, so a new route has a role the moment it is
 // registered (docs/API.md "Accounts and roles"):
 // - reads (GET, HEAD) are every member's, the viewer's too;
-// - changing the account's members and invitations is an admin's;
+// - changing the account's members and invitations, and capping a token's calls, is an admin's;
 // - changing the account itself (its plan, its owner) is the owner's;
 // - every other change (nodes, tokens, certificates, backups, webhooks) is a developer's.
 // bearer-auth.ts enforces it before the route's body is read; test/api/roles.test.ts checks every
@@ -12,11 +12,13 @@ import type { Role } from '../domain/roles.ts';
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
 const ADMIN_PREFIXES = ['/api/account/members', '/api/account/invitations'];
+// Capping a token's calls is an admin's, whoever's token it is (a developer must not lift a cap).
+const ADMIN_ROUTES = new Set(['/api/tokens/:id/monthly-api-calls']);
 
 export function leastRoleOf(method: string, url: string | undefined): Role {
   if (READ_METHODS.has(method)) return 'viewer';
   const path = url ?? '';
-  if (ADMIN_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return 'admin';
+  if (ADMIN_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`)) || ADMIN_ROUTES.has(path)) return 'admin';
   if (path === '/api/account') return 'owner';
   return 'developer';
 }

@@ -61,6 +61,7 @@ import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
+import { capMemberCallsRoute, capTokenCallsRoute } from './usage/cap-calls.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
 import { fastifyTrustProxy, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
 
@@ -224,6 +225,8 @@ export async function buildApiServer(
     listInvitationsRoute(scope, deps);
     revokeInvitationRoute(scope, deps);
     getUsageRoute(scope, deps);
+    capMemberCallsRoute(scope, deps);
+    capTokenCallsRoute(scope, deps);
   });
   return app;
 }

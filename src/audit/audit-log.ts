@@ -31,6 +31,8 @@ export const AUDIT_ACTIONS = [
   'plan.changed',
   'account.plan_changed',
   'usage.month_closed',
+  'member.calls_capped',
+  'token.calls_capped',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -152,6 +152,9 @@ export interface ApiCallIncrement {
   /** '' for a call about no node. */
   nodeId: string;
   kind: 'api' | 'gateway';
+  /** Who called ('' for a gateway call through a client certificate), and with which token ('' for a web session). */
+  userId: string;
+  tokenId: string;
   calls: number;
 }
 
@@ -178,21 +181,76 @@ const totalFromRow = (r: TotalRow): AccountCallTotal => ({
   limit: r.api_calls_per_month === null ? null : Number(r.api_calls_per_month),
 });
 
+/** A member's ('user:<id>') or token's ('token:<id>') total of the month and its cap (null: none). */
+export interface CallerCallTotal {
+  accountId: string;
+  caller: string;
+  calls: number;
+  limit: number | null;
+}
+
+export interface BatchTotals {
+  accounts: AccountCallTotal[];
+  callers: CallerCallTotal[];
+}
+
+const callerTotalFromRow = (r: { account_id: string; caller: string; calls: string | number; api_calls_per_month: string | number | null }): CallerCallTotal => ({
+  accountId: r.account_id,
+  caller: r.caller,
+  calls: Number(r.calls),
+  limit: r.api_calls_per_month === null ? null : Number(r.api_calls_per_month),
+});
+
+/** A member's and a token's totals of a month (0 before their first call) with their caps; a token '' is left out. */
+export async function findCallerTotals(db: Queryable, month: Date, accountId: string, userId: string, tokenId: string): Promise<CallerCallTotal[]> {
+  const rows = await db.query<{ account_id: string; caller: string; calls: string | number; api_calls_per_month: string | number | null }>(
+    `SELECT $2::text AS account_id, 'user:' || m.user_id AS caller, coalesce(t.calls, 0) AS calls, m.monthly_api_calls AS api_calls_per_month
+       FROM account_members m LEFT JOIN api_call_member_totals t ON t.account_id = m.account_id AND t.month = $1 AND t.user_id = m.user_id
+      WHERE m.account_id = $2 AND m.user_id = $3
+     UNION ALL
+     SELECT $2::text, 'token:' || k.id, coalesce(c.calls, 0), k.monthly_api_calls
+       FROM api_tokens k LEFT JOIN api_call_caller_counts c ON c.account_id = $2 AND c.month = $1 AND c.user_id = k.user_id AND c.token_id = k.id
+      WHERE k.id = $4`,
+    [month, accountId, userId, tokenId],
+  );
+  return rows.map(callerTotalFromRow);
+}
+
 /**
  * Adds a batch of counts (at most one increment per account, node and kind) to a month and
  * answers the accounts' new totals with their plans' limits. One statement: the totals row of an
  * account is locked by the first batch to reach it, so concurrent batches of several replicas are
  * ordered and each reads the total including every batch committed before it. Increments must be
- * sorted by account (then node and kind) so that two batches lock rows in the same order.
+ * sorted by account (then node and kind) so that two batches lock rows in the same order. A node
+ * id that is not one of the account's nodes (made up, another account's) is counted under ''
+ * (no node): only real nodes get a counting row.
  */
-export async function addApiCalls(db: Queryable, month: Date, increments: readonly ApiCallIncrement[]): Promise<AccountCallTotal[]> {
-  if (increments.length === 0) return [];
-  const rows = await db.query<TotalRow>(
+export async function addApiCalls(db: Queryable, month: Date, increments: readonly ApiCallIncrement[]): Promise<BatchTotals> {
+  if (increments.length === 0) return { accounts: [], callers: [] };
+  const rows = await db.query<TotalRow & { what: 'account' | 'user' | 'token'; caller_id: string }>(
     `WITH inc AS (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS i(account_id, node_id, kind, calls, n)
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[]) AS i(account_id, node_id, kind, calls, user_id, token_id)
+     ), callers AS (
+       INSERT INTO api_call_caller_counts (account_id, month, user_id, token_id, calls)
+       SELECT account_id, $1, user_id, token_id, sum(calls) FROM inc WHERE user_id <> ''
+        GROUP BY account_id, user_id, token_id ORDER BY account_id, user_id, token_id
+       ON CONFLICT (account_id, month, user_id, token_id) DO UPDATE SET calls = api_call_caller_counts.calls + excluded.calls
+       RETURNING account_id, user_id, token_id, calls
+     ), members AS (
+       INSERT INTO api_call_member_totals (account_id, month, user_id, calls)
+       SELECT account_id, $1, user_id, sum(calls) FROM inc WHERE user_id <> ''
+        GROUP BY account_id, user_id ORDER BY account_id, user_id
+       ON CONFLICT (account_id, month, user_id) DO UPDATE SET calls = api_call_member_totals.calls + excluded.calls
+       RETURNING account_id, user_id, calls
+     ), real AS (
+       SELECT account_id, node_id, kind, sum(calls) AS calls FROM (
+         SELECT i.account_id, i.kind, i.calls,
+                CASE WHEN EXISTS (SELECT 1 FROM nodes WHERE id = i.node_id AND user_id = i.account_id) THEN i.node_id ELSE '' END AS node_id
+           FROM inc i
+       ) r GROUP BY account_id, node_id, kind
      ), counted AS (
        INSERT INTO api_call_counts (account_id, month, node_id, kind, calls)
-       SELECT account_id, $1, node_id, kind, calls FROM inc ORDER BY n
+       SELECT account_id, $1, node_id, kind, calls FROM real ORDER BY account_id, node_id, kind
        ON CONFLICT (account_id, month, node_id, kind) DO UPDATE SET calls = api_call_counts.calls + excluded.calls
      ), totals AS (
        INSERT INTO api_call_totals (account_id, month, calls)
@@ -200,11 +258,67 @@ export async function addApiCalls(db: Queryable, month: Date, increments: readon
        ON CONFLICT (account_id, month) DO UPDATE SET calls = api_call_totals.calls + excluded.calls
        RETURNING account_id, calls
      )
-     SELECT t.account_id, t.calls, a.plan, p.api_calls_per_month
-       FROM totals t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN plans p ON p.name = a.plan`,
-    [month, increments.map((i) => i.accountId), increments.map((i) => i.nodeId), increments.map((i) => i.kind), increments.map((i) => i.calls)],
+     SELECT 'account' AS what, t.account_id, '' AS caller_id, t.calls, a.plan, p.api_calls_per_month
+       FROM totals t LEFT JOIN accounts a ON a.id = t.account_id LEFT JOIN plans p ON p.name = a.plan
+     UNION ALL
+     SELECT 'user', m.account_id, m.user_id, m.calls, NULL, am.monthly_api_calls
+       FROM members m LEFT JOIN account_members am ON am.account_id = m.account_id AND am.user_id = m.user_id
+     UNION ALL
+     SELECT 'token', c.account_id, c.token_id, c.calls, NULL, k.monthly_api_calls
+       FROM callers c LEFT JOIN api_tokens k ON k.id = c.token_id WHERE c.token_id <> ''`,
+    [
+      month,
+      increments.map((i) => i.accountId),
+      increments.map((i) => i.nodeId),
+      increments.map((i) => i.kind),
+      increments.map((i) => i.calls),
+      increments.map((i) => i.userId),
+      increments.map((i) => i.tokenId),
+    ],
   );
-  return rows.map(totalFromRow);
+  return {
+    accounts: rows.filter((r) => r.what === 'account').map(totalFromRow),
+    callers: rows.filter((r) => r.what !== 'account').map((r) => callerTotalFromRow({ ...r, caller: `${r.what}:${r.caller_id}` })),
+  };
+}
+
+export interface ApiCallerCountRow {
+  user_id: string;
+  /** '' for the member's calls without a token (the web session). */
+  token_id: string;
+  calls: number;
+}
+
+export interface ApiCallerNameRow {
+  user_id: string;
+  email: string | null;
+  token_id: string;
+  token_name: string | null;
+}
+
+/** The account's flushed API calls of a month per member and token. */
+export async function findAccountCallerCalls(db: Queryable, accountId: string, month: Date): Promise<ApiCallerCountRow[]> {
+  const rows = await db.query<{ user_id: string; token_id: string; calls: string | number }>(
+    'SELECT user_id, token_id, calls FROM api_call_caller_counts WHERE account_id = $1 AND month = $2',
+    [accountId, month],
+  );
+  return rows.map((r) => ({ ...r, calls: Number(r.calls) }));
+}
+
+/** The members' emails and the tokens' names, with their caps (those whose rows still exist), by id. */
+export async function findCallerNames(db: Queryable, userIds: readonly string[], tokenIds: readonly string[]) {
+  const [users, tokens] = await Promise.all([
+    db.query<{ id: string; email: string; cap: string | number | null }>(
+      'SELECT u.id, u.email, m.monthly_api_calls AS cap FROM users u LEFT JOIN account_members m ON m.user_id = u.id WHERE u.id = ANY($1::text[])',
+      [userIds],
+    ),
+    db.query<{ id: string; name: string; cap: string | number | null }>('SELECT id, name, monthly_api_calls AS cap FROM api_tokens WHERE id = ANY($1::text[])', [tokenIds]),
+  ]);
+  const cap = (c: string | number | null) => (c === null ? null : Number(c));
+  return {
+    members: new Map(users.map((u) => [u.id, { email: u.email, cap: cap(u.cap) }])),
+    tokens: new Map(tokens.map((t) => [t.id, { name: t.name, cap: cap(t.cap) }])),
+  };
 }
 
 /** The accounts' flushed totals of a month (0 before their first call) with their plans' limits. */
@@ -283,4 +397,20 @@ export async function listAccountsWithOwners(db: Queryable): Promise<Array<{ id:
 /** Accounts with API calls in a month, also those deleted since (their rows stay). */
 export async function findAccountsWithApiCalls(db: Queryable, month: Date): Promise<string[]> {
   return (await db.query<{ account_id: string }>('SELECT account_id FROM api_call_totals WHERE month = $1', [month])).map((r) => r.account_id);
+}
+
+/** Sets a member's monthly cap (null: none); false when the user is no member of the account. */
+export async function setMemberCallCap(db: Queryable, accountId: string, userId: string, cap: number | null): Promise<boolean> {
+  const rows = await db.query('UPDATE account_members SET monthly_api_calls = $3 WHERE account_id = $1 AND user_id = $2 RETURNING user_id', [accountId, userId, cap]);
+  return rows.length > 0;
+}
+
+/** Sets a token's monthly cap (null: none); false when it is no token of the account's members. */
+export async function setTokenCallCap(db: Queryable, accountId: string, tokenId: string, cap: number | null): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE api_tokens k SET monthly_api_calls = $3 FROM account_members m
+      WHERE k.id = $2 AND m.user_id = k.user_id AND m.account_id = $1 RETURNING k.id`,
+    [accountId, tokenId, cap],
+  );
+  return rows.length > 0;
 }

@@ -73,6 +73,8 @@ interface Guard<Caller> {
   nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): Node | Promise<Node>;
   /** The member who calls, for the audit trail (a certificate names none: its serial is in the trail). */
   memberOf?(caller: Caller): NodeRequest['member'];
+  /** Whose calls the meter counts it as (GET /api/usage's members and tokens); none for a certificate. */
+  meterCaller?(caller: Caller): { userId: string; tokenId: string };
 }
 
 // The status document and the calls whose success the control plane records read the node afresh.
@@ -141,7 +143,7 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
 /** A call the caller may make is counted against its account's month (a Map increment) or refused past the quota. */
 function serveMetered<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, requestId: string, path: { route: string; search: string }, node: Node, caller: C) {
   // The node's user_id is its account (migration 0020), whoever the caller is among its members.
-  const admitted = gw.deps.meter?.admit(node.userId, node.id, 'gateway');
+  const admitted = gw.deps.meter?.admit(node.userId, node.id, 'gateway', gw.guard.meterCaller?.(caller));
   return admitted
     ? admitted.then(() => serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node, caller)))
     : serveNodeRequest(gw.deps, req, res, nodeRequest(gw, req, requestId, path, node, caller));
@@ -182,6 +184,7 @@ export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy |
     limitKey: (user) => `token:${user.tokenId}`,
     nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
     memberOf: (user) => ({ userId: user.id, email: user.email }),
+    meterCaller: (user) => ({ userId: user.id, tokenId: user.tokenId }),
   };
   const trusted = deps.trustedProxies ?? TRUST_NOBODY;
   const serve = handler(deps, 'http', guard, (req) => clientAddress(req, trusted));

@@ -46,6 +46,12 @@ export interface AccountUsage {
   days: DayUsage[];
 }
 
+/** Who spent an account's calls of a month (GET /api/usage): management and gateway calls together. */
+export interface CallerUsage {
+  members: Array<{ userId: string; email: string | null; calls: number; monthlyApiCalls: number | null }>;
+  tokens: Array<{ tokenId: string; name: string | null; userId: string; calls: number; monthlyApiCalls: number | null }>;
+}
+
 /** What a reader may see: every node (null) or only some (a token limited to nodes). */
 export type VisibleNodes = readonly string[] | null;
 

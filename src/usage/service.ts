@@ -1,7 +1,9 @@
 // Usage as the API, the CLI and the account page ask for it.
 import type { Database } from '../db/database.ts';
-import { findAccountCallTotals, findClosedNodeMonths, isMonthClosed, listAccountsWithOwners } from '../db/usage.ts';
-import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsage, type VisibleNodes } from './account-usage.ts';
+import { AppError } from '../errors.ts';
+import { setMemberCallCap, setTokenCallCap } from '../db/usage.ts';
+import { findAccountCallerCalls, findAccountCallTotals, findCallerNames, findClosedNodeMonths, isMonthClosed, listAccountsWithOwners } from '../db/usage.ts';
+import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsage, type CallerUsage, type VisibleNodes } from './account-usage.ts';
 import type { ApiCallMeter } from './api-call-meter.ts';
 import { SettledTime } from './settled-time.ts';
 import { monthOf, monthRange } from './node-time.ts';
@@ -22,7 +24,7 @@ export class UsageService {
   /** The open month's ended days, summed once a day per account (settled-time.ts). */
   private readonly settled = new SettledTime();
 
-  constructor(private readonly deps: { db: Database; meter?: Pick<ApiCallMeter, 'unwrittenCalls'>; now?: () => Date }) {}
+  constructor(private readonly deps: { db: Database; meter?: Pick<ApiCallMeter, 'unwrittenCalls' | 'unwrittenCallerCalls'>; now?: () => Date }) {}
 
   private now() {
     return this.deps.now?.() ?? new Date();
@@ -39,11 +41,54 @@ export class UsageService {
   }
 
   /** An account's usage of a month, per node and in total; `visible`: the nodes a token is limited to. */
-  async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage> {
+  async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage & CallerUsage> {
     const { from } = monthRange(month);
+    const callers = this.callerUsage(accountId, month, visible);
     // The current month cannot be closed (only an ended one is): one query fewer on the common call.
-    if (month !== this.currentMonth() && (await isMonthClosed(this.deps.db, from))) return presentAccountUsage(month, true, await findClosedNodeMonths(this.deps.db, from, accountId), visible);
-    return openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month), this.settled);
+    if (month !== this.currentMonth() && (await isMonthClosed(this.deps.db, from))) {
+      return { ...presentAccountUsage(month, true, await findClosedNodeMonths(this.deps.db, from, accountId), visible), ...(await callers) };
+    }
+    return { ...(await openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month), this.settled)), ...(await callers) };
+  }
+
+  /**
+   * Who spent the month's calls: per member (tokens and web session together) and per token, the
+   * most first. A token limited to some nodes sees none: they are the account's, not those nodes'.
+   */
+  private async callerUsage(accountId: string, month: string, visible: VisibleNodes): Promise<CallerUsage> {
+    if (visible !== null) return { members: [], tokens: [] };
+    const rows = await findAccountCallerCalls(this.deps.db, accountId, monthRange(month).from);
+    if (month === this.currentMonth()) rows.push(...(this.deps.meter?.unwrittenCallerCalls(accountId) ?? []));
+    const members = new Map<string, number>();
+    const tokens = new Map<string, { userId: string; calls: number }>();
+    for (const r of rows) {
+      members.set(r.user_id, (members.get(r.user_id) ?? 0) + r.calls);
+      if (r.token_id === '') continue;
+      const token = tokens.get(r.token_id) ?? { userId: r.user_id, calls: 0 };
+      token.calls += r.calls;
+      tokens.set(r.token_id, token);
+    }
+    const names = await findCallerNames(this.deps.db, [...members.keys()], [...tokens.keys()]);
+    return {
+      members: [...members]
+        .map(([userId, calls]) => ({ userId, email: names.members.get(userId)?.email ?? null, calls, monthlyApiCalls: names.members.get(userId)?.cap ?? null }))
+        .sort((a, b) => b.calls - a.calls),
+      tokens: [...tokens]
+        .map(([tokenId, t]) => ({ tokenId, name: names.tokens.get(tokenId)?.name ?? null, userId: t.userId, calls: t.calls, monthlyApiCalls: names.tokens.get(tokenId)?.cap ?? null }))
+        .sort((a, b) => b.calls - a.calls),
+    };
+  }
+
+  /** Caps a member's calls a month (null: no cap); every replica applies it from its next batch. */
+  async capMember(accountId: string, userId: string, cap: number | null) {
+    if (!(await setMemberCallCap(this.deps.db, accountId, userId, cap))) throw new AppError('member_not_found', `${userId} is not a member of this account`);
+    return { userId, monthlyApiCalls: cap };
+  }
+
+  /** Caps a token's calls a month (null: no cap). */
+  async capToken(accountId: string, tokenId: string, cap: number | null) {
+    if (!(await setTokenCallCap(this.deps.db, accountId, tokenId, cap))) throw new AppError('token_not_found', `API token ${tokenId} is not one of this account's`);
+    return { tokenId, monthlyApiCalls: cap };
   }
 
   /** An account's API calls (management and gateway) this month: every replica's written total plus this process's unwritten. */

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { itEnforcesTokenScopes, itHidesAnotherUsersNode, itRequiresBearerAuth, type ScopedTokens } from '../helpers/security.ts';
+import { itEnforcesTokenScopes, itHidesAnotherUsersNode, itMetersOnlyRealNodes, itRequiresBearerAuth, type ScopedTokens } from '../helpers/security.ts';
 import { createNodes, createTenants, type Tenants } from '../helpers/tenants.ts';
 import { registeredRoutes } from '../helpers/registered-routes.ts';
 import { BEARER_ROUTES, PUBLIC_PREFIX, PUBLIC_ROUTES } from './bearer-routes.ts';
@@ -18,6 +18,8 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
   let nodeId: string;
   let tokens: ScopedTokens;
   let bobsLimitedToken: string;
+  let alicesNodes: string[];
+  let bobsNodeId: string;
 
   beforeAll(async () => {
     t = await startTestServer();
@@ -25,6 +27,8 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
     const [guarded, other] = await createNodes(t, users.alice, [{ name: 'guarded' }, { name: 'other' }]);
     const [bobsNode] = await createNodes(t, users.bob, [{ name: 'bobs' }]);
     nodeId = guarded;
+    alicesNodes = [guarded, other];
+    bobsNodeId = bobsNode;
     const token = async (email: string, scope: Parameters<TestServer['server']['services']['accounts']['createToken']>[3]) =>
       (await t.server.services.accounts.createToken(email, 'scoped', undefined, scope)).token;
     tokens = {
@@ -86,6 +90,11 @@ describe(`bearer authentication of every management route on ${databaseLabel()}`
       if (!route.credential) itHidesAnotherUsersNode(() => ({ t, other: { token: bobsLimitedToken }, nodeId }), route, "alice's node with a token bob limited to his own node");
     }
     for (const route of BEARER_ROUTES) itEnforcesTokenScopes(() => ({ t, tokens, nodeId }), route);
+
+    // Every route with a node in its path counts against the monthly API calls under that node.
+    for (const route of BEARER_ROUTES.filter((r) => r.name.includes(' /api/nodes/:id'))) {
+      itMetersOnlyRealNodes(() => ({ t, token: users.alice.token, accountId: users.alice.id, ownNodes: alicesNodes, foreignNode: bobsNodeId }), route);
+    }
 
     it('leave the node, its certificates and its webhook deliveries as they were', async () => {
       const after = await aliceView();

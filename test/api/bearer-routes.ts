@@ -66,11 +66,13 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/tokens', () => '/api/tokens'),
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }), credential: true }),
   route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`, { credential: true }),
+  route('PUT', '/api/tokens/:id/monthly-api-calls', () => `/api/tokens/${'a'.repeat(32)}/monthly-api-calls`, { body: () => ({ monthlyApiCalls: 10 }) }),
   // The account's members and invitations (each role and another account's attempts: test/api/members.test.ts).
   route('GET', '/api/account', () => '/api/account'),
   route('GET', '/api/account/members', () => '/api/account/members', { accountWide: true }),
   route('PATCH', '/api/account/members/:userId', () => `/api/account/members/${ZEROS}`, { body: () => ({ role: 'viewer' }), accountWide: true, credential: true }),
   route('DELETE', '/api/account/members/:userId', () => `/api/account/members/${ZEROS}`, { accountWide: true, credential: true }),
+  route('PUT', '/api/account/members/:userId/monthly-api-calls', () => `/api/account/members/${ZEROS}/monthly-api-calls`, { body: () => ({ monthlyApiCalls: 10 }), accountWide: true, credential: true }),
   route('POST', '/api/account/invitations', () => '/api/account/invitations', { body: () => ({ email: 'invited@example.com', role: 'viewer' }), accountWide: true, credential: true }),
   route('GET', '/api/account/invitations', () => '/api/account/invitations', { accountWide: true }),
   route('DELETE', '/api/account/invitations/:id', () => `/api/account/invitations/${ZEROS}`, { accountWide: true, credential: true }),

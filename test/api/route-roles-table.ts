@@ -47,6 +47,8 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/account/members': 'viewer',
   'PATCH /api/account/members/:userId': 'admin',
   'DELETE /api/account/members/:userId': 'admin',
+  'PUT /api/account/members/:userId/monthly-api-calls': 'admin',
+  'PUT /api/tokens/:id/monthly-api-calls': 'admin',
   'POST /api/account/invitations': 'admin',
   'GET /api/account/invitations': 'viewer',
   'DELETE /api/account/invitations/:id': 'admin',

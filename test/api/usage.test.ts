@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { databaseLabel } from '../helpers/database.ts';
+import { addMember } from '../helpers/members.ts';
 
 const QUOTA = 8;
 let t: TestServer;
@@ -81,6 +82,42 @@ describe(`GET /api/usage (${databaseLabel()})`, () => {
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ month: '2020-02', nodes: [], total: { runningSeconds: 0, pausedSeconds: 0, apiCalls: 0, gatewayCalls: 0 } });
     expect(r.json.days).toHaveLength(29);
+  });
+});
+
+describe(`GET /api/usage: who spent the calls (${databaseLabel()})`, () => {
+  it('shows calls per member (tokens and web session together) and per token, management and gateway alike', async () => {
+    const owner = await t.createUser('growth');
+    const [node] = await createNodes(t, owner, [{ name: 'usage-callers' }]);
+    const member = await addMember(t, owner.id, 'developer');
+    const second = await t.server.services.accounts.createToken(owner.email, 'second');
+    await t.server.services.meter.flush();
+    const calls = async () => {
+      await t.server.services.meter.flush();
+      const r = await t.call('/api/usage', { token: owner.token });
+      expect(r.status).toBe(200);
+      return r.json as { members: Array<{ userId: string; email: string; calls: number }>; tokens: Array<{ tokenId: string; name: string; userId: string; calls: number }> };
+    };
+    const before = await calls();
+    const ofMember = (u: typeof before, id: string) => u.members.find((m) => m.userId === id)?.calls ?? 0;
+    const ofToken = (u: typeof before, id: string) => u.tokens.find((k) => k.tokenId === id)?.calls ?? 0;
+    for (let i = 0; i < 3; i++) expect((await t.call(`/api/nodes/${node}`, { token: member.token })).status).toBe(200);
+    // The gateway path names the node's account (its owner), whoever of its members calls.
+    const viaGateway = await fetch(`http://127.0.0.1:${t.config.nodeApiPort}/${owner.id}/${node}`, { headers: { authorization: `Bearer ${member.token}` } });
+    expect(viaGateway.status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await t.call('/api/nodes', { token: second.token })).status).toBe(200);
+    const after = await calls();
+    expect(ofMember(after, member.id) - ofMember(before, member.id)).toBe(4);
+    expect(ofToken(after, member.tokenId) - ofToken(before, member.tokenId)).toBe(4);
+    expect(ofToken(after, second.id) - ofToken(before, second.id)).toBe(2);
+    // The owner's member row counts both of their tokens (and the GET /api/usage calls themselves).
+    expect(ofMember(after, owner.id) - ofMember(before, owner.id)).toBe(2 + 1);
+    expect(after.members.find((m) => m.userId === member.id)?.email).toBe(member.email);
+    expect(after.tokens.find((k) => k.tokenId === second.id)).toMatchObject({ name: 'second', userId: owner.id });
+    // A token limited to some nodes sees none of them: they are the account's.
+    const scoped = await t.server.services.accounts.createToken(owner.email, 'scoped', undefined, { nodeIds: [node!] });
+    const limited = await t.call('/api/usage', { token: scoped.token });
+    expect(limited.json).toMatchObject({ members: [], tokens: [] });
   });
 });
 

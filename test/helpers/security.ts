@@ -403,3 +403,34 @@ export function itBelievesOnlyTrustedProxies(listener: AttributingListener) {
     expect(await listener.attribute(TRUSTED_PEER, claimed)).toBe(claimed);
   });
 }
+
+/**
+ * Node ids a client can put in a path (percent-encoded): a NUL byte, as long as the router lets
+ * through (maxParamLength 100), unicode, and in `itMetersOnlyRealNodes` another account's node.
+ */
+export const HOSTILE_NODE_IDS: Record<string, string> = {
+  'a NUL byte': encodeURIComponent('abc\u0000def'),
+  'a very long id': 'a'.repeat(100),
+  'unicode': encodeURIComponent('nœud-ü-節点'),
+};
+
+/**
+ * A route that counts against the monthly API calls (docs/USAGE.md) named with a hostile node id
+ * answers without a 500, its call is counted under no node, and the meter's next batch is
+ * written: no input poisons the counts (issue #37).
+ */
+export function itMetersOnlyRealNodes(
+  ctx: () => { t: TestServer; token: string; accountId: string; ownNodes: readonly string[]; foreignNode: string },
+  route: RouteUnderTest,
+) {
+  it(`${route.name}: a hostile node id in the path is counted under no node, and the meter's batch is written`, async () => {
+    const { t, token, accountId, ownNodes, foreignNode } = ctx();
+    for (const id of [...Object.values(HOSTILE_NODE_IDS), foreignNode]) {
+      const r = await t.call(route.path(id), { method: route.method, body: route.body?.(id), token });
+      expect(r.status, `${route.method} ${route.path(id).slice(0, 60)}: ${r.text}`).toBeLessThan(500);
+    }
+    expect(await t.server.services.meter.flush()).toBe(true);
+    const rows = await t.server.db.query<{ node_id: string }>('SELECT DISTINCT node_id FROM api_call_counts WHERE account_id = $1', [accountId]);
+    expect(rows.map((r) => r.node_id).filter((id) => id !== '' && !ownNodes.includes(id))).toEqual([]);
+  });
+}

@@ -7,11 +7,15 @@ import { createLogger } from '../../src/logger.ts';
 import { openPostgres, type Database } from '../../src/db/database.ts';
 import { AppError } from '../../src/errors.ts';
 import { ApiCallMeter } from '../../src/usage/api-call-meter.ts';
+import { insertRelease } from '../../src/db/releases.ts';
 import { databaseLabel, insertOwnerUser, openMigratedTestDb } from '../helpers/database.ts';
 
 const LIMIT = 40;
 const BATCH = 5;
 const log = createLogger('silent');
+// Real nodes: the meter keeps a node id only when it is one of the account's nodes.
+const N1 = '1'.repeat(32);
+const N2 = '2'.repeat(32);
 
 let t: Awaited<ReturnType<typeof openMigratedTestDb>>;
 let second: Database | undefined;
@@ -21,6 +25,13 @@ beforeEach(async () => {
   await t.db.query(`INSERT INTO plans (name, max_nodes, api_calls_per_month, max_users) VALUES ('tiny', 1, $1, 1)`, [LIMIT]);
   await insertOwnerUser(t.db, 'acct-a', 'a@example.com', 'tiny');
   await insertOwnerUser(t.db, 'acct-b', 'b@example.com', 'scale');
+  await insertRelease(t.db, 'v1');
+  for (const [id, account] of [[N1, 'acct-b'], [N2, 'acct-a']]) {
+    await t.db.query(
+      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, image_version, settings) VALUES ($1, $2, $1, 'regtest', 'RUNNING', 'running', 'v1', '{}')`,
+      [id, account],
+    );
+  }
 });
 afterEach(async () => {
   await second?.close();
@@ -55,13 +66,13 @@ async function call(m: ApiCallMeter, account: string, node = '', kind: 'api' | '
 describe(`the API call meter (${databaseLabel()})`, () => {
   it('writes its counts in batches, per node and kind, and answers them before they are written', async () => {
     const m = meter(t.db);
-    for (let i = 0; i < 3; i++) await call(m, 'acct-b', 'n1', 'gateway');
+    for (let i = 0; i < 3; i++) await call(m, 'acct-b', N1, 'gateway');
     await call(m, 'acct-b', '', 'api');
-    expect(m.unwrittenCalls('acct-b')).toEqual(expect.arrayContaining([{ node_id: 'n1', kind: 'gateway', calls: 3 }, { node_id: '', kind: 'api', calls: 1 }]));
+    expect(m.unwrittenCalls('acct-b')).toEqual(expect.arrayContaining([{ node_id: N1, kind: 'gateway', calls: 3 }, { node_id: '', kind: 'api', calls: 1 }]));
     expect(await t.db.query('SELECT * FROM api_call_counts')).toEqual([]);
     await m.stop();
     const rows = await t.db.query<{ node_id: string; kind: string; calls: string | number }>('SELECT node_id, kind, calls FROM api_call_counts ORDER BY node_id');
-    expect(rows.map((r) => [r.node_id, r.kind, Number(r.calls)])).toEqual([['', 'api', 1], ['n1', 'gateway', 3]]);
+    expect(rows.map((r) => [r.node_id, r.kind, Number(r.calls)])).toEqual([['', 'api', 1], [N1, 'gateway', 3]]);
     expect(m.unwrittenCalls('acct-b')).toEqual([]);
   });
 
@@ -71,12 +82,12 @@ describe(`the API call meter (${databaseLabel()})`, () => {
     // Both replicas take calls at once, in waves, far past the limit.
     for (let wave = 0; wave < 20; wave++) {
       // Many calls at once per replica: more wait for a batch than fit in the next one.
-      const answers = await Promise.all(replicas.flatMap((m) => Array.from({ length: wave % 2 === 0 ? 30 : 4 }, () => call(m, 'acct-a', 'n1'))));
+      const answers = await Promise.all(replicas.flatMap((m) => Array.from({ length: wave % 2 === 0 ? 30 : 4 }, () => call(m, 'acct-a', N2))));
       admitted += answers.filter(Boolean).length;
     }
     await Promise.all(replicas.map((m) => m.flush()));
     // Once written totals reach the limit, every replica refuses.
-    for (const m of replicas) expect(await call(m, 'acct-a', 'n1')).toBe(false);
+    for (const m of replicas) expect(await call(m, 'acct-a', N2)).toBe(false);
     expect(admitted).toBeGreaterThanOrEqual(LIMIT);
     expect(admitted).toBeLessThanOrEqual(LIMIT + replicas.length * BATCH - 1);
     await Promise.all(replicas.map((m) => m.stop()));
@@ -103,5 +114,39 @@ describe(`the API call meter (${databaseLabel()})`, () => {
     await m.stop();
     const months = await t.db.query<{ month: Date; calls: string | number }>(`SELECT month, calls FROM api_call_totals WHERE account_id = 'acct-a' ORDER BY month`);
     expect(months.map((r) => Number(r.calls))).toEqual([LIMIT, 1]);
+  });
+
+  it("counts a node id that is not one of the account's nodes (a NUL byte, too long, unicode, another account's) under no node", async () => {
+    const m = meter(t.db);
+    const hostile = ['abc\u0000def', `${'a'.repeat(31)}\u0000`, 'x'.repeat(4000), 'nœud-ü', '\uD800', 'gateway', N2, 'f'.repeat(32)];
+    for (const nodeId of hostile) await call(m, 'acct-b', nodeId, 'api');
+    await call(m, 'acct-b', N1, 'api');
+    expect(await m.flush()).toBe(true);
+    const rows = await t.db.query<{ node_id: string; kind: string; calls: string | number }>(`SELECT node_id, kind, calls FROM api_call_counts WHERE account_id = 'acct-b' ORDER BY node_id`);
+    expect(rows.map((r) => [r.node_id, r.kind, Number(r.calls)])).toEqual([['', 'api', hostile.length], [N1, 'api', 1]]);
+    await m.stop();
+  });
+
+  it('splits a batch the database refuses, writes every other increment, and drops the bad one with one warning, not an error a second', async () => {
+    const logged: Array<{ level: string; msg: string }> = [];
+    const capture = createLogger('silent');
+    for (const level of ['error', 'warn'] as const) {
+      (capture as unknown as Record<string, unknown>)[level] = (_obj: unknown, msg: string) => logged.push({ level, msg });
+    }
+    const m = new ApiCallMeter({ db: t.db, flushIntervalMs: 60_000, batchSize: 1000, log: capture });
+    // A kind the table's check refuses (what a NUL in a node id once made of its count's key):
+    // the one increment the batch cannot take.
+    await call(m, 'acct-b', N1);
+    await call(m, 'acct-b', '', 'bogus' as 'api');
+    await call(m, 'acct-a', N2);
+    await call(m, 'acct-b', '', 'api');
+    const errorsBefore = logged.filter((l) => l.level === 'error').length;
+    expect(await m.flush()).toBe(true);
+    for (let i = 0; i < 5; i++) expect(await m.flush()).toBe(true);
+    const rows = await t.db.query<{ account_id: string; node_id: string; kind: string; calls: string | number }>('SELECT account_id, node_id, kind, calls FROM api_call_counts ORDER BY account_id, node_id, kind');
+    expect(rows.map((r) => [r.account_id, r.node_id, r.kind, Number(r.calls)])).toEqual([['acct-a', N2, 'gateway', 1], ['acct-b', '', 'api', 1], ['acct-b', N1, 'gateway', 1]]);
+    expect(logged.filter((l) => l.level === 'error').length).toBe(errorsBefore);
+    expect(logged.filter((l) => l.level === 'warn')).toHaveLength(1);
+    await m.stop();
   });
 });

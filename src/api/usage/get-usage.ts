@@ -33,6 +33,25 @@ export const AccountUsage = Type.Object({
     days: Type.Array(Type.Object({ date: Type.String({ description: '`YYYY-MM-DD` (UTC).' }), runningSeconds: Type.Integer(), pausedSeconds: Type.Integer() }), {
       description: "Node time per day of the month, every day listed (days to come are zero).",
     }),
+    members: Type.Array(
+      Type.Object({
+        userId: Type.String(),
+        email: Type.Union([Type.String(), Type.Null()], { description: 'Null once the user was deleted.' }),
+        calls: Type.Integer({ description: "The member's management API and bearer gateway calls, with every token and the web session." }),
+        monthlyApiCalls: Type.Union([Type.Integer(), Type.Null()], { description: "The member's cap (PUT /api/account/members/{userId}/monthly-api-calls); null: none." }),
+      }),
+      { description: 'Who spent the month\'s calls, the most first (calls through a client certificate are in no member). Empty for a token limited to some nodes.' },
+    ),
+    tokens: Type.Array(
+      Type.Object({
+        tokenId: Type.String(),
+        name: Type.Union([Type.String(), Type.Null()], { description: "Null once the token's user was deleted." }),
+        userId: Type.String({ description: "The token's member." }),
+        calls: Type.Integer({ description: 'Management API and bearer gateway calls made with the token.' }),
+        monthlyApiCalls: Type.Union([Type.Integer(), Type.Null()], { description: "The token's cap (PUT /api/tokens/{id}/monthly-api-calls); null: none." }),
+      }),
+      { description: 'The same per API token (revoked ones included), the most first. Empty for a token limited to some nodes.' },
+    ),
 });
 
 export function getUsageRoute(app: FastifyInstance, { usage }: ApiDeps) {

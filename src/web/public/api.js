@@ -44,6 +44,8 @@ export async function signOut() {
 export async function api(path, { method = 'GET', body, quietAuth = false } = {}) {
   const headers = { accept: 'application/json' };
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  // The UI's own reads of the service's records are not metered (src/api/quota-routes.ts).
+  if (method === 'GET' || method === 'HEAD') headers['x-rlnc-ui'] = 'read';
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res;
   try {
