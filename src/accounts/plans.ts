@@ -3,7 +3,7 @@
 import type { Database } from '../db/database.ts';
 import { findAccountPlan, findPlan, listPlans, setAccountPlan, upsertPlan } from '../db/plans.ts';
 import { countSeats } from '../db/accounts.ts';
-import { countLiveNodes } from '../db/nodes.ts';
+import { countLiveNodes, countRunningNodes } from '../db/nodes.ts';
 import { findUserByEmail } from '../db/users.ts';
 import { PLAN_NAME, type PlanDefinition, type PlanLimits } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
@@ -62,7 +62,7 @@ export class PlanService {
     const seats = await countSeats(this.db, accountId);
     return {
       plan,
-      nodes: { used: await countLiveNodes(this.db, accountId), limit: plan.maxNodes },
+      nodes: { used: await countLiveNodes(this.db, accountId), running: await countRunningNodes(this.db, accountId), limit: plan.maxNodes },
       users: { used: seats.members, pendingInvitations: seats.pending, limit: plan.maxUsers },
     };
   }
