@@ -24,3 +24,29 @@ CREATE TRIGGER nodes_record_status_change AFTER INSERT OR UPDATE OF status, supe
 -- The nodes superseded now stop accruing from now (when they were superseded is not recorded).
 INSERT INTO node_status_changes (node_id, account_id, status)
   SELECT id, user_id, 'SUPERSEDED' FROM nodes WHERE node_status_as_recorded(status, superseded_by) = 'SUPERSEDED';
+
+-- Email addresses in one form (issue #37; domain/email.ts): NFC, lowercased. Stored addresses were
+-- lowercased already (by JavaScript, as now), so what is left is NFC; lowercasing and NFC commute
+-- (case mappings keep canonical equivalence), so the rows end in the very form the code now makes.
+-- Users: when two addresses become one, a user whose address is in the form already keeps it, else
+-- the oldest takes it; the other keeps its address as stored (nothing of it is lost, its tokens
+-- keep working; signing in by that address no longer finds it) and is found, for the operator to
+-- settle, by `SELECT id, email FROM users WHERE email <> normalize(email, NFC)`.
+UPDATE users u SET email = normalize(u.email, NFC)
+ WHERE u.email <> normalize(u.email, NFC)
+   AND NOT EXISTS (
+     SELECT 1 FROM users o
+      WHERE o.id <> u.id AND normalize(o.email, NFC) = normalize(u.email, NFC)
+        AND (o.email = normalize(o.email, NFC) OR o.created_at < u.created_at OR (o.created_at = u.created_at AND o.id < u.id))
+   );
+
+-- Invitations: every row in the form; of an account's pending invitations that are now of one
+-- address, the newest stays and the others are revoked, as inviting an address again does.
+UPDATE account_invitations SET email = normalize(email, NFC) WHERE email <> normalize(email, NFC);
+UPDATE account_invitations i SET revoked_at = now()
+ WHERE i.accepted_at IS NULL AND i.revoked_at IS NULL
+   AND EXISTS (
+     SELECT 1 FROM account_invitations n
+      WHERE n.account_id = i.account_id AND n.email = i.email AND n.accepted_at IS NULL AND n.revoked_at IS NULL
+        AND (n.created_at > i.created_at OR (n.created_at = i.created_at AND n.id > i.id))
+   );
