@@ -1693,8 +1693,10 @@ export interface operations {
                             /** @description this calendar month (UTC) */
                             month: string;
                             nodes: {
-                                /** @description nodes not destroyed */
+                                /** @description nodes that take a plan slot: not destroyed, not superseded (docs/ACCOUNTS.md) */
                                 used: number;
+                                /** @description of those, the nodes meant to run: at most the limit for any start */
+                                running: number;
                                 /** @description null: unlimited */
                                 limit: number | null;
                             };

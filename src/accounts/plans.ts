@@ -3,10 +3,11 @@
 import type { Database } from '../db/database.ts';
 import { findAccountPlan, findPlan, listPlans, setAccountPlan, upsertPlan } from '../db/plans.ts';
 import { countSeats } from '../db/accounts.ts';
-import { countLiveNodes } from '../db/nodes.ts';
+import { countLiveNodes, countRunningNodes } from '../db/nodes.ts';
 import { findUserByEmail } from '../db/users.ts';
 import { PLAN_NAME, type PlanDefinition, type PlanLimits } from '../domain/plans.ts';
 import { AppError } from '../errors.ts';
+import { normalEmail } from '../domain/email.ts';
 
 /** A limit as the operator writes it: a whole number, or `unlimited`. */
 export type LimitInput = number | 'unlimited';
@@ -47,7 +48,7 @@ export class PlanService {
 
   /** Moves the account of the member with this email to another plan; answers what changed. */
   async setAccountPlan(emailRaw: string, planName: string) {
-    const member = await findUserByEmail(this.db, emailRaw.trim().toLowerCase());
+    const member = await findUserByEmail(this.db, normalEmail(emailRaw));
     if (!member) throw new AppError('user_not_found', `no user with email ${emailRaw}`);
     const plan = await findPlan(this.db, planName);
     if (!plan) throw new AppError('plan_not_found', `no plan named ${planName}; see rln-cloud plan list`);
@@ -62,7 +63,7 @@ export class PlanService {
     const seats = await countSeats(this.db, accountId);
     return {
       plan,
-      nodes: { used: await countLiveNodes(this.db, accountId), limit: plan.maxNodes },
+      nodes: { used: await countLiveNodes(this.db, accountId), running: await countRunningNodes(this.db, accountId), limit: plan.maxNodes },
       users: { used: seats.members, pendingInvitations: seats.pending, limit: plan.maxUsers },
     };
   }

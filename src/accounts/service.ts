@@ -23,6 +23,7 @@ import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/t
 import { hashPassword } from '../auth/passwords.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { MAX_SCOPE_NODES, TOKEN_ACCESS, type TokenAccess, type TokenScope } from './token-scope.ts';
+import { normalEmail } from '../domain/email.ts';
 
 export interface AuthenticatedUser {
   /** The member's own user id. */
@@ -54,7 +55,7 @@ export class AccountService {
   constructor(private readonly db: Database) {}
 
   async createUser(input: { email: string; plan?: string; password?: string }) {
-    const email = input.email.trim().toLowerCase();
+    const email = normalEmail(input.email);
     if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
     const plan = input.plan ?? 'starter';
     if (!(await findPlan(this.db, plan))) {
@@ -197,7 +198,7 @@ export class AccountService {
   }
 
   private async requireUser(emailRaw: string): Promise<MemberRow> {
-    const user = await findUserByEmail(this.db, emailRaw.trim().toLowerCase());
+    const user = await findUserByEmail(this.db, normalEmail(emailRaw));
     if (!user) throw new AppError('user_not_found', `no user with email ${emailRaw}`);
     return user;
   }

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditAction, AuditLog } from '../audit/audit-log.ts';
 import { classifyApiRoute } from './route-scope.ts';
+import { answeredErrorCode } from './error-handler.ts';
 
 export interface RouteAudit {
   action: AuditAction;
@@ -41,7 +42,7 @@ export function auditRoutes(scope: FastifyInstance, audit: AuditLog) {
       target: spec.target?.(request) ?? null,
       nodeId: nodeOfRequest(request) ?? null,
       outcome: reply.statusCode < 400 ? 'succeeded' : 'failed',
-      details: reply.statusCode < 400 ? {} : { status: reply.statusCode, code: refusals.get(request) ?? null },
+      details: reply.statusCode < 400 ? {} : { status: reply.statusCode, code: answeredErrorCode(request) ?? refusals.get(request) ?? null },
     });
   });
 }

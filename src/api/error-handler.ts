@@ -12,7 +12,13 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 
+// The code each failed request was answered with, for the audit trail (api/audit-route.ts): the
+// code the client got (invalid_request), never the error's own (FST_ERR_VALIDATION).
+const answeredCodes = new WeakMap<FastifyRequest, ErrorCode>();
+export const answeredErrorCode = (request: FastifyRequest) => answeredCodes.get(request);
+
 export function sendError(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  answeredCodes.set(request, code);
   return reply.status(ERROR_STATUS[code]).send({ error: { code, message, requestId: request.id, ...(details ? { details } : {}) } });
 }
 

@@ -2,6 +2,7 @@
 // serialisation, the TypeScript types and the OpenAPI document at once.
 import { Type, type Static } from '@sinclair/typebox';
 import { ERROR_CODES } from '../errors.ts';
+import { ADDRESS_PATTERN } from '../rln/unlock-body.ts';
 import { BUILD_ACTIONS, BUILD_PHASES, BUILD_STATUSES, NETWORKS, NODE_STATUSES } from '../domain/nodes.ts';
 
 export const ID_PATTERN = '^[0-9a-f]{32}$';
@@ -25,6 +26,7 @@ export const PATTERN_MEANINGS: Record<string, string> = {
   [WAIT_SECONDS_PATTERN]: 'must be a whole number of seconds from 0 to 60',
   [ID_PATTERN]: 'must be 32 lowercase hexadecimal characters',
   [NAME_PATTERN]: 'must not contain control characters or begin or end with whitespace',
+  [ADDRESS_PATTERN]: 'must be visible characters, without spaces or control characters',
 };
 
 export const ErrorBody = Type.Object(

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from '../logger.ts';
 import { requireBearerAuth, type SessionAuthenticator } from './bearer-auth.ts';
+import { answerClientError } from './client-error.ts';
 import { installErrorHandlers } from './error-handler.ts';
 import { lazySerializers, type LazySerializers } from './serializer-cache.ts';
 import { lazyValidators, type LazyValidators } from './validator-cache.ts';
@@ -105,6 +106,7 @@ export async function buildApiServer(
     genReqId: () => randomUUID(),
     trustProxy: fastifyTrustProxy(deps.trustedProxies ?? TRUST_NOBODY),
     requestIdHeader: false,
+    clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildSerializer: serializers.factory, buildValidator: validators.factory } },
     ajv: {
       // Validate exactly what the client sent: no coercion ("5" is not a name of 5), no silent

@@ -52,7 +52,9 @@ export async function storeBackupFile(
     // A source that fails at once (too large in its first chunk) can fail before the file is even
     // open: the stream then opens it and closes it after that. Removing it before that would leave
     // the file behind.
-    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
+    // A pipeline that failed on its source may leave the file stream open, waiting for more:
+    // destroyed here, it closes (and the file can go) whatever failed.
+    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()).destroy());
     await rm(staged, { force: true });
   }
 }

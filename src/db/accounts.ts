@@ -79,6 +79,11 @@ export async function lockAccount(db: Queryable, accountId: string) {
   return (await db.query<{ id: string }>('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId])).length > 0;
 }
 
+/** When the account was made (for one made by migration 0020: then; nothing was metered before). */
+export async function findAccountCreatedAt(db: Queryable, accountId: string): Promise<Date | undefined> {
+  return (await db.query<{ created_at: Date }>('SELECT created_at FROM accounts WHERE id = $1', [accountId]))[0]?.created_at;
+}
+
 /** Members, and invitations that can still be accepted: together, the seats the plan's max_users counts. */
 export async function countSeats(db: Queryable, accountId: string) {
   const row = (

@@ -3,6 +3,7 @@ import type { Queryable } from './database.ts';
 import type { BuildRow } from './builds.ts';
 import type { DesiredState, Network, Node, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { jsonParam } from './storable-text.ts';
+import { SLOT_STATUSES } from '../domain/node-status-meaning.ts';
 
 /** The row as the database answers it; nothing outside db/ sees it (nodeFromRow maps it once). */
 export interface NodeRow {
@@ -292,11 +293,22 @@ export async function releaseSupersededBy(db: Queryable, nodeId: string) {
   return db.query<{ id: string }>('UPDATE nodes SET superseded_by = NULL, updated_at = now() WHERE superseded_by = $1 RETURNING id', [nodeId]);
 }
 
-/** The account's nodes that count towards its plan's limit: every one not being or already destroyed. */
+/** The account's nodes that take a slot of its plan (domain/node-status-meaning.ts): not destroyed, not superseded. */
 export async function countLiveNodes(db: Queryable, userId: string) {
   const rows = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM nodes WHERE user_id = $1 AND status NOT IN ('DESTROYING', 'DESTROYED')`,
-    [userId],
+    `SELECT count(*)::int AS n FROM nodes WHERE user_id = $1 AND status = ANY($2::text[]) AND superseded_by IS NULL`,
+    [userId, SLOT_STATUSES],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The account's nodes, other than `exceptNodeId`, that count as running (countsAsRunning, domain/node-status-meaning.ts). */
+export async function countRunningNodes(db: Queryable, userId: string, exceptNodeId: string | null = null) {
+  const rows = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM nodes
+     WHERE user_id = $1 AND status = ANY($2::text[]) AND superseded_by IS NULL AND desired_state = 'running'
+       AND ($3::text IS NULL OR id <> $3)`,
+    [userId, SLOT_STATUSES, exceptNodeId],
   );
   return Number(rows[0]?.n ?? 0);
 }

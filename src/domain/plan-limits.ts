@@ -4,14 +4,17 @@
 import { AppError } from '../errors.ts';
 import type { PlanDefinition } from './plans.ts';
 
-export type CountedLimit = 'nodes' | 'users';
+export type CountedLimit = 'nodes' | 'runningNodes' | 'users';
 
 const LIMIT_OF: Record<CountedLimit, (plan: PlanDefinition) => number | null> = {
   nodes: (plan) => plan.maxNodes,
+  // The same limit bounds the nodes that run: an account above its limit (a downgrade, a failed
+  // restore that released its source) keeps its nodes but runs no more than the plan allows.
+  runningNodes: (plan) => plan.maxNodes,
   users: (plan) => plan.maxUsers,
 };
 
-const NOUN: Record<CountedLimit, string> = { nodes: 'node', users: 'user' };
+const NOUN: Record<CountedLimit, string> = { nodes: 'node', runningNodes: 'running node', users: 'user' };
 
 /** Refuses adding one more when `used` already reaches the plan's limit (null: unlimited). */
 export function requireRoomFor(plan: PlanDefinition, limit: CountedLimit, used: number) {
@@ -19,7 +22,9 @@ export function requireRoomFor(plan: PlanDefinition, limit: CountedLimit, used: 
   if (max === null || used < max) return;
   throw new AppError(
     'plan_limit_reached',
-    `the ${plan.name} plan allows ${max} ${NOUN[limit]}${max === 1 ? '' : 's'} and the account has ${used}; change the plan for more`,
+    limit === 'runningNodes'
+      ? `the ${plan.name} plan allows ${max} running node${max === 1 ? '' : 's'} and the account runs ${used}; stop or destroy one, or change the plan`
+      : `the ${plan.name} plan allows ${max} ${NOUN[limit]}${max === 1 ? '' : 's'} and the account has ${used}; change the plan for more`,
     { limit, max, used, plan: plan.name },
   );
 }

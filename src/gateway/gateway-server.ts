@@ -118,7 +118,12 @@ function fail(deps: GatewayServerDeps, req: IncomingMessage, res: ServerResponse
   const close = err instanceof AppError && CLOSE_AFTER.has(err.code);
   const headers: Record<string, string> = close ? { connection: 'close' } : {};
   if (err instanceof AppError && err.code === 'unauthorized') headers['www-authenticate'] = 'Bearer';
-  if (err instanceof AppError && (err.code === 'rate_limited' || err.code === 'quota_exceeded')) Object.assign(headers, err.details?.headers);
+  if (err instanceof AppError && (err.code === 'rate_limited' || err.code === 'quota_exceeded')) {
+    // The fields go in the answer's head only: the body says when in seconds, as the API's does.
+    const { headers: fields, ...details } = err.details ?? {};
+    Object.assign(headers, fields);
+    err = new AppError(err.code, err.message, details);
+  }
   sendGatewayError(res, requestId, err, headers);
 }
 

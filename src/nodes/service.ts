@@ -2,10 +2,12 @@
 // build and carried out by a durable job enqueued in the same transaction as the state change.
 import type { Database, Queryable } from '../db/database.ts';
 import { buildsByNode, findBuildInProgress } from '../db/builds.ts';
-import { findAccountPlan, lockAccountPlan } from '../db/plans.ts';
+import { lockAccountPlan } from '../db/plans.ts';
 import { requireRoomFor } from '../domain/plan-limits.ts';
+import { countsAsRunning } from '../domain/node-status-meaning.ts';
+import type { PlanDefinition } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
-import { countLiveNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
+import { countLiveNodes, countRunningNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
@@ -243,7 +245,9 @@ export class NodeService {
   async startNode(userId: string, nodeId: string): Promise<NodeActionResult> {
     return this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'start' });
-      const plan = await findAccountPlan(tx, userId);
+      // Locked after the node, as a create locks the node it supersedes before the account.
+      const plan = await lockAccountPlan(tx, userId);
+      if (decision.outcome === 'change') await requireRoomToRun(tx, plan, userId, node);
       const latest = await latestRelease(tx);
       const version = plan?.autoUpgrade && latest ? latest.version : node.imageVersion;
       const after = await carryOut(tx, node, decision, version);
@@ -266,6 +270,7 @@ export class NodeService {
       const node = await lockOwnNode(tx, userId, nodeId);
       const toVersion = (await latestRelease(tx))?.version;
       const decision = await judge(tx, node, { type: 'upgrade', toVersion });
+      if (decision.outcome === 'change') await requireRoomToRun(tx, await lockAccountPlan(tx, userId), userId, node);
       await carryOut(tx, node, decision, toVersion!);
       return { nodeId, fromVersion: node.imageVersion, toVersion: toVersion! };
     });
@@ -325,6 +330,12 @@ export class NodeService {
     const builds = await buildsByNode(db, [node.id]);
     return presentNode(node, builds.get(node.id) ?? [], this.presentOpts);
   }
+}
+
+/** A node about to run that did not count as running needs room under the plan's limit on running nodes. */
+async function requireRoomToRun(tx: Queryable, plan: PlanDefinition | undefined, accountId: string, node: Node) {
+  if (!plan || countsAsRunning(node)) return;
+  requireRoomFor(plan, 'runningNodes', await countRunningNodes(tx, accountId, node.id));
 }
 
 /** Another user's node is as missing as an unknown one. */

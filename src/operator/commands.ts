@@ -149,7 +149,11 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   // prints it as CSV with --format csv (cli/usage-csv.ts).
   'usage report': async (ctx, a) => {
     const month = option(a, 'month');
-    if (month === undefined || !MONTH_PATTERN.test(month)) throw new AppError('invalid_request', '--month YYYY-MM is required (a calendar month, UTC)');
+    const format = option(a, 'format');
+    // Checked here, before any work: an unknown format must not fall back to text silently.
+    if (format !== undefined && format !== 'csv' && format !== 'json') throw new AppError('invalid_request', `--format ${format} is not a report format: csv or json (text when left out)`);
+    if (month === undefined) throw new AppError('invalid_request', '--month YYYY-MM is required (a calendar month, UTC)');
+    if (!MONTH_PATTERN.test(month)) throw new AppError('invalid_request', `--month ${month} is not a calendar month: YYYY-MM, with a month from 01 to 12`);
     if (!ctx.usage.hasBegun(month)) throw new AppError('invalid_request', `${month} has not begun`);
     return { month, ...(await ctx.usage.report(month)) };
   },

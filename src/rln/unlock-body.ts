@@ -27,6 +27,12 @@ const MAX_PASSWORD = 1024;
 const MAX_ALIAS = 256;
 const MAX_ADDRESSES = 16;
 const MAX_ADDRESS = 256;
+// The node announces these to the network and writes them to its logs: a NUL or a newline is
+// never meant, and is refused as the chain fields refuse it (client-chain-settings.ts). The alias
+// may hold spaces and any other text; an address is visible ASCII (a host, an IPv6 literal, an onion).
+export const ADDRESS_PATTERN = '^[\\x21-\\x7e]+$';
+const CONTROL_CHARACTER = /[\x00-\x1F\x7F-\x9F]/;
+const VISIBLE_ADDRESS = new RegExp(ADDRESS_PATTERN);
 
 /** Checks a client's unlock body; every problem is named, no value is ever echoed. */
 export function parseUnlockInput(raw: string | unknown): UnlockInput {
@@ -50,16 +56,20 @@ export function parseUnlockInput(raw: string | unknown): UnlockInput {
   else if (typeof b.password !== 'string') problems.push('password must be a string');
   else if (b.password.length === 0) problems.push('password must not be empty');
   else if (b.password.length > MAX_PASSWORD) problems.push(`password must be at most ${MAX_PASSWORD} characters`);
-  if (b.announce_alias !== undefined && b.announce_alias !== null && (typeof b.announce_alias !== 'string' || b.announce_alias.length > MAX_ALIAS)) {
-    problems.push(`announce_alias must be a string of at most ${MAX_ALIAS} characters`);
+  if (
+    b.announce_alias !== undefined &&
+    b.announce_alias !== null &&
+    (typeof b.announce_alias !== 'string' || b.announce_alias.length > MAX_ALIAS || CONTROL_CHARACTER.test(b.announce_alias))
+  ) {
+    problems.push(`announce_alias must be a string of at most ${MAX_ALIAS} characters, without control characters`);
   }
   if (
     b.announce_addresses !== undefined &&
     (!Array.isArray(b.announce_addresses) ||
       b.announce_addresses.length > MAX_ADDRESSES ||
-      !b.announce_addresses.every((a) => typeof a === 'string' && a.length > 0 && a.length <= MAX_ADDRESS))
+      !b.announce_addresses.every((a) => typeof a === 'string' && a.length > 0 && a.length <= MAX_ADDRESS && VISIBLE_ADDRESS.test(a)))
   ) {
-    problems.push(`announce_addresses must be a list of at most ${MAX_ADDRESSES} "host:port" strings`);
+    problems.push(`announce_addresses must be a list of at most ${MAX_ADDRESSES} "host:port" strings of visible characters (no spaces or control characters)`);
   }
   if (b.network !== undefined && (typeof b.network !== 'string' || !/^(regtest|testnet)$/i.test(b.network))) {
     problems.push('network must be regtest or testnet');

@@ -1,7 +1,9 @@
 // A node's billable time from its recorded status changes (node_status_changes, migration 0021):
 // the time between a change to RUNNING (or PAUSED) and the next change counts as running (paused)
-// time. Pure, so that the month and day boundaries are split exactly and tested without a clock.
+// time, as domain/node-status-meaning.ts bills each status (a superseded node's SUPERSEDED: none).
+// Pure, so that the month and day boundaries are split exactly and tested without a clock.
 import type { NodeStatus } from '../domain/nodes.ts';
+import { meaningOf } from '../domain/node-status-meaning.ts';
 
 export interface StatusChange {
   status: NodeStatus | string;
@@ -32,7 +34,8 @@ export function nodeTime(changes: readonly StatusChange[], from: Date, to: Date,
   const days: DayTime[] = Array.from({ length: Math.ceil((to.getTime() - start) / DAY_MS) }, () => ({ runningMs: 0, pausedMs: 0 }));
   const total: DayTime = { runningMs: 0, pausedMs: 0 };
   for (let i = 0; i < changes.length; i++) {
-    const key = changes[i]!.status === 'RUNNING' ? 'runningMs' : changes[i]!.status === 'PAUSED' ? 'pausedMs' : undefined;
+    const billedAs = meaningOf(changes[i]!.status)?.billedAs;
+    const key = billedAs === 'running' ? 'runningMs' : billedAs === 'paused' ? 'pausedMs' : undefined;
     if (!key) continue;
     const intervalEnd = Math.min(changes[i + 1]?.changedAt.getTime() ?? end, end);
     let t = Math.max(changes[i]!.changedAt.getTime(), start);

@@ -6,6 +6,7 @@ import { findAccountCallerCalls, findAccountCallTotals, findCallerNames, findClo
 import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsage, type CallerUsage, type VisibleNodes } from './account-usage.ts';
 import type { ApiCallMeter } from './api-call-meter.ts';
 import { SettledTime } from './settled-time.ts';
+import { findAccountCreatedAt } from '../db/accounts.ts';
 import { monthOf, monthRange } from './node-time.ts';
 
 export interface UsageReportRow {
@@ -42,13 +43,23 @@ export class UsageService {
 
   /** An account's usage of a month, per node and in total; `visible`: the nodes a token is limited to. */
   async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage & CallerUsage> {
-    const { from } = monthRange(month);
-    const callers = this.callerUsage(accountId, month, visible);
-    // The current month cannot be closed (only an ended one is): one query fewer on the common call.
-    if (month !== this.currentMonth() && (await isMonthClosed(this.deps.db, from))) {
-      return { ...presentAccountUsage(month, true, await findClosedNodeMonths(this.deps.db, from, accountId), visible), ...(await callers) };
+    const { from, to } = monthRange(month);
+    // A month that ended before the account existed has no figures, not empty ones: a closed month
+    // answered for it would read as a month of no use, closed by a job that never saw the account.
+    const createdAt = await findAccountCreatedAt(this.deps.db, accountId);
+    if (createdAt && to.getTime() <= createdAt.getTime()) {
+      const firstMonth = monthOf(createdAt);
+      throw new AppError('invalid_request', `${month} ended before the account was created; its first month is ${firstMonth}`, { firstMonth });
     }
-    return { ...(await openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month), this.settled)), ...(await callers) };
+    // Both read at once; awaited together, so a failure of either is never left unhandled.
+    const [figures, callers] = await Promise.all([this.monthFigures(accountId, month, from, visible), this.callerUsage(accountId, month, visible)]);
+    return { ...figures, ...callers };
+  }
+
+  private async monthFigures(accountId: string, month: string, from: Date, visible: VisibleNodes): Promise<AccountUsage> {
+    // The current month cannot be closed (only an ended one is): one query fewer on the common call.
+    if (month !== this.currentMonth() && (await isMonthClosed(this.deps.db, from))) return presentAccountUsage(month, true, await findClosedNodeMonths(this.deps.db, from, accountId), visible);
+    return openMonthUsage(this.deps.db, accountId, month, this.now(), visible, this.unwritten(month), this.settled);
   }
 
   /**
@@ -102,10 +113,10 @@ export class UsageService {
   /** Every account's usage of a month, a row per account and node (the operator's report). */
   async report(month: string): Promise<{ closed: boolean; rows: UsageReportRow[] }> {
     const rows: UsageReportRow[] = [];
-    let closed = false;
+    // Closed only when the close job closed it (usage_months_closed), whatever the accounts are.
+    const closed = await isMonthClosed(this.deps.db, monthRange(month).from);
     for (const account of await listAccountsWithOwners(this.deps.db)) {
       const usage = await accountUsageRows(this.deps.db, account.id, month, this.now(), this.unwritten(month));
-      closed = usage.closed;
       for (const r of usage.rows) {
         rows.push({
           accountId: account.id,

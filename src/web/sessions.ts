@@ -20,6 +20,7 @@ import {
 import { AppError } from '../errors.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { normalEmail } from '../domain/email.ts';
 
 export const CSRF_HEADER = 'x-csrf-token';
 // An idle browser is signed out after a day; none stays signed in past a week.
@@ -90,7 +91,7 @@ export class WebSessions {
 
   /** Checks the password and opens a session; throws unauthorized or rate_limited. */
   async signIn(emailRaw: string, password: string, clientAddress: string) {
-    const email = emailRaw.trim().toLowerCase();
+    const email = normalEmail(emailRaw);
     const keys = [`email:${email}`, `ip:${clientAddress}`];
     const limits = [MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS];
     for (const [i, key] of keys.entries()) {

@@ -141,6 +141,15 @@ describe(`the audit trail, on ${databaseLabel()}`, () => {
     expect((await read(readOnly)).events.map((e: any) => e.id)).toEqual(full.map((e: any) => e.id));
   });
 
+  it('records the code a refused request was answered with: invalid_request, not the validator\'s own', async () => {
+    const carol = await t.createUser();
+    const refused = await t.call('/api/tokens', { method: 'POST', token: carol.token, body: { name: 'bad', noSuchField: 1 } });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.code).toBe('invalid_request');
+    await expect.poll(async () => (await trail(carol)).events.length, { timeout: 3000 }).toBe(1);
+    expect((await trail(carol)).events[0]).toMatchObject({ action: 'token.created', outcome: 'failed', details: { status: 400, code: 'invalid_request' } });
+  });
+
     it("records a destroy and the operator's actions; the operator reads every trail", async () => {
     expect((await post('/api/nodes', { destroyNodeId: nodeId }, 'DELETE')).status).toBe(200);
     const ctx = t.server.services;

@@ -4,6 +4,7 @@
 // (PostgreSQL refuses NUL and jsonb refuses "\u0000" and lone surrogates), and every audited
 // attempt must be in the trail, whatever it held. Run on PostgreSQL too: PGlite is more lenient
 // about some of these.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
@@ -14,6 +15,21 @@ import { parseExposition } from '../helpers/metrics.ts';
 // A lone surrogate cannot be percent-encoded as UTF-8: a client sends the bytes of one (ED A0 80),
 // which the server decodes to U+FFFD. Fastify refuses a path parameter past 100 characters
 // (maxParamLength): that request matches no route, answers 404 not_found and is no attempt on anything.
+/** One request written byte for byte (UTF-8), its status and body. */
+async function rawRequest(base: string, request: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(base);
+  const socket = net.connect({ host: hostname, port: Number(port) });
+  socket.end(Buffer.from(request, 'utf8'));
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  const [head, ...rest] = text.split('\r\n\r\n');
+  let body = rest.join('\r\n\r\n');
+  // A chunked answer: the JSON between its size lines.
+  if (/transfer-encoding: chunked/i.test(head!)) body = body.split('\r\n').filter((_, i) => i % 2 === 1).join('');
+  return { status: Number(head!.split(' ')[1]), body };
+}
+
 const path = (text: string) => encodeURIComponent(text.replace(/[\uD800-\uDFFF]/g, '\uE000')).replaceAll('%EE%80%80', '%ED%A0%80');
 
 /** Every route that stores or records text a client sent. */
@@ -63,6 +79,13 @@ describe(`hostile text in what the API stores, on ${databaseLabel()}`, () => {
     await expect
       .poll(async () => (await t.server.services.audit.list({ userId: alice.id, limit: 1 })).events[0], { timeout: 3000 })
       .toMatchObject({ action: 'token.created', target: 'bad\uFFFDname', outcome: 'failed' });
+  });
+
+  it('an unencoded Unicode query string gets our error body, not the framework\'s', async () => {
+    // Sent as raw bytes: fetch and http.request percent-encode (or refuse) them first.
+    const answer = await rawRequest(t.base, `GET /api/nodes?name=\u00e9t\u00e9 HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${alice.token}\r\nconnection: close\r\n\r\n`);
+    expect(answer.status, answer.body).toBe(400);
+    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'invalid_request', message: expect.stringContaining('percent-encode'), requestId: expect.any(String) } });
   });
 
   it('no audit event failed to be recorded', async () => {

@@ -122,7 +122,7 @@ describe(`GET /api/account on ${databaseLabel()}`, () => {
       plan: { name: 'growth', maxNodes: 3, apiCallsPerMonth: 1_000_000, maxUsers: 1, autoUpgrade: false },
       usage: {
         month: new Date().toISOString().slice(0, 7),
-        nodes: { used: 2, limit: 3 },
+        nodes: { used: 2, running: 2, limit: 3 },
         // The two creations, this call, and whatever else the test server's meter counted so far.
         apiCalls: { used: expect.any(Number), limit: 1_000_000 },
         users: { used: 1, pendingInvitations: 0, limit: 1 },

@@ -62,6 +62,9 @@ describe(`rate limits, on ${databaseLabel()}`, () => {
     expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(refused.headers.get('ratelimit-policy')).toBe('"gateway";q=4;w=60');
     // The gateway's own answer, in RLN's shape with the service's code under rln_cloud.
-    expect(await refused.json()).toMatchObject({ error: expect.stringContaining('too many requests'), code: 429, name: 'RateLimited', rln_cloud: { code: 'rate_limited' } });
+    const body = await refused.json();
+    expect(body).toMatchObject({ error: expect.stringContaining('too many requests'), code: 429, name: 'RateLimited', rln_cloud: { code: 'rate_limited' } });
+    // The fields are the answer's head; the body does not repeat them (issue #37).
+    expect(body.rln_cloud.details).toEqual({ retryAfterSeconds: expect.any(Number) });
   });
 });

@@ -77,8 +77,14 @@ describe(`GET /api/usage (${databaseLabel()})`, () => {
     expect(r.json.error.code).toBe('invalid_request');
   });
 
-  it('answers a past month with nothing in it', async () => {
-    const r = await t.call('/api/usage?month=2020-02', { token: alice.token });
+  it('answers a past month with nothing in it, and refuses one that ended before the account existed (issue #37)', async () => {
+    const before = await t.call('/api/usage?month=2020-02', { token: alice.token });
+    expect(before.status).toBe(400);
+    expect(before.json.error).toMatchObject({ code: 'invalid_request', details: { firstMonth: expect.stringMatching(/^\d{4}-\d{2}$/) } });
+    // An account that existed then (as one made in 2020 would have).
+    const old = await t.createUser();
+    await t.server.db.query(`UPDATE accounts SET created_at = '2020-01-15T00:00:00Z' WHERE id = $1`, [old.id]);
+    const r = await t.call('/api/usage?month=2020-02', { token: old.token });
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ month: '2020-02', nodes: [], total: { runningSeconds: 0, pausedSeconds: 0, apiCalls: 0, gatewayCalls: 0 } });
     expect(r.json.days).toHaveLength(29);

@@ -3,6 +3,7 @@
 // node backup a file is recognised as, or the one declared; a restore into another network is a
 // 400 as for node backups. Another user's uploads are neither listed nor deletable.
 import { readdirSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
@@ -117,6 +118,25 @@ describe(`uploaded backups, on ${databaseLabel()}`, () => {
     expect(chunked.status).toBe(409);
     expect(await stored(alice)).toBe(2);
     expect(readdirSync(join(t.config.dataDir, 'backups', 'staging'))).toEqual([]);
+  });
+
+  it('leaves nothing staged when the client sends less than it said and aborts (issue #37)', async () => {
+    const staging = join(t.config.dataDir, 'backups', 'staging');
+    const before = await stored(bob);
+    const { hostname, port } = new URL(t.base);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/backups/uploads?network=regtest HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${bob.token}\r\n` +
+        'content-type: application/octet-stream\r\ncontent-length: 2000\r\n\r\n',
+    );
+    socket.write(new Uint8Array(700).fill(7));
+    // The first bytes are staged...
+    await expect.poll(() => readdirSync(staging).length, { timeout: 10_000 }).toBe(1);
+    // ...and gone once the client aborts mid-body (a reset): nothing staged outlives its request.
+    socket.resetAndDestroy();
+    await expect.poll(() => readdirSync(staging), { timeout: 10_000 }).toEqual([]).catch((e) => { require('node:fs').writeFileSync('/tmp/limits-debug.txt', 'left: ' + readdirSync(staging).join(',') + ' ' + Date.now() + '\n', { flag: 'a' }); throw e; });
+    expect(await stored(bob)).toBe(before);
   });
 
   it('needs a token', async () => {

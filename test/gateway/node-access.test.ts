@@ -161,6 +161,16 @@ describe(`node access gateways on ${databaseLabel()}`, () => {
         network,
         node_endpoint: `${t.config.nodeApiUrl}/${alice.id}/${aliceNode}`,
       });
+      // The announce fields refuse NUL and control characters, as the chain fields do, by both ways in (issue #37).
+      for (const hostile of [{ announce_alias: 'shop\u0000' }, { announce_alias: 'shop\nfake log line' }, { announce_addresses: ['1.2.3.4:9735\r\n'] }, { announce_addresses: ['a b:9735'] }]) {
+        const viaApi = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: { ...original('regtest'), ...hostile } });
+        expect(viaApi.status, viaApi.text).toBe(400);
+        expect(viaApi.json.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/announce_(alias|addresses).*(control characters|visible characters)/) });
+        const viaGateway = await bearer(alice, `/${alice.id}/${aliceNode}/unlock`, { method: 'POST', body: JSON.stringify({ ...original('regtest'), ...hostile }) });
+        expect(viaGateway.status, viaGateway.text).toBe(400);
+        expect(viaGateway.json.rln_cloud.code).toBe('invalid_request');
+      }
+      expect((await node(aliceNode, alice)).locked).toBe(true);
       const otherNetwork = await t.call(`/api/nodes/${aliceNode}/unlock`, { method: 'POST', token: alice.token, body: original('testnet') });
       expect(otherNetwork.status).toBe(400);
       expect(otherNetwork.json.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/network is testnet, but node \w+ runs on regtest/) });

@@ -41,6 +41,26 @@ describe(`usage records (${databaseLabel()})`, () => {
     expect(running.map((r) => [r.status, r.ended_at !== null])).toEqual([['RUNNING', true], ['PAUSED', false]]);
   });
 
+  it('migration 0027 stops the time of a node superseded then, records SUPERSEDED from then on, and a released node accrues again', async () => {
+    t = await openMigratedTestDb(26);
+    await insertRelease(t.db, 'v1');
+    await insertOwnerUser(t.db, 'acct-a', 'a@example.com');
+    await insertNodeRow('restored', 'RUNNING', false);
+    await insertNodeRow('source', 'PAUSED', false);
+    await insertNodeRow('gone', 'DESTROYED', true);
+    await t.db.query(`UPDATE nodes SET superseded_by = 'restored' WHERE id IN ('source', 'gone')`);
+    await migrate(t.db, listMigrations());
+    const changes = async (id: string) =>
+      (await t!.db.query<{ status: string; ended_at: Date | null }>('SELECT status, ended_at FROM node_status_changes WHERE node_id = $1 ORDER BY id', [id])).map((r) => [r.status, r.ended_at !== null]);
+    expect(await changes('source')).toEqual([['PAUSED', true], ['SUPERSEDED', false]]);
+    expect(await changes('gone')).toEqual([['DESTROYED', false]]); // a destroyed node linked to its wallet's holder stays destroyed
+    // A restore that failed releases its source: paused (billed) again; a destroy ends it.
+    await t.db.query(`UPDATE nodes SET superseded_by = NULL WHERE id = 'source'`);
+    await t.db.query(`UPDATE nodes SET superseded_by = 'restored' WHERE id = 'source'`);
+    await t.db.query(`UPDATE nodes SET status = 'DESTROYING' WHERE id = 'source'`);
+    expect(await changes('source')).toEqual([['PAUSED', true], ['SUPERSEDED', true], ['PAUSED', true], ['SUPERSEDED', true], ['DESTROYING', false]]);
+  });
+
   it('closes the previous month only once its grace has passed, and once', async () => {
     t = await openMigratedTestDb();
     await insertOwnerUser(t.db, 'acct-a', 'a@example.com');

@@ -20,6 +20,8 @@ beforeEach(async () => {
   await insertRelease(t.db, 'v1');
   await insertOwnerUser(t.db, 'acct-a', 'a@example.com');
   await insertOwnerUser(t.db, 'acct-b', 'b@example.com');
+  // The accounts existed through the history the tests record (a month before an account is refused).
+  await t.db.query(`UPDATE accounts SET created_at = '2026-01-01T00:00:00Z'`);
 });
 afterEach(() => t.close());
 

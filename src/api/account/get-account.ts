@@ -24,7 +24,11 @@ export const Account = Type.Object({
   plan: AccountPlan,
   usage: Type.Object({
     month: Type.String({ pattern: '^\\d{4}-\\d{2}$', description: 'this calendar month (UTC)' }),
-    nodes: Use('nodes not destroyed'),
+    nodes: Type.Object({
+      used: Type.Integer({ minimum: 0, description: 'nodes that take a plan slot: not destroyed, not superseded (docs/ACCOUNTS.md)' }),
+      running: Type.Integer({ minimum: 0, description: 'of those, the nodes meant to run: at most the limit for any start' }),
+      limit: Limit,
+    }),
     apiCalls: Use('management API and gateway calls this month, as counted so far (docs/USAGE.md)'),
     users: Type.Object({ used: Type.Integer({ minimum: 1 }), pendingInvitations: Type.Integer({ minimum: 0 }), limit: Limit }),
   }),

@@ -8,6 +8,7 @@ import { userOf } from '../bearer-auth.ts';
 import { errorResponses } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { tooLarge } from '../../backups/service.ts';
+import { AppError } from '../../errors.ts';
 import { Backup } from './schemas.ts';
 import { NETWORKS } from '../../domain/nodes.ts';
 
@@ -61,6 +62,18 @@ export function uploadBackupRoute(app: FastifyInstance, { backups, backupLimits 
         // whose connection then closes gently after the 413 (http/unread-body.ts) instead of
         // being reset under the client's feet.
         const body = request.body.pipe(new PassThrough());
+        // pipe() carries neither an abort nor an error on, and a client that half-closes its
+        // connection mid-body (the server keeps a half-open socket for the answer) never ends the
+        // request: the upload would wait for the rest forever, its staged file on disk. Ended
+        // here, the staged file goes with it (backup-file.ts).
+        const socket = request.raw.socket;
+        const cutShort = () => {
+          if (!request.raw.complete) body.destroy(new AppError('invalid_request', 'the upload ended before the body its Content-Length announced'));
+        };
+        request.raw.once('close', cutShort);
+        request.raw.once('error', cutShort);
+        socket.once('end', cutShort);
+        reply.raw.once('close', () => socket.off('end', cutShort));
         return reply.status(201).send(await backups.uploadBackup(userOf(request).accountId, body, { network: request.query.network, sizeBytes }));
       },
     );

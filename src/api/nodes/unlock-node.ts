@@ -9,7 +9,7 @@ import { errorResponses, NodeIdParams, ErrorBody } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
 import { nodeParam } from '../audit-route.ts';
 import { withPasswordBodies } from './password-body.ts';
-import { parseUnlockInput } from '../../rln/unlock-body.ts';
+import { ADDRESS_PATTERN, parseUnlockInput } from '../../rln/unlock-body.ts';
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Visible = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, pattern: '^[\\x21-\\x7e]+$', description });
@@ -25,8 +25,9 @@ const BitcoindFields = {
 const UnlockBody = Type.Object(
   {
     password: Type.String({ minLength: 1, maxLength: 1024, description: "The node's wallet password (never stored or logged)." }),
+    // Its control characters are refused by parseUnlockInput, whose message names the field.
     announce_alias: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
-    announce_addresses: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 16 })),
+    announce_addresses: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: ADDRESS_PATTERN }), { maxItems: 16 })),
     ...BitcoindFields,
     indexer_url: Type.Optional(Visible(2048, 'The electrum indexer (e.g. `tcp://host:50001` or `host:50001`).')),
     proxy_endpoint: Type.Optional(Visible(2048, 'The RGB proxy (flat form).')),
