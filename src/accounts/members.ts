@@ -32,7 +32,7 @@ import { INVITABLE_ROLES, roleAllows, type Role } from '../domain/roles.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { EMAIL_ADDRESS, type AccountService, type AuthenticatedUser } from './service.ts';
+import { EMAIL_ADDRESS, normalizeEmail, type AccountService, type AuthenticatedUser } from './service.ts';
 
 /** How long an invitation link can be used. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -89,7 +89,7 @@ export class MemberService {
    * the same email is revoked: the new one replaces it.
    */
   async invite(inviter: AuthenticatedUser, input: { email: string; role: string }) {
-    const email = input.email.trim().toLowerCase();
+    const email = normalizeEmail(input.email);
     if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email.slice(0, 64)}" is not an email address`, { field: 'email' });
     if (!isInvitable(input.role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}`, { field: 'role' });
     const role = input.role;

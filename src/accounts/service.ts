@@ -47,6 +47,9 @@ export interface TokenScopeInput {
 
 /** What is taken for an email address (users, invitations): no more than its shape. */
 export const EMAIL_ADDRESS = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+/** The one form in which an email address is stored and compared (users, sign-up, sign-in, reset). */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 // Writing last_used_at on every request would turn each read into a write; a minute is precise enough.
 const TOUCH_EVERY_MS = 60_000;
 
@@ -54,7 +57,7 @@ export class AccountService {
   constructor(private readonly db: Database) {}
 
   async createUser(input: { email: string; plan?: string; password?: string }) {
-    const email = input.email.trim().toLowerCase();
+    const email = normalizeEmail(input.email);
     if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an email address`);
     const plan = input.plan ?? 'starter';
     if (!(await findPlan(this.db, plan))) {
@@ -197,7 +200,7 @@ export class AccountService {
   }
 
   private async requireUser(emailRaw: string): Promise<MemberRow> {
-    const user = await findUserByEmail(this.db, emailRaw.trim().toLowerCase());
+    const user = await findUserByEmail(this.db, normalizeEmail(emailRaw));
     if (!user) throw new AppError('user_not_found', `no user with email ${emailRaw}`);
     return user;
   }

@@ -31,6 +31,14 @@ export const AUDIT_ACTIONS = [
   'plan.changed',
   'account.plan_changed',
   'usage.month_closed',
+  // Self-service sign-up, email verification and password reset (signup/service.ts).
+  'user.signed_up',
+  'user.signup_attempted',
+  'user.email_verified',
+  'user.password_reset_requested',
+  'user.password_reset',
+  'signup.approved',
+  'signup.rejected',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

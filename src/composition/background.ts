@@ -25,6 +25,8 @@ import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { MonthCloser } from '../usage/close-month.ts';
+import { sendEmailJob } from '../mail/send-email-job.ts';
+import { smtpTransport } from '../mail/transport.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -73,9 +75,12 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const logs: NodeLogReader = collection ? collectedLogReader(db, services.nodeLogBlobs) : { readLogs: (nodeId, range) => runtime.readLogs!(nodeId, range) };
   const builds = { db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, rln, log: log.child({ part: 'builds' }), metrics };
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
+  // Without SMTP_URL messages stay in the outbox: no job is enqueued, none is run.
+  const transport = config.mail.smtpUrl === undefined ? undefined : smtpTransport(config.mail.smtpUrl);
   const worker = new JobWorker({
     db,
     definitions: [
+      ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
       ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
@@ -124,5 +129,6 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     : [];
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
-  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser];
+  const closeTransport = { start() {}, stop: () => transport?.close() };
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser];
 }
