@@ -27,6 +27,7 @@ import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { MonthCloser } from '../usage/close-month.ts';
 import { sendEmailJob } from '../mail/send-email-job.ts';
 import { smtpTransport } from '../mail/transport.ts';
+import { linkRequestJob } from '../signup/link-request-job.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -38,7 +39,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'nodes' | 'unlockSeal'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'nodes' | 'unlockSeal' | 'signup'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
@@ -80,6 +81,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const worker = new JobWorker({
     db,
     definitions: [
+      linkRequestJob({ signup: services.signup }),
       ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
       ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),

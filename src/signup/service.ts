@@ -1,7 +1,8 @@
 // Self-service sign-up, email verification and password reset (issue #45). Every answer to a
 // stranger is the same whether or not the address has an account: sign-up and both "send me a
 // link" requests answer 202 after the same work (a password hash, a transaction, maybe an email),
-// and what differs goes to the address's owner by email, never into the answer. Every public
+// and what differs goes to the address's owner by email, never into the answer (the two link
+// requests do even less in the request: they enqueue a job, signup/link-request-job.ts). Every public
 // operation is limited per client address and per email address, in the database (every replica
 // counts together), in the counter table sign-in throttling uses.
 import { randomBytes } from 'node:crypto';
@@ -13,6 +14,8 @@ import type { Database, Queryable } from '../db/database.ts';
 import { consumeEmailLink, expireEmailLinks, findLiveEmailLink, insertEmailLink, type LinkPurpose } from '../db/email-links.ts';
 import { sentRecently } from '../db/email-outbox.ts';
 import { findPlan } from '../db/plans.ts';
+import { insertJob } from '../db/jobs.ts';
+import { LINK_REQUEST_JOB } from './link-request-job.ts';
 import {
   approveAccount,
   deleteUserSessions,
@@ -140,10 +143,7 @@ export class SignupService {
       { key: `resend-ip:${clientAddress}`, max: this.deps.config.maxPerAddressPerHour, windowS: HOUR_S },
       { key: `resend-email:${email}`, max: MAX_LINKS_PER_EMAIL_PER_HOUR, windowS: HOUR_S },
     ]);
-    await this.deps.db.transaction(async (tx) => {
-      const person = await findSignupUser(tx, email);
-      if (person && !person.email_verified_at) await this.sendLink(tx, person.id, email, 'verify');
-    });
+    await insertJob(this.deps.db, LINK_REQUEST_JOB.newJob({ v: 1, purpose: 'verify', email, sourceIp: clientAddress }));
     return { message: CHECK_YOUR_EMAIL };
   }
 
@@ -154,13 +154,25 @@ export class SignupService {
       { key: `reset-ip:${clientAddress}`, max: this.deps.config.maxPerAddressPerHour, windowS: HOUR_S },
       { key: `reset-email:${email}`, max: MAX_LINKS_PER_EMAIL_PER_HOUR, windowS: HOUR_S },
     ]);
+    await insertJob(this.deps.db, LINK_REQUEST_JOB.newJob({ v: 1, purpose: 'reset', email, sourceIp: clientAddress }));
+    return { message: CHECK_YOUR_EMAIL };
+  }
+
+  /**
+   * The work behind resend and reset requests, run by their job (signup/link-request-job.ts): a
+   * verification link to an address that signed up and is not verified, a reset link to any
+   * address with an account; nothing to any other.
+   */
+  async answerLinkRequest(purpose: LinkPurpose, email: string, clientAddress: string) {
     const person = await this.deps.db.transaction(async (tx) => {
       const found = await findSignupUser(tx, email);
-      if (found) await this.sendLink(tx, found.id, email, 'reset');
+      if (!found || (purpose === 'verify' && found.email_verified_at)) return undefined;
+      await this.sendLink(tx, found.id, email, purpose);
       return found;
     });
-    if (person) await this.audit({ userId: person.account_id, actorUserId: null, action: 'user.password_reset_requested', email, clientAddress });
-    return { message: CHECK_YOUR_EMAIL };
+    if (person && purpose === 'reset') {
+      await this.audit({ userId: person.account_id, actorUserId: null, action: 'user.password_reset_requested', email, clientAddress });
+    }
   }
 
   /**

@@ -101,6 +101,8 @@ describe(`email without SMTP_URL (a laptop) on ${databaseLabel()}`, () => {
     const dan = await t.createUser();
     expect((await t.call('/api/password-reset', { method: 'POST', body: { email: dan.email } })).status).toBe(202);
     const ctx = t.server.services as unknown as Parameters<(typeof operatorCommands)['mail list']>[0];
+    // The request's job writes the message (signup/link-request-job.ts).
+    await until('the message written', async () => ((await t.server.db.query('SELECT 1 FROM email_outbox WHERE recipient = $1', [dan.email])).length ? true : undefined));
     const listed = (await operatorCommands['mail list']!(ctx, { positional: [], options: { to: dan.email.toUpperCase() } })) as { messages: Array<{ id: string; kind: string; sentAt: string | null }> };
     expect(listed.messages).toEqual([expect.objectContaining({ kind: 'password-reset', to: dan.email, sentAt: null })]);
     const shown = (await operatorCommands['mail show']!(ctx, { positional: [listed.messages[0]!.id], options: {} })) as { text: string };

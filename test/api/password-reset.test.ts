@@ -49,6 +49,16 @@ describe(`password reset on ${databaseLabel()}`, () => {
     expect(mail!.subject).toBe('Reset your RLN Cloud password');
   });
 
+  it('does the same work in the request for a known and an unknown address: it enqueues one job, which looks the address up', async () => {
+    const known = await withPassword();
+    const unknown = `nobody-${Date.now()}@example.com`;
+    for (const email of [known.email, unknown]) expect((await post('/api/password-reset', { email })).status).toBe(202);
+    const queued = await t.server.db.query<{ payload: { email: string } }>(`SELECT payload FROM jobs WHERE kind = 'signup.link-request' AND payload->>'purpose' = 'reset' AND payload->>'email' = ANY($1)`, [[known.email, unknown]]);
+    expect(queued.map((j) => j.payload.email).sort()).toEqual([known.email, unknown].sort());
+    await smtp.waitFor(known.email);
+    expect(await t.server.db.query(`SELECT 1 FROM email_outbox WHERE recipient = $1`, [unknown])).toEqual([]);
+  });
+
   it('sets the new password, ends every web session of the person, keeps their API token, and is audited', async () => {
     const alice = await withPassword();
     const [s1, s2] = [await signIn(alice.email, OLD), await signIn(alice.email, OLD)];

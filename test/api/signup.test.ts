@@ -31,6 +31,15 @@ function client(t: TestServer, ip: string) {
   };
 }
 
+/** Every "email me a link" request has been worked through by its job (signup/link-request-job.ts). */
+async function requestsAnswered(t: TestServer) {
+  const deadline = Date.now() + 30_000;
+  while ((await t.server.db.query(`SELECT 1 FROM jobs WHERE kind = 'signup.link-request' AND state IN ('queued', 'running')`)).length > 0) {
+    if (Date.now() > deadline) throw new Error('link requests still pending');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe(`sign-up in open mode on ${databaseLabel()}`, () => {
   let smtp: TestSmtpServer;
   let t: TestServer;
@@ -154,6 +163,7 @@ describe(`sign-up in open mode on ${databaseLabel()}`, () => {
     const answers = await Promise.all([newEmail(), verified.email, unverified].map((e) => c.resend(e)));
     for (const r of answers) expect({ status: r.status, body: r.json }).toEqual({ status: 202, body: answers[0]!.json });
     await smtp.waitFor(unverified, 2);
+    await requestsAnswered(t);
     expect(await t.server.db.query(`SELECT 1 FROM email_outbox WHERE recipient = $1`, [verified.email])).toHaveLength(0);
   });
 
