@@ -23,9 +23,19 @@ export async function findOutboxMessage(db: Queryable, id: string) {
   return (await db.query<OutboxRow>('SELECT * FROM email_outbox WHERE id = $1', [id]))[0];
 }
 
+/**
+ * Marks a message sent and drops its bodies: they carry a one-time link's secret, which the
+ * database keeps only as a hash (email_links); the row stays as a record of what was sent to whom.
+ */
 export async function markOutboxMessageSent(db: Queryable, id: string) {
-  await db.query('UPDATE email_outbox SET sent_at = coalesce(sent_at, now()) WHERE id = $1', [id]);
+  await db.query(
+    `UPDATE email_outbox SET sent_at = coalesce(sent_at, now()), text_body = $2, html_body = $2 WHERE id = $1`,
+    [id, SENT_BODY],
+  );
 }
+
+/** What a sent message's bodies read afterwards. */
+export const SENT_BODY = '(sent; its body is not kept, since it carried a one-time link)';
 
 /** The newest messages first, optionally to one recipient. */
 export async function listOutboxMessages(db: Queryable, filter: { recipient?: string; limit: number }) {

@@ -8,6 +8,7 @@ import { databaseLabel } from '../helpers/database.ts';
 import { linkIn, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
 import { freePort } from '../helpers/ports.ts';
 import { operatorCommands } from '../../src/operator/commands.ts';
+import { SENT_BODY } from '../../src/db/email-outbox.ts';
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -55,8 +56,12 @@ describe(`the email outbox on ${databaseLabel()}`, () => {
     const [first] = await smtp.waitFor(bob.email);
     const [row] = await t.server.db.query<{ id: string }>('SELECT id FROM email_outbox WHERE recipient = $1', [bob.email]);
     await until('marked sent', async () => ((await t.server.db.query('SELECT 1 FROM email_outbox WHERE id = $1 AND sent_at IS NOT NULL', [row!.id])).length ? true : undefined));
-    // A crash after the SMTP server took it and before it was marked sent: the job runs again.
-    await t.server.db.query('UPDATE email_outbox SET sent_at = NULL WHERE id = $1', [row!.id]);
+    // Once sent, the bodies (and the link's secret in them) are gone from the database.
+    const [kept] = await t.server.db.query<{ text_body: string; html_body: string }>('SELECT text_body, html_body FROM email_outbox WHERE id = $1', [row!.id]);
+    expect(kept).toEqual({ text_body: SENT_BODY, html_body: SENT_BODY });
+    expect(kept!.text_body).not.toContain(linkIn(first!, '/reset-password').token);
+    // A crash after the SMTP server took it and before it was marked sent (the row as it was then): the job runs again.
+    await t.server.db.query('UPDATE email_outbox SET sent_at = NULL, text_body = $2, html_body = $3 WHERE id = $1', [row!.id, first!.text, first!.html]);
     await t.server.db.query(`INSERT INTO jobs (kind, payload, max_attempts, run_at) VALUES ('email.send', $1::jsonb, 3, now())`, [JSON.stringify({ v: 1, messageId: row!.id })]);
     const both = await smtp.waitFor(bob.email, 2);
     expect(both[1]!.messageId).toBe(first!.messageId);
