@@ -110,6 +110,9 @@ export class SignupService {
       // Someone who signed up and lost the message gets a fresh link; a verified owner hears of
       // the attempt, at most once a day.
       if (!known.email_verified_at) {
+        // The newest sign-up's password is the one the link verifies (and earlier links end): an
+        // address squatted by someone who cannot read its mail is taken back by signing up with it.
+        await updateUserPassword(tx, known.id, passwordHash);
         await this.sendLink(tx, known.id, email, 'verify');
       } else if (!(await sentRecently(tx, email, 'signup-attempt', DAY_S))) {
         await this.deps.mailer.enqueue(tx, { kind: 'signup-attempt', to: email, link: this.pageUrl(RESET_PAGE_PATH) });

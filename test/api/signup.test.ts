@@ -144,6 +144,19 @@ describe(`sign-up in open mode on ${databaseLabel()}`, () => {
     expect((await c.verify(lateToken)).json.error.code).toBe('invalid_link');
   });
 
+  it("gives an address squatted by someone who cannot read its mail back to its owner when they sign up", async () => {
+    const victim = newEmail('victim');
+    const squatter = client(t, newIp());
+    expect((await squatter.signUp(victim, 'squatters secret phrase 42')).status).toBe(202);
+    const owner = client(t, newIp());
+    expect((await owner.signUp(victim, STRONG)).status).toBe(202);
+    const [squattersLink, ownersLink] = (await smtp.waitFor(victim, 2)).map((m) => linkIn(m, '/verify-email').token);
+    expect((await owner.verify(squattersLink)).json.error.code).toBe('invalid_link');
+    expect((await owner.verify(ownersLink)).status).toBe(200);
+    expect((await owner.signIn(victim, STRONG)).status).toBe(200);
+    expect((await squatter.signIn(victim, 'squatters secret phrase 42')).status).toBe(401);
+  });
+
   it('verifies only the person whose link it is, whoever opens it', async () => {
     const c = client(t, newIp());
     const [a, b] = [newEmail('a'), newEmail('b')];
