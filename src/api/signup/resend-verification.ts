@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas.ts';
 import type { SignupService } from '../../signup/service.ts';
-import { EmailField, tags } from './schemas.ts';
+import { Accepted, EmailField, tags } from './schemas.ts';
 
 const ResendBody = Type.Object({ email: EmailField }, { additionalProperties: false });
 type ResendBody = Static<typeof ResendBody>;
@@ -21,7 +21,7 @@ export function resendVerificationRoute(app: FastifyInstance, signup: SignupServ
         tags,
         security: [],
         body: ResendBody,
-        response: { 202: Type.Object({ message: Type.String() }), ...errorResponses },
+        response: { 202: Accepted, ...errorResponses },
       },
     },
     async (request, reply) => reply.status(202).send(await signup.resendVerification(request.body.email, request.ip)),
