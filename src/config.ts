@@ -19,6 +19,8 @@ import { readCliConfig, type CliConfig } from './cli/settings.ts';
 import { readPasswordHashingConfig, type PasswordHashingConfig } from './auth/settings.ts';
 import { passedToDaemons } from './runtime/daemon-env.ts';
 import { trustedProxiesFormat, type TrustedProxies } from './http/client-address.ts';
+import { readMailConfig, type MailConfig } from './mail/settings.ts';
+import { readSignupConfig, type SignupConfig } from './signup/settings.ts';
 
 export type { ChainSettings, NodeAccessConfig } from './gateway/settings.ts';
 
@@ -111,6 +113,10 @@ export interface Config {
   unlockSeal: UnlockSealConfig;
   /** How many password hashes run and wait at once (PASSWORD_HASH_*; see auth/settings.ts). */
   passwordHashing: PasswordHashingConfig;
+  /** Email delivery: SMTP, From, the service's name (SMTP_URL, MAIL_FROM, SERVICE_NAME; see mail/settings.ts). */
+  mail: MailConfig;
+  /** Self-service sign-up (SIGNUP_*; see signup/settings.ts). */
+  signup: SignupConfig;
   /** The user commands of the CLI: where the management API is and the token they call it with. */
   cli: CliConfig;
 }
@@ -308,6 +314,8 @@ export function loadConfig(env: Env = process.env): Config {
     eventStreams: readEventStreamConfig(env, problems),
     unlockSeal: readUnlockSealConfig(env, problems, { dataDir }),
     passwordHashing: readPasswordHashingConfig(env, problems),
+    mail: readMailConfig(env, problems),
+    signup: readSignupConfig(env, problems),
     cli: readCliConfig(env, problems),
     daemonEnvironment: passedToDaemons(env),
   };
@@ -322,6 +330,11 @@ export function loadConfig(env: Env = process.env): Config {
   // trusted to send one (a hop count would trust whoever connects).
   if (config.nodeAccess.mtlsProxyProtocol === 'on' && config.trustedProxies.kind !== 'cidrs') {
     problems.push('MTLS_PROXY_PROTOCOL=on needs TRUSTED_PROXIES to list the load balancers\' addresses or ranges (not empty, not a hop count)');
+  }
+  // Strangers signing up must receive their links: only a laptop (embedded PGlite, the process
+  // runtime) may keep messages in the outbox for its developer to read.
+  if ((config.signup.mode === 'open' || config.signup.mode === 'approval') && !config.mail.smtpUrl && (config.databaseUrl || config.kubernetes)) {
+    problems.push(`SIGNUP_MODE=${config.signup.mode} needs SMTP_URL with PostgreSQL or on Kubernetes: people who sign up must receive their verification email`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -6,6 +6,10 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_json: 400,
   invalid_path: 400,
+  // Sign-up and password reset (signup/): a password the strength check refuses; a one-time email
+  // link that is unknown, used or expired (one answer for all three).
+  weak_password: 400,
+  invalid_link: 400,
   unauthorized: 401,
   forbidden: 403,
   wrong_password: 403,
@@ -18,6 +22,11 @@ export const ERROR_STATUS = {
   forbidden_role: 403,
   // Creating a node or inviting a member would pass a limit of the account's plan.
   plan_limit_reached: 403,
+  // Sign-in with the right password, but the address is not verified yet or the account waits
+  // for the operator's approval (SIGNUP_MODE=approval); sign-up when SIGNUP_MODE does not allow it.
+  email_not_verified: 403,
+  awaiting_approval: 403,
+  signup_closed: 403,
   not_found: 404,
   node_not_found: 404,
   user_not_found: 404,

@@ -23,6 +23,12 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
                                           refuses only what would pass it
   account set-plan <email> <plan>         move the account of the user with <email> to <plan>
   user set-password <email> <password>
+  signup list                             accounts waiting for approval (SIGNUP_MODE=approval)
+  signup approve <email>                  let a waiting account in (its owner is emailed)
+  signup reject <email>                   remove a waiting account and its owner
+  mail list [--to <email>] [--limit <n>]  the email outbox, newest first (where messages stay
+                                          when SMTP_URL is unset)
+  mail show <message-id>                  one message with its text (its link)
   token create <email> [--name <label>] [--expires-in-days <n>] [--read-only] [--node <id>]...
                [--access all|api|gateway]
                                           prints the token once; only its hash is stored. Scopes:

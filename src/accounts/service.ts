@@ -48,6 +48,7 @@ export interface TokenScopeInput {
 
 /** What is taken for an email address (users, invitations): no more than its shape. */
 export const EMAIL_ADDRESS = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
 // Writing last_used_at on every request would turn each read into a write; a minute is precise enough.
 const TOUCH_EVERY_MS = 60_000;
 

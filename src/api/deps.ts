@@ -1,6 +1,7 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
 import type { MemberService } from '../accounts/members.ts';
+import type { SignupService } from '../signup/service.ts';
 import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
@@ -25,6 +26,8 @@ export interface ApiDeps {
   /** An account's members and invitations. */
   members: MemberService;
   plans: PlanService;
+  /** Self-service sign-up, email verification and password reset; absent: those routes are not served. */
+  signup?: SignupService;
   nodes: NodeService;
   webhooks: WebhookService;
   logExports: LogExportService;

@@ -58,6 +58,7 @@ import { inviteMemberRoute } from './account/invite-member.ts';
 import { listInvitationsRoute } from './account/list-invitations.ts';
 import { revokeInvitationRoute } from './account/revoke-invitation.ts';
 import { acceptInvitationRoute } from './account/accept-invitation.ts';
+import { signupRoutes } from './signup/routes.ts';
 import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
@@ -175,6 +176,8 @@ export async function buildApiServer(
 
   // The invitation's one-time secret is the credential: whoever accepts has no account yet.
   acceptInvitationRoute(app, deps);
+  // Sign-up, verification and password reset: the body or the emailed link is all there is.
+  if (deps.signup) signupRoutes(app, deps.signup);
 
   // Bearer-token routes.
   await app.register(async (scope) => {

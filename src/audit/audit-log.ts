@@ -33,6 +33,14 @@ export const AUDIT_ACTIONS = [
   'usage.month_closed',
   'member.calls_capped',
   'token.calls_capped',
+  // Self-service sign-up, email verification and password reset (signup/service.ts).
+  'user.signed_up',
+  'user.signup_attempted',
+  'user.email_verified',
+  'user.password_reset_requested',
+  'user.password_reset',
+  'signup.approved',
+  'signup.rejected',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

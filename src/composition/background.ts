@@ -26,6 +26,9 @@ import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { MonthCloser } from '../usage/close-month.ts';
 import { StorageMeter } from '../nodes/storage-meter.ts';
+import { sendEmailJob } from '../mail/send-email-job.ts';
+import { smtpTransport } from '../mail/transport.ts';
+import { linkRequestJob } from '../signup/link-request-job.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -37,7 +40,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'nodes' | 'unlockSeal'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'nodes' | 'unlockSeal' | 'signup'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
@@ -74,9 +77,13 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const logs: NodeLogReader = collection ? collectedLogReader(db, services.nodeLogBlobs) : { readLogs: (nodeId, range) => runtime.readLogs!(nodeId, range) };
   const builds = { db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, rln, log: log.child({ part: 'builds' }), metrics };
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
+  // Without SMTP_URL messages stay in the outbox: no job is enqueued, none is run.
+  const transport = config.mail.smtpUrl === undefined ? undefined : smtpTransport(config.mail.smtpUrl);
   const worker = new JobWorker({
     db,
     definitions: [
+      linkRequestJob({ signup: services.signup }),
+      ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
       ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
@@ -126,5 +133,6 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
   const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
-  return [worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser, storageMeter];
+  const closeTransport = { start() {}, stop: () => transport?.close() };
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser, storageMeter];
 }

@@ -24,6 +24,9 @@ import { SEALED_VALUE_STORES } from './unlock-seal.ts';
 import { UsageService } from '../usage/service.ts';
 import { ApiCallMeter, type ApiCallMetrics } from '../usage/api-call-meter.ts';
 import { passwordGate } from '../auth/passwords.ts';
+import { Mailer } from '../mail/mailer.ts';
+import { Outbox } from '../mail/outbox.ts';
+import { SignupService } from '../signup/service.ts';
 
 // The gate is the process's (auth/passwords.ts): whichever services are built, serving or operator, set its limits.
 const accountsOf = (db: Database, config: Config) => {
@@ -40,6 +43,17 @@ const webhookKeysOf = (config: Config) =>
 
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
+
+const signupOf = (db: Database, config: Config, log: Logger, audit: AuditLog) =>
+  new SignupService({
+    db,
+    config: config.signup,
+    mailer: new Mailer({ config: config.mail, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) }),
+    publicUrl: config.publicUrl,
+    serviceName: config.mail.serviceName,
+    audit,
+    log: log.child({ part: 'signup' }),
+  });
 
 const auditOf = (db: Database, log: Logger, metrics?: AuditMetrics) => new AuditLog({ db, log: log.child({ part: 'audit' }), metrics });
 
@@ -90,7 +104,8 @@ export function buildServices(
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
-  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  const signup = signupOf(db, config, log, audit);
+  return { accounts, signup, outbox: new Outbox(db), members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -101,9 +116,12 @@ export type Services = ReturnType<typeof buildServices>;
  * a certificate (pki/ca-store.ts: loadExistingCertificateAuthority) and the unlock seal key's.
  */
 export function buildOperatorServices(db: Database, config: Config, log: Logger, ca?: CertificateAuthority, unlockSeal?: UnlockSeal) {
+  const audit = auditOf(db, log);
   return {
-    audit: auditOf(db, log),
+    audit,
     accounts: accountsOf(db, config),
+    signup: signupOf(db, config, log, audit),
+    outbox: new Outbox(db),
     plans: plansOf(db),
     releases: releasesOf(db, config),
     webhookKeys: webhookKeysOf(config),

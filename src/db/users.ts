@@ -37,12 +37,15 @@ export interface TokenRow {
 
 const TOKEN_COLUMNS = 'id, user_id, name, created_at, last_used_at, expires_at, revoked_at, read_only, node_ids, access';
 
-/** A user; undefined when the email is taken. Call inside a transaction with their membership. */
-export async function insertUser(db: Queryable, u: { id: string; email: string; passwordHash: string | null }) {
+/**
+ * A user; undefined when the email is taken. Call inside a transaction with their membership.
+ * `verified: false` (self-service sign-up) until they open the emailed link; the operator's users are verified.
+ */
+export async function insertUser(db: Queryable, u: { id: string; email: string; passwordHash: string | null; verified?: boolean }) {
   const rows = await db.query<UserRow>(
-    `INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)
+    `INSERT INTO users (id, email, password_hash, email_verified_at) VALUES ($1, $2, $3, CASE WHEN $4::boolean THEN now() END)
      ON CONFLICT (email) DO NOTHING RETURNING *`,
-    [u.id, u.email, u.passwordHash],
+    [u.id, u.email, u.passwordHash, u.verified ?? true],
   );
   return rows[0];
 }

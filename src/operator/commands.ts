@@ -12,6 +12,8 @@ import { AppError } from '../errors.ts';
 import type { AuditEntry, AuditLog } from '../audit/audit-log.ts';
 import type { UsageService } from '../usage/service.ts';
 import { MONTH_PATTERN } from '../usage/node-time.ts';
+import type { SignupService } from '../signup/service.ts';
+import type { Outbox } from '../mail/outbox.ts';
 
 /** What the operator did, in the trail of the user it concerns. */
 const byOperator = (entry: Omit<AuditEntry, 'actor' | 'sourceIp' | 'outcome'>): AuditEntry => ({ ...entry, actor: 'operator', sourceIp: null, outcome: 'succeeded' });
@@ -19,6 +21,10 @@ const byOperator = (entry: Omit<AuditEntry, 'actor' | 'sourceIp' | 'outcome'>): 
 export interface OperatorContext {
   audit: AuditLog;
   accounts: AccountService;
+  /** Accounts waiting for approval (SIGNUP_MODE=approval). */
+  signup: Pick<SignupService, 'listAwaiting' | 'approve' | 'reject'>;
+  /** The email outbox: where messages stay when no SMTP_URL is set. */
+  outbox: Outbox;
   plans: PlanService;
   releases: ReleaseService;
   webhookKeys: WebhookKeyring;
@@ -84,6 +90,20 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'user create': (ctx, a) =>
     ctx.accounts.createUser({ email: required(a, 0, '<email>'), plan: option(a, 'plan'), password: option(a, 'password') }),
   'user set-password': (ctx, a) => ctx.accounts.setPassword(required(a, 0, '<email>'), required(a, 1, '<password>')),
+  'signup list': async (ctx) => ({ awaiting: await ctx.signup.listAwaiting() }),
+  'signup approve': async (ctx, a) => {
+    const approved = await ctx.signup.approve(required(a, 0, '<email>'));
+    await ctx.audit.record(byOperator({ userId: approved.accountId, action: 'signup.approved', target: approved.email }));
+    return approved;
+  },
+  'signup reject': async (ctx, a) => {
+    const rejected = await ctx.signup.reject(required(a, 0, '<email>'));
+    // In no account's trail: the account is gone.
+    await ctx.audit.record(byOperator({ userId: null, action: 'signup.rejected', target: rejected.email, details: { accountId: rejected.accountId } }));
+    return rejected;
+  },
+  'mail list': async (ctx, a) => ctx.outbox.list({ to: option(a, 'to'), limit: wholeNumber(a, 'limit', 1) ?? 20 }),
+  'mail show': (ctx, a) => ctx.outbox.show(required(a, 0, '<message-id>')),
   'plan list': async (ctx) => ({ plans: await ctx.plans.list() }),
   'plan set': async (ctx, a) => {
     const name = required(a, 0, '<name>');

@@ -13,6 +13,8 @@ import { EVENT_STREAM_VARIABLES } from '../events/settings.ts';
 import { UNLOCK_SEAL_VARIABLES } from '../secrets/settings.ts';
 import { CLI_VARIABLES } from '../cli/settings.ts';
 import { PASSWORD_HASHING_VARIABLES } from '../auth/settings.ts';
+import { MAIL_VARIABLES } from '../mail/settings.ts';
+import { SIGNUP_VARIABLES } from '../signup/settings.ts';
 import type { EnvVariable, EnvVariables } from '../env/variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
@@ -32,6 +34,8 @@ export const CONFIG_TABLES = {
     EVENT_STREAM_VARIABLES,
     UNLOCK_SEAL_VARIABLES,
     PASSWORD_HASHING_VARIABLES,
+    SIGNUP_VARIABLES,
+    MAIL_VARIABLES,
     LOG_VARIABLES,
     BACKUP_VARIABLES,
     USAGE_VARIABLES,

@@ -7,6 +7,7 @@ import { memberOf, type AuthenticatedUser } from '../accounts/service.ts';
 import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
 import { findUserByEmail } from '../db/users.ts';
+import { findSignupUserById } from '../db/signups.ts';
 import {
   clearSignInFailures,
   countSignInFailures,
@@ -76,7 +77,7 @@ export class WebSessions {
     this.cookieName = opts.secure ? '__Host-rlnc_session' : 'rlnc_session';
   }
 
-  private async auditSignIn(user: { id: string; account_id: string }, email: string, sourceIp: string, outcome: 'succeeded' | 'failed') {
+  private async auditSignIn(user: { id: string; account_id: string }, email: string, sourceIp: string, outcome: 'succeeded' | 'failed', reason?: string) {
     await this.opts.audit?.record({
       userId: user.account_id,
       actor: 'session',
@@ -86,6 +87,7 @@ export class WebSessions {
       action: 'session.sign_in',
       target: email,
       outcome,
+      ...(reason ? { details: { reason } } : {}),
     });
   }
 
@@ -111,6 +113,16 @@ export class WebSessions {
       // In the trail of the account someone tried (an unknown email belongs to no one's).
       if (user) await this.auditSignIn(user, email, clientAddress, 'failed');
       throw new AppError('unauthorized', 'the email or the password is wrong');
+    }
+    // Told only to whoever knows the password: the answer says nothing about an address to anyone else.
+    const signup = await findSignupUserById(this.opts.db, user.id);
+    if (signup && !signup.email_verified_at) {
+      await this.auditSignIn(user, email, clientAddress, 'failed', 'email not verified');
+      throw new AppError('email_not_verified', 'verify your email address first: open the link we emailed you, or ask for a new one on the sign-up page');
+    }
+    if (signup?.awaiting_approval_since) {
+      await this.auditSignIn(user, email, clientAddress, 'failed', 'awaiting approval');
+      throw new AppError('awaiting_approval', 'your account is waiting for the operator\'s approval; you will get an email once it is approved');
     }
     await this.auditSignIn(user, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectPath } from '../platform/paths.ts';
 import { NODE_EVENT_TYPES } from '../domain/node-events.ts';
 import { INVITATION_PAGE_PATH } from '../accounts/members.ts';
+import { RESET_PAGE_PATH, SIGN_UP_PAGE_PATH, VERIFY_PAGE_PATH } from '../signup/service.ts';
 
 const PUBLIC_DIR = projectPath('src', 'web', 'public') + '/';
 export const ASSET_PREFIX = '/ui/';
@@ -40,6 +41,8 @@ export interface WebUiOptions {
   connectPageUrl: string;
   nodeApiUrl: string;
   userNodeUrl: string;
+  /** Whether the sign-in page offers sign-up (SIGNUP_MODE=open or approval). */
+  signupOpen?: boolean;
   /** Signed-in users asking for a page of a node that is not theirs get a 404 (the page says so too). */
   sessions?: { userOf(request: FastifyRequest): Promise<{ id: string } | undefined> };
   isUsersNode?: (userId: string, nodeId: string) => Promise<boolean>;
@@ -82,6 +85,7 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
     nodeApiUrl: opts.nodeApiUrl,
     userNodeUrl: opts.userNodeUrl,
     publicUrl: opts.publicUrl,
+    signupOpen: opts.signupOpen ?? false,
     // The event stream names each message after its type, and an EventSource hears only the names
     // it listens for: the page takes the list from here rather than keep a copy that could drift.
     eventTypes: NODE_EVENT_TYPES,
@@ -109,6 +113,10 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
   app.get('/account', hide, page);
   // Where invitation links point (accounts/members.ts); the page reads the secret from the fragment.
   app.get(INVITATION_PAGE_PATH, hide, page);
+  // Sign-up and the targets of the emailed links (signup/service.ts); the pages read a link's secret from the fragment.
+  app.get(SIGN_UP_PAGE_PATH, hide, page);
+  app.get(VERIFY_PAGE_PATH, hide, page);
+  app.get(RESET_PAGE_PATH, hide, page);
   if (base) app.get(base, hide, page);
   const nodePage = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const user = await opts.sessions?.userOf(request);

@@ -19,7 +19,7 @@ const NODE_ID = /^[0-9a-f]{32}$/;
 
 export function webUi(
   db: Database,
-  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string },
+  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: { mode: string } },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
   const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit });
@@ -30,6 +30,7 @@ export function webUi(
     connectPageUrl: config.connectPageUrl,
     nodeApiUrl: config.nodeApiUrl,
     userNodeUrl: config.userNodeUrl,
+    signupOpen: config.signup?.mode === 'open' || config.signup?.mode === 'approval',
   };
   const allowedOrigins = [...new Set([config.publicUrl, config.connectPageUrl].map((u) => new URL(u).origin))];
   return {

@@ -99,6 +99,14 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   'GET /nodes/:id': "web UI page shell; another user's node answers 404 (test/web/browser.test.ts)",
   'GET /nodes/:id/connect': 'web UI page shell',
   'GET /ui/*': 'web UI assets',
+  'POST /api/signup': 'sign-up: no account yet; limited per client address, per email and globally (test/api/signup.test.ts)',
+  'POST /api/signup/verify': "email verification: the emailed one-time link's secret is the credential",
+  'POST /api/signup/resend': 'a new verification link: the same answer for every address, limited (test/api/signup.test.ts)',
+  'POST /api/password-reset': 'a password reset link: the same answer for every address, limited (test/api/password-reset.test.ts)',
+  'POST /api/password-reset/confirm': "a new password: the emailed one-time link's secret is the credential",
+  'GET /sign-up': 'web UI page shell',
+  'GET /verify-email': "web UI page shell: a verification link's target (its secret is in the fragment, never sent here)",
+  'GET /reset-password': "web UI page shell: a reset link's target (its secret is in the fragment, never sent here)",
   'POST /api/account/invitations/accept': "accepting an invitation: its one-time link's secret is the credential (the invited person has no account yet)",
 };
 

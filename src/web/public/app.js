@@ -10,6 +10,9 @@ import { tokensPage } from './pages/tokens.js';
 import { notFoundPage } from './pages/not-found.js';
 import { accountPage } from './pages/account.js';
 import { invitationPage } from './pages/invitation.js';
+import { signUpPage } from './pages/sign-up.js';
+import { verifyEmailPage } from './pages/verify-email.js';
+import { resetPasswordPage } from './pages/reset-password.js';
 
 const main = document.getElementById('main');
 
@@ -20,6 +23,10 @@ function route(path) {
   if (path === '/account') return { page: accountPage, nav: 'account' };
   // Opened by someone without an account yet: the invitation's secret is their credential.
   if (path === '/invitation') return { page: invitationPage, public: true };
+  // Before an account exists or while its password is forgotten: the emailed link's secret (or nothing) is the credential.
+  if (path === '/sign-up') return { page: signUpPage, public: true };
+  if (path === '/verify-email') return { page: verifyEmailPage, public: true };
+  if (path === '/reset-password') return { page: resetPasswordPage, public: true };
   if (path === (base || '/') || path === base + '/') return { page: nodesPage, nav: 'nodes' };
   if (path.startsWith(base + '/')) {
     const rest = path.slice(base.length + 1).replace(/\/$/, '').split('/');

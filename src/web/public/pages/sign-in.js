@@ -1,5 +1,5 @@
 // Sign-in with email and password.
-import { signIn, nodesListUrl, currentUser } from '../api.js';
+import { config, signIn, nodesListUrl, currentUser } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 
 /** Only a path on this site: a `next` pointing elsewhere would make this an open redirect. */
@@ -32,7 +32,11 @@ export async function signInPage(main, { setTitle }) {
       await signIn(email.value, password.value);
       location.assign(nextPath());
     } catch (err) {
-      fill(error, notice('error', err.status === 401 ? 'The email or the password is wrong.' : err.message));
+      const why =
+        err.status === 401 ? 'The email or the password is wrong.'
+        : err.code === 'email_not_verified' ? h('span', {}, err.message, ' ', h('a', { href: '/verify-email' }, 'Send the link again'))
+        : err.message;
+      fill(error, notice('error', why));
       password.value = '';
       password.focus();
       submit.disabled = false;
@@ -47,7 +51,10 @@ export async function signInPage(main, { setTitle }) {
       h('h1', {}, 'Sign in to RLN Cloud'),
       h('p', { class: 'muted' }, 'Manage your hosted RGB Lightning Nodes.'),
       form,
-      h('p', { class: 'muted small' }, 'No password yet? An operator sets one with ', h('code', {}, 'rln-cloud user set-password'), '.'),
+      h('p', { class: 'muted small' }, h('a', { href: '/reset-password' }, 'Forgot your password?')),
+      config.signupOpen
+        ? h('p', { class: 'muted small' }, 'New here? ', h('a', { href: '/sign-up' }, 'Create an account'), '.')
+        : h('p', { class: 'muted small' }, 'No account yet? Ask an account owner to invite you.'),
     ),
   );
   email.focus();
