@@ -60,6 +60,10 @@ import { acceptInvitationRoute } from './account/accept-invitation.ts';
 import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
+import { listSessionsRoute } from './sessions/list-sessions.ts';
+import { endSessionRoute } from './sessions/end-session.ts';
+import { endOtherSessionsRoute } from './sessions/end-other-sessions.ts';
+import type { PersonSessions } from './sessions/schemas.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
 import { fastifyTrustProxy, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
@@ -73,7 +77,7 @@ export const API_BODY_LIMIT = 64 * 1024;
  * outside the bearer scope, and the session the bearer scope accepts in place of a token.
  */
 export interface MountedUi {
-  sessions: SessionAuthenticator;
+  sessions: SessionAuthenticator & PersonSessions;
   register(app: FastifyInstance): void;
 }
 
@@ -224,6 +228,11 @@ export async function buildApiServer(
     listInvitationsRoute(scope, deps);
     revokeInvitationRoute(scope, deps);
     getUsageRoute(scope, deps);
+    if (deps.web) {
+      listSessionsRoute(scope, deps.web.sessions);
+      endSessionRoute(scope, deps.web.sessions);
+      endOtherSessionsRoute(scope, deps.web.sessions);
+    }
   });
   return app;
 }

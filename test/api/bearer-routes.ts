@@ -74,6 +74,10 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/account/invitations', () => '/api/account/invitations', { body: () => ({ email: 'invited@example.com', role: 'viewer' }), accountWide: true, credential: true }),
   route('GET', '/api/account/invitations', () => '/api/account/invitations', { accountWide: true }),
   route('DELETE', '/api/account/invitations/:id', () => `/api/account/invitations/${ZEROS}`, { accountWide: true, credential: true }),
+  // The caller's own web sessions (another person's session: test/api/sessions.test.ts).
+  route('GET', '/api/sessions', () => '/api/sessions', { accountWide: true }),
+  route('DELETE', '/api/sessions', () => '/api/sessions', { accountWide: true, credential: true }),
+  route('DELETE', '/api/sessions/:id', () => `/api/sessions/${ZEROS}`, { accountWide: true, credential: true }),
 ];
 
 /**
