@@ -60,6 +60,7 @@ import { acceptInvitationRoute } from './account/accept-invitation.ts';
 import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
+import { leaveAccountRoute } from './account/leave-account.ts';
 import { listSessionsRoute } from './sessions/list-sessions.ts';
 import { endSessionRoute } from './sessions/end-session.ts';
 import { endOtherSessionsRoute } from './sessions/end-other-sessions.ts';
@@ -224,6 +225,7 @@ export async function buildApiServer(
     listMembersRoute(scope, deps);
     changeMemberRoleRoute(scope, deps);
     removeMemberRoute(scope, deps);
+    leaveAccountRoute(scope, deps);
     inviteMemberRoute(scope, deps);
     listInvitationsRoute(scope, deps);
     revokeInvitationRoute(scope, deps);

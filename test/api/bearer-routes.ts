@@ -74,6 +74,9 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/account/invitations', () => '/api/account/invitations', { body: () => ({ email: 'invited@example.com', role: 'viewer' }), accountWide: true, credential: true }),
   route('GET', '/api/account/invitations', () => '/api/account/invitations', { accountWide: true }),
   route('DELETE', '/api/account/invitations/:id', () => `/api/account/invitations/${ZEROS}`, { accountWide: true, credential: true }),
+  // Leaving the account (the owner's refusal, and what ends: test/api/leaving.test.ts). Called here
+  // without its confirmation, so no member leaves (a 400 past every check of this table).
+  route('POST', '/api/account/leave', () => '/api/account/leave', { accountWide: true, credential: true }),
   // The caller's own web sessions (another person's session: test/api/sessions.test.ts).
   route('GET', '/api/sessions', () => '/api/sessions', { accountWide: true }),
   route('DELETE', '/api/sessions', () => '/api/sessions', { accountWide: true, credential: true }),

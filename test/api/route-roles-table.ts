@@ -50,6 +50,7 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'POST /api/account/invitations': 'admin',
   'GET /api/account/invitations': 'viewer',
   'DELETE /api/account/invitations/:id': 'admin',
+  'POST /api/account/leave': 'viewer',
   'GET /api/sessions': 'viewer',
   'DELETE /api/sessions': 'viewer',
   'DELETE /api/sessions/:id': 'viewer',
