@@ -693,6 +693,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's pending ownership offer
+         * @description Every member may read it; none pending answers 404 `transfer_not_found`.
+         */
+        get: operations["getAccountTransfer"];
+        put?: never;
+        /**
+         * Offer the account to an admin
+         * @description Owner. The admin accepts with `POST /api/account/transfer/accept`; until then nothing changes. A member who is not an admin is refused (409 `invalid_state`: make them an admin first); a user not in the account answers 404 `member_not_found`. A new offer replaces the previous one; an offer lasts seven days, and goes if its admin is removed or leaves.
+         */
+        post: operations["offerAccountTransfer"];
+        /**
+         * Withdraw the ownership offer
+         * @description Owner. None pending answers 404 `transfer_not_found`.
+         */
+        delete: operations["withdrawAccountTransfer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/transfer/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept the account
+         * @description The admin it was offered to. You become the owner and the previous owner an admin, from the next request of either. Anyone else, or an offer withdrawn, expired, or made by someone no longer the owner, answers 404 `transfer_not_found`.
+         */
+        post: operations["acceptAccountTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/account/invitations": {
         parameters: {
             query?: never;
@@ -1684,7 +1732,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description the account's id: its owner's user id, the `<user_id>` of every node URL of the account */
+                        /** @description the account's id: the id of the user who created it (an ownership transfer keeps it), the `<user_id>` of every node URL of the account */
                         id: string;
                         /** @description the caller's role in the account */
                         role: "viewer" | "developer" | "admin" | "owner";
@@ -4019,7 +4067,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         members: {
-                            /** @description The member's user id (the owner's is the account's id). */
+                            /** @description The member's user id (the account's id is its creator's). */
                             userId: string;
                             email: string;
                             /** @description viewer reads; developer also changes nodes, tokens, certificates and backups; admin also manages members; owner also the account. */
@@ -4142,7 +4190,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The member's user id (the owner's is the account's id). */
+                        /** @description The member's user id (the account's id is its creator's). */
                         userId: string;
                         email: string;
                         /** @description viewer reads; developer also changes nodes, tokens, certificates and backups; admin also manages members; owner also the account. */
@@ -4224,6 +4272,284 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAccountTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The admin the account is offered to. */
+                        toUserId: string;
+                        toEmail: string;
+                        /** @description The owner who offered it. */
+                        offeredBy: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Seven days after the offer.
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    offerAccountTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An admin of the account. */
+                    userId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The admin the account is offered to. */
+                        toUserId: string;
+                        toEmail: string;
+                        /** @description The owner who offered it. */
+                        offeredBy: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description Seven days after the offer.
+                         */
+                        expiresAt: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    withdrawAccountTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptAccountTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Unchanged. */
+                        accountId: string;
+                        /** @description Now an admin. */
+                        previousOwner: string;
+                    };
+                };
             };
             /** @description The one error body of the management API. */
             400: {

@@ -198,7 +198,7 @@ export class MemberService {
     return (await listAccountMembers(this.deps.db, accountId)).map(presentMember);
   }
 
-  /** A member's new role: never to or from owner (an account has exactly one, the user it was made from). */
+  /** A member's new role: never to or from owner (an account has exactly one; it changes hands only by a transfer, ownership-transfer.ts). */
   async changeRole(accountId: string, userId: string, role: string): Promise<MemberView> {
     if (!isInvitable(role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}; an account has one owner`, { field: 'role' });
     const member = await this.deps.db.transaction(async (tx) => {

@@ -1,6 +1,7 @@
 // What the management API's routes are given.
 import type { AccountService } from '../accounts/service.ts';
 import type { MemberService } from '../accounts/members.ts';
+import type { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
 import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
@@ -24,6 +25,8 @@ export interface ApiDeps {
   accounts: AccountService;
   /** An account's members and invitations. */
   members: MemberService;
+  /** Handing the account from its owner to an admin. */
+  transfers: OwnershipTransfers;
   plans: PlanService;
   nodes: NodeService;
   webhooks: WebhookService;

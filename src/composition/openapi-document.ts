@@ -38,6 +38,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
   const services: ApiDeps = {
     accounts: unused('accounts'),
     members: unused('members'),
+    transfers: unused('transfers'),
     plans: unused('plans'),
     nodes: unused('nodes'),
     webhooks: unused('webhooks'),

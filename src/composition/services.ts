@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
 import { MemberService } from '../accounts/members.ts';
+import { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
 import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
@@ -62,6 +63,7 @@ export function buildServices(
 ) {
   const accounts = accountsOf(db, config);
   const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
+  const transfers = new OwnershipTransfers({ db, accounts });
   const plans = plansOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -90,7 +92,7 @@ export function buildServices(
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
-  return { accounts, members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { accounts, members, transfers, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
