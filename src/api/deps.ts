@@ -2,6 +2,7 @@
 import type { AccountService } from '../accounts/service.ts';
 import type { MemberService } from '../accounts/members.ts';
 import type { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
+import type { AccountDeletion } from '../accounts/account-deletion.ts';
 import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
@@ -27,6 +28,8 @@ export interface ApiDeps {
   members: MemberService;
   /** Handing the account from its owner to an admin. */
   transfers: OwnershipTransfers;
+  /** The owner deleting the account. */
+  accountDeletion: AccountDeletion;
   plans: PlanService;
   nodes: NodeService;
   webhooks: WebhookService;

@@ -61,6 +61,7 @@ import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
 import { leaveAccountRoute } from './account/leave-account.ts';
+import { deleteAccountRoute } from './account/delete-account.ts';
 import { offerTransferRoute } from './account/offer-transfer.ts';
 import { getTransferRoute } from './account/get-transfer.ts';
 import { withdrawTransferRoute } from './account/withdraw-transfer.ts';
@@ -230,6 +231,7 @@ export async function buildApiServer(
     changeMemberRoleRoute(scope, deps);
     removeMemberRoute(scope, deps);
     leaveAccountRoute(scope, deps);
+    deleteAccountRoute(scope, deps);
     offerTransferRoute(scope, deps);
     getTransferRoute(scope, deps);
     withdrawTransferRoute(scope, deps);

@@ -39,6 +39,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     accounts: unused('accounts'),
     members: unused('members'),
     transfers: unused('transfers'),
+    accountDeletion: unused('accountDeletion'),
     plans: unused('plans'),
     nodes: unused('nodes'),
     webhooks: unused('webhooks'),

@@ -6,6 +6,7 @@ import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
 import { MemberService } from '../accounts/members.ts';
 import { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
+import { AccountDeletion } from '../accounts/account-deletion.ts';
 import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
@@ -81,6 +82,7 @@ export function buildServices(
     // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
     sealRestorePassword: (nodeId, password) => unlockSeal.seal(password, restoreSealContext(nodeId)),
   });
+  const accountDeletion = new AccountDeletion({ db, nodes, accounts });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
   // Collected node output on Kubernetes (logs/node-log-collection.ts); unused on the process runtime.
@@ -92,7 +94,7 @@ export function buildServices(
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
-  return { accounts, members, transfers, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { accounts, members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;

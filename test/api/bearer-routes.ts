@@ -77,6 +77,8 @@ export const BEARER_ROUTES: BearerRoute[] = [
   // Leaving the account (the owner's refusal, and what ends: test/api/leaving.test.ts). Called here
   // without its confirmation, so no member leaves (a 400 past every check of this table).
   route('POST', '/api/account/leave', () => '/api/account/leave', { accountWide: true, credential: true }),
+  // Deleting the account, here always with a wrong password (the rest: test/api/account-deletion.test.ts).
+  route('DELETE', '/api/account', () => '/api/account', { body: () => ({ password: 'not-the-password' }), accountWide: true, credential: true }),
   // Handing the account to an admin (who may, and the hostile cases: test/api/ownership-transfer.test.ts).
   route('POST', '/api/account/transfer', () => '/api/account/transfer', { body: () => ({ userId: ZEROS }), accountWide: true, credential: true }),
   route('GET', '/api/account/transfer', () => '/api/account/transfer', { accountWide: true }),

@@ -51,6 +51,7 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/account/invitations': 'viewer',
   'DELETE /api/account/invitations/:id': 'admin',
   'POST /api/account/leave': 'viewer',
+  'DELETE /api/account': 'owner',
   'POST /api/account/transfer': 'owner',
   'GET /api/account/transfer': 'viewer',
   'DELETE /api/account/transfer': 'owner',

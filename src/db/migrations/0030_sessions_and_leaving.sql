@@ -38,3 +38,8 @@ CREATE TABLE account_transfers (
   created_at timestamptz NOT NULL DEFAULT now(),
   expires_at timestamptz NOT NULL
 );
+
+-- An account its owner deleted while its nodes were still being destroyed: its people and their
+-- data are gone already; the row (and the nodes' records) go once every node is DESTROYED.
+ALTER TABLE accounts ADD COLUMN deleted_at timestamptz;
+CREATE INDEX accounts_deleted ON accounts (deleted_at) WHERE deleted_at IS NOT NULL;
