@@ -20,12 +20,14 @@ export async function listUndestroyedNodeIds(db: Queryable, accountId: string) {
 }
 
 /**
- * Deletes every member's user (their tokens, web sessions, the certificates they issued, an
- * ownership offer), the account's invitations (emails) and its nodes' settings (webhook URLs).
+ * Deletes every member's user (their tokens, web sessions, an ownership offer), every client
+ * certificate of the account, the account's invitations (emails) and its nodes' settings (webhook URLs).
  * Returns the ids of the users deleted.
  */
 export async function deleteAccountPeople(db: Queryable, accountId: string) {
   await db.query('DELETE FROM account_invitations WHERE account_id = $1', [accountId]);
+  // Those from before accounts record no issuer: they would not go with any user.
+  await db.query('DELETE FROM client_certificates WHERE user_id = $1', [accountId]);
   await db.query(`UPDATE nodes SET settings = '{}' WHERE user_id = $1`, [accountId]);
   const rows = await db.query<{ id: string }>(
     'DELETE FROM users WHERE id IN (SELECT user_id FROM account_members WHERE account_id = $1) RETURNING id',

@@ -73,6 +73,10 @@ describe(`deleting an account on ${databaseLabel()}`, () => {
     const owner = await owned();
     const viewer = await addMember(t, owner.id, 'viewer');
     const [nodeId] = await createNodes(t, owner, [{ name: 'doomed' }]);
+    // A certificate from before accounts records no issuer: it must go too.
+    const issued = await t.call(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: owner.token });
+    expect(issued.status, issued.text).toBe(200);
+    await t.server.db.query('UPDATE client_certificates SET issued_by = NULL WHERE user_id = $1', [owner.id]);
     const signedIn = await t.call('/api/session', { method: 'POST', body: { email: owner.email, password: PASSWORD } });
     const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
     const r = await t.call('/api/account', { method: 'DELETE', body: { password: PASSWORD, destroyNodes: true }, headers: { cookie, 'x-csrf-token': signedIn.json.csrfToken } });
@@ -81,6 +85,7 @@ describe(`deleting an account on ${databaseLabel()}`, () => {
     for (const token of [owner.token, viewer.token]) expect((await t.call('/api/nodes', { token })).status).toBe(401);
     expect((await t.call('/api/session', { headers: { cookie } })).status).toBe(401);
     expect((await rowsOf(owner.id)).members).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM client_certificates WHERE user_id = $1', owner.id)).toBe(0);
     await expect.poll(() => statusOf(nodeId), { timeout: 30_000 }).toBe('DESTROYED');
     await purgeDeletedAccounts(t.server.db);
     const after = await rowsOf(owner.id);
