@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   token_not_found: 404,
   member_not_found: 404,
   invitation_not_found: 404,
+  session_not_found: 404,
+  transfer_not_found: 404,
   plan_not_found: 404,
   certificate_not_found: 404,
   release_not_found: 404,

@@ -199,7 +199,7 @@ export class MemberService {
     return (await listAccountMembers(this.deps.db, accountId)).map(presentMember);
   }
 
-  /** A member's new role: never to or from owner (an account has exactly one, the user it was made from). */
+  /** A member's new role: never to or from owner (an account has exactly one; it changes hands only by a transfer, ownership-transfer.ts). */
   async changeRole(accountId: string, userId: string, role: string): Promise<MemberView> {
     if (!isInvitable(role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}; an account has one owner`, { field: 'role' });
     const member = await this.deps.db.transaction(async (tx) => {
@@ -218,11 +218,11 @@ export class MemberService {
   }
 
   /** Removes a member who is not the owner; their tokens, sessions, certificates, event streams and invitations stop at once. */
-  async removeMember(accountId: string, userId: string): Promise<MemberView> {
+  async removeMember(accountId: string, userId: string, ownerRefusal = 'the owner cannot be removed from their account'): Promise<MemberView> {
     const member = await this.deps.db.transaction(async (tx) => {
       await lockAccount(tx, accountId);
       const found = await this.requireMember(tx, accountId, userId);
-      if (found.role === 'owner') throw new AppError('forbidden', 'the owner cannot be removed from their account');
+      if (found.role === 'owner') throw new AppError('forbidden', ownerRefusal);
       // Before the user row goes: its deletion would only set invited_by to NULL, leaving the links valid.
       await revokePendingInvitationsMadeBy(tx, accountId, userId);
       if (!(await deleteNonOwnerMember(tx, accountId, userId))) throw memberNotFound(userId);
@@ -230,6 +230,11 @@ export class MemberService {
     });
     this.deps.accounts.memberChanged(userId);
     return presentMember(member);
+  }
+
+  /** A member leaves: exactly a removal of themselves (their user goes, every credential with it). The owner hands the account over or deletes it instead. */
+  async leave(member: AuthenticatedUser): Promise<MemberView> {
+    return this.removeMember(member.accountId, member.id, 'the owner cannot leave their account: hand it to an admin first (POST /api/account/transfer), or delete it');
   }
 
   private async requireMember(db: Queryable, accountId: string, userId: string) {

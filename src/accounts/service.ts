@@ -18,6 +18,7 @@ import { findPlan, listPlans } from '../db/plans.ts';
 import type { Role } from '../domain/roles.ts';
 import { findUserNodeIds } from '../db/nodes.ts';
 import type { Plan } from '../domain/plans.ts';
+import { deleteOtherUserSessions } from '../db/web-sessions.ts';
 import { AppError } from '../errors.ts';
 import { generateToken, hashToken, isId, looksLikeToken, newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -79,8 +80,14 @@ export class AccountService {
   async setPassword(emailRaw: string, password: string) {
     const user = await this.requireUser(emailRaw);
     if (password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters');
-    await updateUserPassword(this.db, user.id, await hashPassword(password));
-    return { id: user.id, email: user.email };
+    const passwordHash = await hashPassword(password);
+    // A new password shuts out whoever knew the old one: every web session of theirs ends (their
+    // API tokens and certificates stay, each revocable on its own).
+    const endedSessions = await this.db.transaction(async (tx) => {
+      await updateUserPassword(tx, user.id, passwordHash);
+      return deleteOtherUserSessions(tx, user.id, undefined);
+    });
+    return { id: user.id, email: user.email, endedSessions };
   }
 
   async createToken(emailRaw: string, name = 'default', expiresInDays?: number, scopeInput: TokenScopeInput = {}) {

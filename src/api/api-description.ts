@@ -38,5 +38,6 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
   },
   { name: 'usage', description: 'Metered usage per calendar month (UTC): node time RUNNING and PAUSED, API and gateway calls (docs/USAGE.md).' },
   { name: 'audit', description: 'Your audit trail: security-relevant actions on your resources, who did them, from where, and how they ended.' },
+  { name: 'sessions', description: 'Your web UI sessions: where you are signed in, and ending them.' },
   { name: 'session (web UI)', description: "The web UI's sign-in: a session cookie and a CSRF token in place of a bearer token." },
 ];

@@ -2,6 +2,8 @@
 import type { AccountService } from '../accounts/service.ts';
 import type { MemberService } from '../accounts/members.ts';
 import type { SignupService } from '../signup/service.ts';
+import type { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
+import type { AccountDeletion } from '../accounts/account-deletion.ts';
 import type { PlanService } from '../accounts/plans.ts';
 import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
@@ -25,6 +27,10 @@ export interface ApiDeps {
   accounts: AccountService;
   /** An account's members and invitations. */
   members: MemberService;
+  /** Handing the account from its owner to an admin. */
+  transfers: OwnershipTransfers;
+  /** The owner deleting the account. */
+  accountDeletion: AccountDeletion;
   plans: PlanService;
   /** Self-service sign-up, email verification and password reset; absent: those routes are not served. */
   signup?: SignupService;

@@ -3,7 +3,9 @@
 // registered (docs/API.md "Accounts and roles"):
 // - reads (GET, HEAD) are every member's, the viewer's too;
 // - changing the account's members and invitations, and capping a token's calls, is an admin's;
-// - changing the account itself (its plan, its owner) is the owner's;
+// - changing the account itself (its plan, its owner, deleting it) is the owner's; accepting its
+//   ownership is an admin's (the one it was offered to);
+// - a person's own sessions, and leaving the account, are every member's;
 // - every other change (nodes, tokens, certificates, backups, webhooks) is a developer's.
 // bearer-auth.ts enforces it before the route's body is read; test/api/roles.test.ts checks every
 // registered route against a table of its own.
@@ -14,11 +16,15 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 const ADMIN_PREFIXES = ['/api/account/members', '/api/account/invitations'];
 // Capping a token's calls is an admin's, whoever's token it is (a developer must not lift a cap).
 const ADMIN_ROUTES = new Set(['/api/tokens/:id/monthly-api-calls']);
+const OWN_PREFIXES = ['/api/sessions', '/api/account/leave'];
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
 
 export function leastRoleOf(method: string, url: string | undefined): Role {
   if (READ_METHODS.has(method)) return 'viewer';
   const path = url ?? '';
-  if (ADMIN_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`)) || ADMIN_ROUTES.has(path)) return 'admin';
-  if (path === '/api/account') return 'owner';
+  if (OWN_PREFIXES.some((prefix) => under(path, prefix))) return 'viewer';
+  if (ADMIN_PREFIXES.some((prefix) => under(path, prefix)) || ADMIN_ROUTES.has(path)) return 'admin';
+  if (path === '/api/account/transfer/accept') return 'admin';
+  if (path === '/api/account' || under(path, '/api/account/transfer')) return 'owner';
   return 'developer';
 }

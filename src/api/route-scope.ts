@@ -34,18 +34,21 @@ const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'DELETE /api/tokens/:id',
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
-const MEMBER_PREFIXES = ['/api/account/members', '/api/account/invitations'];
+// The person's own sessions, leaving, handing over and deleting the account count as the account's
+// people too: a scoped token may neither read nor change them.
+const MEMBER_PREFIXES = ['/api/account/members', '/api/account/invitations', '/api/sessions', '/api/account/leave', '/api/account/transfer'];
 const isMemberRoute = (path: string) => MEMBER_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 
 export function classifyApiRoute(method: string, url: string | undefined): ApiRouteScope {
   const write = !READ_METHODS.has(method);
   const path = url ?? '';
+  const deletesAccount = method === 'DELETE' && path === '/api/account';
   const node = path === '/api/nodes/:id' || path.startsWith('/api/nodes/:id/') ? 'param' : method === 'DELETE' && path === '/api/nodes' ? 'body' : undefined;
   return {
     write,
     node,
-    managesCredentials: CREDENTIAL_ROUTES.has(`${method} ${path}`) || (write && isMemberRoute(path)),
-    accountWide: path === '/api/backups/uploads' || path.startsWith('/api/backups/uploads/') || isMemberRoute(path),
+    managesCredentials: CREDENTIAL_ROUTES.has(`${method} ${path}`) || (write && isMemberRoute(path)) || deletesAccount,
+    accountWide: path === '/api/backups/uploads' || path.startsWith('/api/backups/uploads/') || isMemberRoute(path) || deletesAccount,
   };
 }
 

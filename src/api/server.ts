@@ -62,6 +62,16 @@ import { signupRoutes } from './signup/routes.ts';
 import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
+import { leaveAccountRoute } from './account/leave-account.ts';
+import { deleteAccountRoute } from './account/delete-account.ts';
+import { offerTransferRoute } from './account/offer-transfer.ts';
+import { getTransferRoute } from './account/get-transfer.ts';
+import { withdrawTransferRoute } from './account/withdraw-transfer.ts';
+import { acceptTransferRoute } from './account/accept-transfer.ts';
+import { listSessionsRoute } from './sessions/list-sessions.ts';
+import { endSessionRoute } from './sessions/end-session.ts';
+import { endOtherSessionsRoute } from './sessions/end-other-sessions.ts';
+import type { PersonSessions } from './sessions/schemas.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
 import { capMemberCallsRoute, capTokenCallsRoute } from './usage/cap-calls.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
@@ -76,7 +86,7 @@ export const API_BODY_LIMIT = 64 * 1024;
  * outside the bearer scope, and the session the bearer scope accepts in place of a token.
  */
 export interface MountedUi {
-  sessions: SessionAuthenticator;
+  sessions: SessionAuthenticator & PersonSessions;
   register(app: FastifyInstance): void;
 }
 
@@ -226,12 +236,23 @@ export async function buildApiServer(
     listMembersRoute(scope, deps);
     changeMemberRoleRoute(scope, deps);
     removeMemberRoute(scope, deps);
+    leaveAccountRoute(scope, deps);
+    deleteAccountRoute(scope, deps);
+    offerTransferRoute(scope, deps);
+    getTransferRoute(scope, deps);
+    withdrawTransferRoute(scope, deps);
+    acceptTransferRoute(scope, deps);
     inviteMemberRoute(scope, deps);
     listInvitationsRoute(scope, deps);
     revokeInvitationRoute(scope, deps);
     getUsageRoute(scope, deps);
     capMemberCallsRoute(scope, deps);
     capTokenCallsRoute(scope, deps);
+    if (deps.web) {
+      listSessionsRoute(scope, deps.web.sessions);
+      endSessionRoute(scope, deps.web.sessions);
+      endOtherSessionsRoute(scope, deps.web.sessions);
+    }
   });
   return app;
 }

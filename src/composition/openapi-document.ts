@@ -38,6 +38,8 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
   const services: ApiDeps = {
     accounts: unused('accounts'),
     members: unused('members'),
+    transfers: unused('transfers'),
+    accountDeletion: unused('accountDeletion'),
     plans: unused('plans'),
     nodes: unused('nodes'),
     webhooks: unused('webhooks'),

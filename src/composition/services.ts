@@ -5,6 +5,8 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
 import { MemberService } from '../accounts/members.ts';
+import { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
+import { AccountDeletion } from '../accounts/account-deletion.ts';
 import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
@@ -76,6 +78,7 @@ export function buildServices(
 ) {
   const accounts = accountsOf(db, config);
   const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
+  const transfers = new OwnershipTransfers({ db, accounts });
   const plans = plansOf(db);
   const releases = releasesOf(db, config);
   const webhookKeys = webhookKeysOf(config);
@@ -93,6 +96,7 @@ export function buildServices(
     // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
     sealRestorePassword: (nodeId, password) => unlockSeal.seal(password, restoreSealContext(nodeId)),
   });
+  const accountDeletion = new AccountDeletion({ db, nodes, accounts });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
   // Collected node output on Kubernetes (logs/node-log-collection.ts); unused on the process runtime.
@@ -105,7 +109,7 @@ export function buildServices(
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
   const signup = signupOf(db, config, log, audit);
-  return { accounts, signup, outbox: new Outbox(db), members, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { accounts, signup, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;

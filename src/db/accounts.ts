@@ -1,4 +1,4 @@
-// An account's members and invitations (migration 0020). The account's id is its owner's user id;
+// An account's members and invitations (migration 0020). The account's id is the id of the user who created it;
 // a user is a member of exactly one account, so removing a member removes the user.
 import type { Queryable } from './database.ts';
 import type { Role } from '../domain/roles.ts';
@@ -59,11 +59,13 @@ export async function insertMember(db: Queryable, accountId: string, userId: str
 
 /**
  * Deletes a member who is not the owner, with their user row: their tokens, sessions and
- * certificates go with it (ON DELETE CASCADE). True when there was such a member.
+ * certificates go with it (ON DELETE CASCADE). True when there was such a member. The user whose id
+ * is the account's may be one after an ownership transfer; the account does not go with them
+ * (migration 0030).
  */
 export async function deleteNonOwnerMember(db: Queryable, accountId: string, userId: string) {
   const rows = await db.query<{ id: string }>(
-    `DELETE FROM users u WHERE u.id = $2 AND u.id <> $1
+    `DELETE FROM users u WHERE u.id = $2
        AND EXISTS (SELECT 1 FROM account_members m WHERE m.account_id = $1 AND m.user_id = u.id AND m.role <> 'owner')
      RETURNING u.id`,
     [accountId, userId],

@@ -389,9 +389,27 @@ export async function findClosedNodeMonths(db: Queryable, month: Date, accountId
   }));
 }
 
-/** Every account id with the owner's email and the plan (the operator's report). */
+/**
+ * Every account id with its current owner's email and the plan (the operator's report). The owner
+ * is found by role, not by the account's id (its creator's, who may have handed it on or left);
+ * an account being deleted has no one left: its email is ''.
+ */
 export async function listAccountsWithOwners(db: Queryable): Promise<Array<{ id: string; email: string; plan: string }>> {
-  return db.query('SELECT a.id, u.email, a.plan FROM accounts a JOIN users u ON u.id = a.id ORDER BY u.email, a.id');
+  return db.query(
+    `SELECT a.id, coalesce(u.email, '') AS email, a.plan FROM accounts a
+     LEFT JOIN account_members m ON m.account_id = a.id AND m.role = 'owner' LEFT JOIN users u ON u.id = m.user_id
+     ORDER BY u.email, a.id`,
+  );
+}
+
+/** Accounts with node time (RUNNING or PAUSED) in [from, to), also those deleted since (their records stay). */
+export async function findAccountsWithNodeTime(db: Queryable, from: Date, to: Date): Promise<string[]> {
+  const rows = await db.query<{ account_id: string }>(
+    `SELECT DISTINCT account_id FROM node_status_changes
+     WHERE status IN ('RUNNING', 'PAUSED') AND changed_at < $2 AND (ended_at IS NULL OR ended_at > $1)`,
+    [from, to],
+  );
+  return rows.map((r) => r.account_id);
 }
 
 /** Accounts with API calls in a month, also those deleted since (their rows stay). */

@@ -8,13 +8,46 @@ export interface SessionUserRow extends MemberRow {
   expires_at: Date;
 }
 
-export async function insertSession(db: Queryable, s: { idHash: string; userId: string; csrfToken: string; expiresAt: Date }) {
-  await db.query('INSERT INTO web_sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)', [
-    s.idHash,
-    s.userId,
-    s.csrfToken,
-    s.expiresAt,
+export interface SessionRow {
+  id: string;
+  id_hash: string;
+  user_agent: string | null;
+  address: string | null;
+  created_at: Date;
+  last_seen_at: Date;
+}
+
+export async function insertSession(
+  db: Queryable,
+  s: { id: string; idHash: string; userId: string; csrfToken: string; expiresAt: Date; userAgent: string | null; address: string },
+) {
+  await db.query(
+    'INSERT INTO web_sessions (id, id_hash, user_id, csrf_token, expires_at, user_agent, address) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [s.id, s.idHash, s.userId, s.csrfToken, s.expiresAt, s.userAgent, s.address],
+  );
+}
+
+/** A user's live sessions, the most recently seen first. */
+export async function listUserSessions(db: Queryable, userId: string) {
+  return db.query<SessionRow>(
+    `SELECT id, id_hash, user_agent, address, created_at, last_seen_at FROM web_sessions
+     WHERE user_id = $1 AND expires_at > now() ORDER BY last_seen_at DESC, id`,
+    [userId],
+  );
+}
+
+/** Ends one of the user's sessions by its public id; false when they have no such session. */
+export async function deleteUserSession(db: Queryable, userId: string, id: string) {
+  return (await db.query<{ id: string }>('DELETE FROM web_sessions WHERE user_id = $1 AND id = $2 RETURNING id', [userId, id])).length > 0;
+}
+
+/** Ends every session of the user but the one whose hash is `keepIdHash` (none kept when undefined); returns how many. */
+export async function deleteOtherUserSessions(db: Queryable, userId: string, keepIdHash: string | undefined) {
+  const rows = await db.query<{ id: string }>('DELETE FROM web_sessions WHERE user_id = $1 AND id_hash IS DISTINCT FROM $2 RETURNING id', [
+    userId,
+    keepIdHash ?? null,
   ]);
+  return rows.length;
 }
 
 /** The user of a live (not expired) session, with the session's CSRF token. */

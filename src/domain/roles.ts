@@ -2,7 +2,7 @@
 //   viewer     reads only
 //   developer  nodes and tokens, no members
 //   admin      everything but the account itself (its plan, its owner)
-//   owner      everything; every account has exactly one, the user it was made from
+//   owner      everything; every account has exactly one, at first the user it was made from
 
 export const ROLES = ['viewer', 'developer', 'admin', 'owner'] as const;
 export type Role = (typeof ROLES)[number];

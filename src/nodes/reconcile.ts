@@ -12,6 +12,7 @@
 import type { Database } from '../db/database.ts';
 import { listNodesThatShouldRun, listNodesToReconcile, lockNode, purgeDestroyedNodes } from '../db/nodes.ts';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
+import { purgeDeletedAccounts } from '../db/account-deletion.ts';
 import { purgeFinishedJobs } from '../db/jobs.ts';
 import { applyDecision } from './transition.ts';
 import { daemonShouldRun, decide } from './lifecycle.ts';
@@ -141,6 +142,9 @@ export class Reconciler {
       const purged = await purgeDestroyedNodes(this.opts.db, this.opts.destroyedRetentionHours);
       if (purged > 0) this.opts.log.info({ purged }, 'deleted the records of nodes destroyed long ago');
       await purgeExpiredIdempotencyKeys(this.opts.db);
+      // Accounts deleted while their nodes were being destroyed: their rows go once the last one is.
+      const deletedAccounts = await purgeDeletedAccounts(this.opts.db);
+      if (deletedAccounts > 0) this.opts.log.info({ deletedAccounts }, 'deleted the records of deleted accounts whose nodes are destroyed');
       await purgeFinishedJobs(this.opts.db, FINISHED_JOB_RETENTION_HOURS);
     }
   }

@@ -4,7 +4,7 @@
 // trail), which is what a billing system watches to pull a closed month (docs/USAGE.md).
 import type { Database } from '../db/database.ts';
 import { insertAuditEvent } from '../db/audit-events.ts';
-import { findAccountsWithApiCalls, isMonthClosed, insertClosedNodeMonths, listAccountsWithOwners, markMonthClosed } from '../db/usage.ts';
+import { findAccountsWithApiCalls, findAccountsWithNodeTime, isMonthClosed, insertClosedNodeMonths, listAccountsWithOwners, markMonthClosed } from '../db/usage.ts';
 import type { Logger } from '../logger.ts';
 import { computeMonthRows } from './account-usage.ts';
 import { monthOf, monthRange, previousMonth } from './node-time.ts';
@@ -18,7 +18,12 @@ export async function closeMonth(db: Database, month: string): Promise<boolean> 
   if (await isMonthClosed(db, from)) return false;
   return db.transaction(async (tx) => {
     if (!(await markMonthClosed(tx, from))) return false;
-    const accounts = new Set([...(await listAccountsWithOwners(tx)).map((a) => a.id), ...(await findAccountsWithApiCalls(tx, from))]);
+    // Deleted accounts too: their usage records stay, and their month closes like anyone's.
+    const accounts = new Set([
+      ...(await listAccountsWithOwners(tx)).map((a) => a.id),
+      ...(await findAccountsWithApiCalls(tx, from)),
+      ...(await findAccountsWithNodeTime(tx, from, to)),
+    ]);
     let closedAccounts = 0;
     for (const accountId of accounts) {
       // Computed as at the month's end: an interval still open then is cut there.

@@ -67,7 +67,7 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
     },
     async (request, reply) => {
       requireOwnOrigin(request);
-      const { sessionId, csrfToken, user } = await sessions.signIn(request.body.email, request.body.password, request.ip);
+      const { sessionId, csrfToken, user } = await sessions.signIn(request.body.email, request.body.password, request.ip, request.headers['user-agent']);
       sessions.setCookie(reply, sessionId);
       reply.header('cache-control', 'no-store');
       return { user, csrfToken };

@@ -3,6 +3,7 @@
 // so every replica accepts every session.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import Bowser from 'bowser';
 import { memberOf, type AuthenticatedUser } from '../accounts/service.ts';
 import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
@@ -12,13 +13,17 @@ import {
   clearSignInFailures,
   countSignInFailures,
   deleteExpiredSessions,
+  deleteOtherUserSessions,
   deleteSession,
+  deleteUserSession,
   findSessionUser,
   insertSession,
+  listUserSessions,
   recordSignInFailure,
   touchSession,
 } from '../db/web-sessions.ts';
 import { AppError } from '../errors.ts';
+import { newId } from '../auth/tokens.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { normalEmail } from '../domain/email.ts';
@@ -35,6 +40,32 @@ const FAILURE_WINDOW_S = 15 * 60;
 const MAX_FAILURES_PER_EMAIL = 5;
 const MAX_FAILURES_PER_ADDRESS = 30;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+// Enough of a User-Agent to name the device; the rest is not worth keeping.
+const MAX_USER_AGENT = 512;
+
+/** A session as its person sees it in their list (GET /api/sessions). */
+export interface SessionView {
+  id: string;
+  /** "Chrome 131 on Linux", from the User-Agent the session was opened with. */
+  device: string;
+  /** The client address it was opened from (request.ip: the real client behind a trusted proxy). */
+  address: string | null;
+  createdAt: string;
+  /** Updated at most once a minute. */
+  lastSeenAt: string;
+  /** The session this request came with. */
+  current: boolean;
+}
+
+/** A short name of the device a User-Agent describes (bowser parses it): browser, its major version, and the OS. */
+export function describeDevice(userAgent: string | null | undefined): string {
+  if (!userAgent) return 'unknown device';
+  const parsed = Bowser.parse(userAgent);
+  const browser = [parsed.browser.name, parsed.browser.version?.split('.')[0]].filter(Boolean).join(' ');
+  const os = parsed.os.name;
+  if (!browser && !os) return userAgent.slice(0, 64);
+  return browser && os ? `${browser} on ${os}` : browser || os!;
+}
 
 export interface SessionUser extends AuthenticatedUser {
   csrfToken: string;
@@ -92,7 +123,7 @@ export class WebSessions {
   }
 
   /** Checks the password and opens a session; throws unauthorized or rate_limited. */
-  async signIn(emailRaw: string, password: string, clientAddress: string) {
+  async signIn(emailRaw: string, password: string, clientAddress: string, userAgent?: string) {
     const email = normalEmail(emailRaw);
     const keys = [`email:${email}`, `ip:${clientAddress}`];
     const limits = [MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_ADDRESS];
@@ -130,7 +161,15 @@ export class WebSessions {
     await deleteExpiredSessions(this.opts.db);
     const sessionId = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
-    await insertSession(this.opts.db, { idHash: hashId(sessionId), userId: user.id, csrfToken, expiresAt: new Date(Date.now() + IDLE_MS) });
+    await insertSession(this.opts.db, {
+      id: newId(),
+      idHash: hashId(sessionId),
+      userId: user.id,
+      csrfToken,
+      expiresAt: new Date(Date.now() + IDLE_MS),
+      userAgent: userAgent ? userAgent.slice(0, MAX_USER_AGENT) : null,
+      address: clientAddress,
+    });
     return { sessionId, csrfToken, user: { id: user.id, email: user.email, plan: user.plan, accountId: user.account_id, role: user.role } };
   }
 
@@ -172,6 +211,36 @@ export class WebSessions {
     }
     const { csrfToken: _, ...authenticated } = user;
     return authenticated;
+  }
+
+  /** The user's live sessions, the one `request` came with marked current. */
+  async listSessions(userId: string, request: FastifyRequest): Promise<SessionView[]> {
+    const currentHash = this.currentHash(request);
+    return (await listUserSessions(this.opts.db, userId)).map((row) => ({
+      id: row.id,
+      device: describeDevice(row.user_agent),
+      address: row.address,
+      createdAt: row.created_at.toISOString(),
+      lastSeenAt: row.last_seen_at.toISOString(),
+      current: row.id_hash === currentHash,
+    }));
+  }
+
+  /** Ends one of the user's sessions; another person's session id answers like a missing one. */
+  async endSession(userId: string, sessionId: string): Promise<void> {
+    if (!(await deleteUserSession(this.opts.db, userId, sessionId))) throw new AppError('session_not_found', `session ${sessionId} was not found`);
+  }
+
+  /** Ends every session of the user but the one `request` came with (all of them when it came with a token); returns how many. */
+  async endOtherSessions(userId: string, request: FastifyRequest): Promise<number> {
+    return deleteOtherUserSessions(this.opts.db, userId, this.currentHash(request));
+  }
+
+  private currentHash(request: FastifyRequest): string | undefined {
+    // A request with a token is the token's, even if the browser also sent a cookie (bearer-auth.ts).
+    if (request.headers.authorization !== undefined) return undefined;
+    const id = this.sessionIdOf(request);
+    return id ? hashId(id) : undefined;
   }
 
   async signOut(request: FastifyRequest): Promise<void> {

@@ -76,6 +76,20 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/account/invitations', () => '/api/account/invitations', { body: () => ({ email: 'invited@example.com', role: 'viewer' }), accountWide: true, credential: true }),
   route('GET', '/api/account/invitations', () => '/api/account/invitations', { accountWide: true }),
   route('DELETE', '/api/account/invitations/:id', () => `/api/account/invitations/${ZEROS}`, { accountWide: true, credential: true }),
+  // Leaving the account (the owner's refusal, and what ends: test/api/leaving.test.ts). Called here
+  // without its confirmation, so no member leaves (a 400 past every check of this table).
+  route('POST', '/api/account/leave', () => '/api/account/leave', { accountWide: true, credential: true }),
+  // Deleting the account, here always with a wrong password (the rest: test/api/account-deletion.test.ts).
+  route('DELETE', '/api/account', () => '/api/account', { body: () => ({ password: 'not-the-password' }), accountWide: true, credential: true }),
+  // Handing the account to an admin (who may, and the hostile cases: test/api/ownership-transfer.test.ts).
+  route('POST', '/api/account/transfer', () => '/api/account/transfer', { body: () => ({ userId: ZEROS }), accountWide: true, credential: true }),
+  route('GET', '/api/account/transfer', () => '/api/account/transfer', { accountWide: true }),
+  route('DELETE', '/api/account/transfer', () => '/api/account/transfer', { accountWide: true, credential: true }),
+  route('POST', '/api/account/transfer/accept', () => '/api/account/transfer/accept', { accountWide: true, credential: true }),
+  // The caller's own web sessions (another person's session: test/api/sessions.test.ts).
+  route('GET', '/api/sessions', () => '/api/sessions', { accountWide: true }),
+  route('DELETE', '/api/sessions', () => '/api/sessions', { accountWide: true, credential: true }),
+  route('DELETE', '/api/sessions/:id', () => `/api/sessions/${ZEROS}`, { accountWide: true, credential: true }),
 ];
 
 /**

@@ -52,4 +52,13 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'POST /api/account/invitations': 'admin',
   'GET /api/account/invitations': 'viewer',
   'DELETE /api/account/invitations/:id': 'admin',
+  'POST /api/account/leave': 'viewer',
+  'DELETE /api/account': 'owner',
+  'POST /api/account/transfer': 'owner',
+  'GET /api/account/transfer': 'viewer',
+  'DELETE /api/account/transfer': 'owner',
+  'POST /api/account/transfer/accept': 'admin',
+  'GET /api/sessions': 'viewer',
+  'DELETE /api/sessions': 'viewer',
+  'DELETE /api/sessions/:id': 'viewer',
 };

@@ -350,6 +350,18 @@ export function itEndsAChangedMembersCredentials(ctx: () => MemberChangeContext)
     }
   });
 
+  it('leaving: the token, session, certificate, event streams and invitation all end, as with a removal', async () => {
+    const c = ctx();
+    const m = await memberWithEveryCredential(c.t, c.owner, c.nodeId);
+    try {
+      const left = await c.t.call('/api/account/leave', { method: 'POST', body: { confirm: true }, headers: { cookie: m.session.cookie, 'x-csrf-token': m.session.csrf } });
+      expect(left.status, left.text).toBe(204);
+      await nothingLeft(reachesOf(c, m), m, 'left');
+    } finally {
+      afterwards(m)();
+    }
+  });
+
   it("another replica's demotion and removal reach every credential here within the gateways' second", async () => {
     const c = ctx();
     const m = await memberWithEveryCredential(c.t, c.owner, c.nodeId);

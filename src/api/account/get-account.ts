@@ -19,7 +19,7 @@ export const AccountPlan = Type.Object({
 });
 
 export const Account = Type.Object({
-  id: Type.String({ description: "the account's id: its owner's user id, the `<user_id>` of every node URL of the account" }),
+  id: Type.String({ description: "the account's id: the id of the user who created it (an ownership transfer keeps it), the `<user_id>` of every node URL of the account" }),
   role: Type.Union(ROLES.map((r) => Type.Literal(r)), { description: "the caller's role in the account" }),
   plan: AccountPlan,
   usage: Type.Object({

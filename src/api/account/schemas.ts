@@ -9,7 +9,7 @@ export const RoleField = Type.Union(ROLES.map((r) => Type.Literal(r)), {
 export const InvitableRoleField = Type.Union(INVITABLE_ROLES.map((r) => Type.Literal(r)), { description: 'Any role but owner: an account has one.' });
 
 export const Member = Type.Object({
-  userId: Type.String({ description: "The member's user id (the owner's is the account's id)." }),
+  userId: Type.String({ description: "The member's user id (the account's id is its creator's)." }),
   email: Type.String(),
   role: RoleField,
   joinedAt: Type.String({ format: 'date-time' }),

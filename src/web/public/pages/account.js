@@ -1,10 +1,12 @@
 // The account: its plan with this month's use, its members (role changes and removal for admins
 // and the owner), pending invitations with the invite form (the link is shown once), and node
-// time per day. GET /api/account and GET /api/usage may not exist on every service version yet:
+// time per day, and the signed-in person's sessions (account-security.js); leaving, handing over and deleting (account-ownership.js). GET /api/account and GET /api/usage may not exist on every service version yet:
 // a 404 shows a neutral placeholder instead of an error.
 import { api, currentUser } from '../api.js';
 import { copyable, dialog, errorNotice, fill, h, notice, onSubmit, runAction, table, time } from '../dom.js';
 import { usageChart } from './usage-chart.js';
+import { securitySection } from './account-security.js';
+import { ownershipSection } from './account-ownership.js';
 
 const INVITABLE = ['viewer', 'developer', 'admin'];
 const ROLE_HELP = {
@@ -36,6 +38,8 @@ export async function accountPage(main, { setTitle }) {
   const usageBody = h('div', { class: 'card-body' }, h('p', { class: 'loading' }, 'Loading…'));
   const inviteCard = h('section', { class: 'card', hidden: true });
   let manages = false;
+  const security = securitySection();
+  const ownership = ownershipSection();
 
   const showPlan = async () => {
     let account;
@@ -73,6 +77,7 @@ export async function accountPage(main, { setTitle }) {
       return fill(membersList, errorNotice(err));
     }
     const me = members.find((m) => m.userId === currentUser?.id);
+    await ownership.load(members);
     manages = me?.role === 'owner' || me?.role === 'admin';
     inviteCard.hidden = !manages;
     fill(
@@ -196,6 +201,8 @@ export async function accountPage(main, { setTitle }) {
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Members')), h('div', { class: 'card-body' }, membersOut, membersList)),
     inviteCard,
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Node time this month')), usageBody),
+    security.card,
+    ownership.card,
   );
-  await Promise.all([showPlan(), showMembers().then(showInvitations), showUsage()]);
+  await Promise.all([showPlan(), showMembers().then(showInvitations), showUsage(), security.load()]);
 }

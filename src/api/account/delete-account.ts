@@ -1,0 +1,49 @@
+// DELETE /api/account: the owner deletes the account, confirming with their password (and, while it
+// has nodes not destroyed, with destroyNodes). What goes and what stays: docs/ACCOUNTS.md.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { userOf } from '../bearer-auth.ts';
+import { AppError } from '../../errors.ts';
+import { errorResponses } from '../schemas.ts';
+import type { ApiDeps } from '../deps.ts';
+
+const DeleteAccountBody = Type.Object(
+  {
+    password: Type.String({ minLength: 1, maxLength: 1024, description: "The owner's password." }),
+    destroyNodes: Type.Optional(Type.Boolean({ description: 'true: destroy every node not destroyed yet, first. Without it, such nodes refuse the deletion (409).' })),
+  },
+  { additionalProperties: false },
+);
+type DeleteAccountBody = Static<typeof DeleteAccountBody> | undefined;
+
+export function deleteAccountRoute(app: FastifyInstance, { accountDeletion }: ApiDeps) {
+  app.delete<{ Body: DeleteAccountBody }>(
+    '/api/account',
+    {
+      config: { audit: { action: 'account.deleted', target: (r) => r.user?.accountId } },
+      schema: {
+        operationId: 'deleteAccount',
+        summary: 'Delete the account',
+        description:
+          "Owner, with their password (403 `wrong_password`; five wrong ones in 15 minutes answer 429). Nodes not destroyed refuse it " +
+          '(409 `invalid_state`, details `{liveNodes, nodeIds}`) unless `destroyNodes` is true, which destroys them first. Every member\'s ' +
+          'user goes at once, with their tokens, sessions and certificates; the invitations and webhook settings too. 204: deleted. ' +
+          "202: the nodes are still being destroyed; the account's record goes once they are. The audit trail and usage records stay for the operator.",
+        tags: ['account'],
+        body: DeleteAccountBody,
+        response: {
+          202: Type.Object({ status: Type.Literal('deleting'), destroyingNodeIds: Type.Array(Type.String()) }),
+          204: { type: 'null', description: 'Deleted.' },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      // A DELETE without a body is not validated against the schema: it carries no password either.
+      if (!request.body) throw new AppError('invalid_request', 'send {"password": "..."} to confirm the deletion', { field: 'password' });
+      const done = await accountDeletion.deleteAccount(userOf(request), request.body);
+      if (done.status === 'deleted') return reply.status(204).send();
+      return reply.status(202).send({ status: 'deleting', destroyingNodeIds: done.destroyingNodeIds });
+    },
+  );
+}
