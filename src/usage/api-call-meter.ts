@@ -277,6 +277,26 @@ export class ApiCallMeter {
     return next;
   }
 
+  /**
+   * Runs `read` (of the database's totals and this process's unwritten calls) between batches, never
+   * beside one: a batch takes this process's counts out of `unwrittenCalls` before the database
+   * has them, so a total read beside it would miss them (GET /api/account's count read low under
+   * load). The next batch waits for the read, a few milliseconds.
+   */
+  betweenBatches<T>(read: () => Promise<T>): Promise<T> {
+    const previous = this.flushing ?? Promise.resolve(true);
+    const result = previous.then(read);
+    // The queue's own promise never rejects: a failed read must not stop the batches after it.
+    this.flushing = result.then(
+      () => true,
+      () => true,
+    ).finally(() => {
+      if (this.flushing === settled) this.flushing = undefined;
+    });
+    const settled = this.flushing;
+    return result;
+  }
+
   private async writeBatch(counts: MonthCounts): Promise<boolean> {
     const increments: ApiCallIncrement[] = [];
     const refused: string[] = [];

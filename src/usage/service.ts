@@ -25,7 +25,7 @@ export class UsageService {
   /** The open month's ended days, summed once a day per account (settled-time.ts). */
   private readonly settled = new SettledTime();
 
-  constructor(private readonly deps: { db: Database; meter?: Pick<ApiCallMeter, 'unwrittenCalls' | 'unwrittenCallerCalls'>; now?: () => Date }) {}
+  constructor(private readonly deps: { db: Database; meter?: Pick<ApiCallMeter, 'unwrittenCalls' | 'unwrittenCallerCalls' | 'betweenBatches'>; now?: () => Date }) {}
 
   private now() {
     return this.deps.now?.() ?? new Date();
@@ -52,7 +52,8 @@ export class UsageService {
       throw new AppError('invalid_request', `${month} ended before the account was created; its first month is ${firstMonth}`, { firstMonth });
     }
     // Both read at once; awaited together, so a failure of either is never left unhandled.
-    const [figures, callers] = await Promise.all([this.monthFigures(accountId, month, from, visible), this.callerUsage(accountId, month, visible)]);
+    const read = () => Promise.all([this.monthFigures(accountId, month, from, visible), this.callerUsage(accountId, month, visible)]);
+    const [figures, callers] = await this.betweenBatches(month, read);
     return { ...figures, ...callers };
   }
 
@@ -105,9 +106,16 @@ export class UsageService {
   /** An account's API calls (management and gateway) this month: every replica's written total plus this process's unwritten. */
   async monthApiCalls(accountId: string): Promise<number> {
     const month = this.currentMonth();
-    const [total] = await findAccountCallTotals(this.deps.db, monthRange(month).from, [accountId]);
-    const unwritten = this.deps.meter?.unwrittenCalls(accountId) ?? [];
-    return (total?.calls ?? 0) + unwritten.reduce((sum, c) => sum + c.calls, 0);
+    return this.betweenBatches(month, async () => {
+      const [total] = await findAccountCallTotals(this.deps.db, monthRange(month).from, [accountId]);
+      const unwritten = this.deps.meter?.unwrittenCalls(accountId) ?? [];
+      return (total?.calls ?? 0) + unwritten.reduce((sum, c) => sum + c.calls, 0);
+    });
+  }
+
+  /** The current month's written and unwritten calls are read together only between the meter's batches. */
+  private betweenBatches<T>(month: string, read: () => Promise<T>): Promise<T> {
+    return month === this.currentMonth() && this.deps.meter ? this.deps.meter.betweenBatches(read) : read();
   }
 
   /** Every account's usage of a month, a row per account and node (the operator's report). */

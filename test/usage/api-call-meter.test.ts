@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.ts';
 import { openPostgres, type Database } from '../../src/db/database.ts';
 import { AppError } from '../../src/errors.ts';
 import { ApiCallMeter } from '../../src/usage/api-call-meter.ts';
+import { UsageService } from '../../src/usage/service.ts';
 import { insertRelease } from '../../src/db/releases.ts';
 import { databaseLabel, insertOwnerUser, openMigratedTestDb } from '../helpers/database.ts';
 
@@ -147,6 +148,35 @@ describe(`the API call meter (${databaseLabel()})`, () => {
     expect(rows.map((r) => [r.account_id, r.node_id, r.kind, Number(r.calls)])).toEqual([['acct-a', N2, 'gateway', 1], ['acct-b', '', 'api', 1], ['acct-b', N1, 'gateway', 1]]);
     expect(logged.filter((l) => l.level === 'error').length).toBe(errorsBefore);
     expect(logged.filter((l) => l.level === 'warn')).toHaveLength(1);
+    await m.stop();
+  });
+  it("answers an account's month of calls exactly while a batch of them is being written", async () => {
+    // The batch statement is held until released: its counts are then neither unwritten nor written.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let writing!: () => void;
+    const writeStarted = new Promise<void>((resolve) => (writing = resolve));
+    const slowWrites: Database = Object.create(t.db, {
+      query: {
+        value: async (sql: string, params?: unknown[]) => {
+          if (sql.includes('INSERT INTO api_call_caller_counts')) {
+            writing();
+            await held;
+          }
+          return t.db.query(sql, params as never);
+        },
+      },
+    });
+    const m = meter(slowWrites);
+    const usage = new UsageService({ db: t.db, meter: m });
+    for (let i = 0; i < 3; i++) expect(await call(m, 'acct-b', N1)).toBe(true);
+    const flushed = m.flush();
+    await writeStarted;
+    const during = usage.monthApiCalls('acct-b');
+    release();
+    expect(await during).toBe(3);
+    expect(await flushed).toBe(true);
+    expect(await usage.monthApiCalls('acct-b')).toBe(3);
     await m.stop();
   });
 });
