@@ -247,6 +247,25 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     expect(problemsOf(replicaEnv(testCluster))).toEqual([]);
   });
 
+  it("has the guide's database URL verify TLS against the provider's CA bundle, at the path the example mounts it", () => {
+    const guide = readFileSync(join(repoRoot, 'docs/DEPLOY.md'), 'utf8');
+    const url = /`(postgres:\/\/rln_cloud:PASSWORD@[^`]+)`/.exec(guide)?.[1];
+    expect(url, "the replicas' URL in DEPLOY.md").toBeDefined();
+    const params = new URL(url!).searchParams;
+    expect(params.get('sslmode')).toBe('verify-full');
+    const rootCert = params.get('sslrootcert')!;
+    const pod = deploymentOf(example).spec.template.spec;
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.mountPath === dirname(rootCert));
+    const volume = pod.volumes.find((v: any) => v.name === mount?.name);
+    const secret = ofKind(example, 'Secret').find((s) => s.metadata.name === volume?.secret?.secretName);
+    expect(secret?.metadata.name).toMatch(/^rln-cloud-database-/);
+    expect(Object.keys(secret.data).sort()).toEqual([basename(rootCert), 'url'].sort());
+    // No page tells anyone to use sslmode=require for the replicas (it fails on a provider's CA).
+    for (const page of ['docs/DEPLOY.md', 'docs/KUBERNETES.md']) {
+      expect(readFileSync(join(repoRoot, page), 'utf8'), page).not.toMatch(/postgres:\/\/[^\s`"]*sslmode=require/);
+    }
+  });
+
   it('names in every *_FILE variable a key of a Secret mounted at that directory', () => {
     const objects = example;
     const pod = deploymentOf(objects).spec.template.spec;
