@@ -35,11 +35,15 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
   // An installation with the Prometheus Operator: the example's base and budget plus the monitoring component.
   mkdirSync(join(copy, 'overlays/monitoring'));
   writeFileSync(join(copy, 'overlays/monitoring/kustomization.yaml'), 'resources: [../../base]\ncomponents: [../../components/disruption-budget, ../../components/monitoring]\n');
+  // An installation whose Secrets come from External Secrets (or SOPS): no secretGenerator.
+  mkdirSync(join(copy, 'overlays/external-secrets'));
+  writeFileSync(join(copy, 'overlays/external-secrets/kustomization.yaml'), 'resources: [../../base]\ncomponents: [../../components/disruption-budget, ../../components/external-secrets, ../../components/secret-reloader]\n');
   afterAll(() => rmSync(copy, { recursive: true, force: true }));
   const base = render(join(copy, 'base'));
   const example = render(join(copy, 'overlays/example'));
   const testCluster = render(join(copy, 'overlays/test-cluster'));
   const monitored = render(join(copy, 'overlays/monitoring'));
+  const externalSecrets = render(join(copy, 'overlays/external-secrets'));
 
   it('keeps secrets out of the base and the test overlay; the example overlay generates the five Secrets', () => {
     expect(ofKind(base, 'Secret')).toEqual([]);
@@ -263,6 +267,63 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     // No page tells anyone to use sslmode=require for the replicas (it fails on a provider's CA).
     for (const page of ['docs/DEPLOY.md', 'docs/KUBERNETES.md']) {
       expect(readFileSync(join(repoRoot, page), 'utf8'), page).not.toMatch(/postgres:\/\/[^\s`"]*sslmode=require/);
+    }
+  });
+
+  /** The Secrets the Deployment mounts, and for each the keys its *_FILE variables name. */
+  const secretContract = (objects: any[]) => {
+    const pod = deploymentOf(objects).spec.template.spec;
+    const container = pod.containers[0];
+    const contract: Record<string, string[]> = {};
+    for (const v of pod.volumes.filter((v: any) => v.secret)) contract[v.secret.secretName] = [];
+    for (const { value } of container.env.filter((e: any) => e.name.endsWith('_FILE'))) {
+      const mount = container.volumeMounts.find((m: any) => m.mountPath === dirname(value));
+      const volume = pod.volumes.find((v: any) => v.name === mount.name);
+      contract[volume.secret.secretName]!.push(basename(value));
+    }
+    return contract;
+  };
+
+  it('has External Secrets produce exactly the Secrets and keys the Deployment reads, and Reloader roll the replicas when one changes', () => {
+    const contract = secretContract(externalSecrets);
+    expect(Object.keys(contract).sort()).toEqual(['rln-cloud-ca', 'rln-cloud-database', 'rln-cloud-s3', 'rln-cloud-unlock-seal', 'rln-cloud-webhook-keys']);
+    const produced = Object.fromEntries(ofKind(externalSecrets, 'ExternalSecret').map((e) => [e.spec.target.name, e.spec.data.map((d: any) => d.secretKey)]));
+    for (const [name, keys] of Object.entries(contract)) {
+      expect(produced[name], name).toEqual(expect.arrayContaining(keys));
+      expect(ofKind(externalSecrets, 'ExternalSecret').find((e) => e.spec.target.name === name).metadata.namespace).toBe('rln-cloud');
+    }
+    // The database's CA bundle travels with its URL (the sslrootcert the URL names).
+    expect(produced['rln-cloud-database']).toContain('ca.pem');
+    expect(ofKind(externalSecrets, 'Secret')).toEqual([]);
+    const reload = deploymentOf(externalSecrets).metadata.annotations['secret.reloader.stakater.com/reload'].split(',');
+    expect(reload.sort()).toEqual(Object.keys(contract).sort());
+  });
+
+  it("rolls the replicas on every Secret's rotation with the example's generator: a changed file is a new Secret name in the pod template", () => {
+    const files: Record<string, string> = {
+      'rln-cloud-database': 'database-url', 'rln-cloud-ca': 'ca.pem', 'rln-cloud-webhook-keys': 'webhook-signing-keys',
+      'rln-cloud-unlock-seal': 'unlock-seal-keys', 'rln-cloud-s3': 's3-secret-access-key',
+    };
+    const secretNames = (objects: any[]) => Object.fromEntries(ofKind(objects, 'Secret').map((x) => [x.metadata.name.replace(/-[a-z0-9]{10}$/, ''), x.metadata.name]));
+    const before = secretNames(example);
+    expect(Object.keys(secretContract(example)).sort()).toEqual(Object.values(before).sort());
+    for (const [secret, file] of Object.entries(files)) {
+      const path = join(copy, 'overlays/example/secrets', file);
+      const original = readFileSync(path, 'utf8');
+      writeFileSync(path, `${original} rotated`);
+      try {
+        const rotated = render(join(copy, 'overlays/example'));
+        const after = secretNames(rotated);
+        for (const name of Object.keys(before)) {
+          if (name === secret) expect(after[name], name).not.toBe(before[name]);
+          else expect(after[name], name).toBe(before[name]);
+        }
+        // The pod template names the new Secret: a new ReplicaSet, rolled one replica at a time.
+        expect(Object.keys(secretContract(rotated))).toContain(after[secret]);
+        expect(Object.keys(secretContract(rotated))).not.toContain(before[secret]);
+      } finally {
+        writeFileSync(path, original);
+      }
     }
   });
 
