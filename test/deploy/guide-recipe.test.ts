@@ -152,6 +152,8 @@ describe("the guide's test-cluster recipe (extraction)", () => {
     expect(more).toEqual([]);
     expect(check!.code).toContain('--image="$CHECK_IMAGE"');
     expect(check!.code).not.toMatch(/curlimages/);
+    // -i would read the lines pasted after it (and the test's shell) as the pod's input
+    expect(check!.code).not.toMatch(/ -i /);
     expect(guide).toContain(`CHECK_IMAGE=${CHECK_IMAGE}`);
   });
 });
