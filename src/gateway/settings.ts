@@ -53,7 +53,7 @@ export const NODE_ACCESS_VARIABLES = {
   }),
   caCertFile: variable('CA_CERT_FILE', text(), {
     unset: 'unset: `DATA_DIR/pki/ca.pem`, created at first start',
-    doc: "the certificate of the mutual-TLS gateway's certificate authority (ECDSA P-256 or P-384, PEM); set with `CA_KEY_FILE`, and share both between replicas",
+    doc: "the certificate of the mutual-TLS gateway's certificate authority (ECDSA P-256 or P-384, PEM), optionally followed by earlier CA certificates whose client certificates are still accepted (a rotation); set with `CA_KEY_FILE`, and share both between replicas",
   }),
   caKeyFile: variable('CA_KEY_FILE', text(), {
     unset: 'unset: `DATA_DIR/pki/ca.key`, created at first start',

@@ -76,7 +76,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     trustedProxies: config.trustedProxies,
   };
   const bearer = createBearerGateway(serverDeps, config.cors);
-  const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.certificatePem }, { proxyProtocol: settings.mtlsProxyProtocol === 'on' });
+  const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.trustedCertificatesPem }, { proxyProtocol: settings.mtlsProxyProtocol === 'on' });
   const started: http.Server[] = [];
   // Without a deadline (a failed start) connections are cut at once.
   const stop = async (deadline = Date.now()) => {

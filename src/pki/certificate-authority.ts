@@ -46,7 +46,14 @@ export class CertificateAuthority {
   private signingCert: X509.X509Certificate | undefined;
 
   private constructor(
+    /** The CA certificate that signs: the first of the file. */
     readonly certificatePem: string,
+    /**
+     * Every CA whose client certificates the gateway accepts, the signing one first: during a
+     * rotation the file holds the new CA and, after it, the old one, so certificates the old one
+     * issued keep working until they are re-issued (docs/DEPLOY.md, "Rotating the CA").
+     */
+    readonly trustedCertificatesPem: string,
     readonly notAfter: Date,
     private readonly signingKey: CryptoKey,
     private readonly curve: EcCurve,
@@ -77,14 +84,28 @@ export class CertificateAuthority {
     return { ca: await CertificateAuthority.fromPem(certificatePem, keyPem), certificatePem, privateKeyPem: keyPem };
   }
 
-  /** Loads a CA from PEM text and checks that it can serve: a CA certificate, its key, in date. */
+  /**
+   * Loads a CA from PEM text and checks that it can serve: a CA certificate, its key, in date. The
+   * text may go on with more CA certificates, accepted for client certificates but never signing.
+   */
   static async fromPem(certificatePem: string, keyPem: string): Promise<CertificateAuthority> {
+    const blocks = certificatePem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [certificatePem];
     let nodeCert: X509Certificate;
     try {
-      nodeCert = new X509Certificate(certificatePem);
+      nodeCert = new X509Certificate(blocks[0]!);
     } catch (err) {
       throw new Error(`the CA certificate is not a PEM X.509 certificate (${(err as Error).message})`);
     }
+    const accepted = blocks.slice(1).map((pem, i) => {
+      let cert: X509Certificate;
+      try {
+        cert = new X509Certificate(pem);
+      } catch (err) {
+        throw new Error(`certificate ${i + 2} of the CA file is not a PEM X.509 certificate (${(err as Error).message})`);
+      }
+      if (!cert.ca) throw new Error(`certificate ${i + 2} of the CA file is not a CA certificate (basicConstraints cA is not set)`);
+      return cert.toString().trim();
+    });
     let imported;
     try {
       imported = await importEcPrivateKey(keyPem);
@@ -94,7 +115,8 @@ export class CertificateAuthority {
     if (!nodeCert.ca) throw new Error('the CA certificate is not a CA certificate (basicConstraints cA is not set)');
     if (!nodeCert.checkPrivateKey(imported.keyObject)) throw new Error('the CA key does not belong to the CA certificate');
     if (Date.parse(nodeCert.validTo) <= Date.now()) throw new Error(`the CA certificate expired on ${nodeCert.validTo}`);
-    return new CertificateAuthority(nodeCert.toString().trim(), new Date(nodeCert.validTo), imported.key, imported.curve);
+    const signing = nodeCert.toString().trim();
+    return new CertificateAuthority(signing, [signing, ...accepted].join('\n'), new Date(nodeCert.validTo), imported.key, imported.curve);
   }
 
   /** A client certificate for the mutual-TLS gateway, bound to one user and one node. */

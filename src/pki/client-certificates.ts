@@ -105,7 +105,8 @@ export class CertificateService {
     });
     return {
       certificate: issued.certificatePem,
-      certificateChain: ca.certificatePem,
+      // every CA the gateway accepts: during a rotation the client can verify either's server certificate
+      certificateChain: ca.trustedCertificatesPem,
       privateKey: issued.privateKeyPem,
       publicKey: issued.publicKeyPem,
       nodeUrl: `${this.deps.userNodeUrl.replace(/\/+$/, '')}/nodes/${userId}/${node.id}/`,

@@ -128,6 +128,8 @@ function startPolling(url: string, token: string) {
 }
 
 const guide = readFileSync(join(repoRoot, 'docs/DEPLOY.md'), 'utf8');
+/** The image the guide's NetworkPolicy check runs on the test cluster: scripts/test-cluster.sh imports it. */
+const CHECK_IMAGE = 'localhost/devnode:devnode-0.1.0';
 const blocks = recipeBlocks(guide, 'test-cluster');
 
 describe("the guide's test-cluster recipe (extraction)", () => {
@@ -143,6 +145,16 @@ describe("the guide's test-cluster recipe (extraction)", () => {
     expect(blocks.map((b) => b.kind).filter((k) => k !== 'step')).toEqual(['upgrade', 'rollback', 'teardown']);
     // The wrapping overlay names the image as overlays/test-cluster left it (the images: trap).
     expect(text).toMatch(/- name: localhost\/rln-cloud\n\s+newTag: "1"/);
+  });
+
+  it('has a NetworkPolicy check whose image the test cluster holds when CHECK_IMAGE says so (it pulls nothing)', () => {
+    const [check, ...more] = recipeBlocks(guide, 'netpol-check');
+    expect(more).toEqual([]);
+    expect(check!.code).toContain('--image="$CHECK_IMAGE"');
+    expect(check!.code).not.toMatch(/curlimages/);
+    // -i would read the lines pasted after it (and the test's shell) as the pod's input
+    expect(check!.code).not.toMatch(/ -i /);
+    expect(guide).toContain(`CHECK_IMAGE=${CHECK_IMAGE}`);
   });
 });
 
@@ -240,5 +252,10 @@ describeRecipe('the guide (docs/DEPLOY.md) on the test cluster, command by comma
       expect(seen, `statuses during the ${what}`).toEqual({ '200': total });
     }
     console.info(`requests polled during the upgrade and the rollback: ${JSON.stringify({ polledUpgrade, polledRollback })}`);
+    // The guide's NetworkPolicy check runs here as written: the node's REST port and a replica's
+    // metrics port answer a pod of another namespace, since this cluster enforces no policy.
+    await shell.run(`CHECK_IMAGE=${CHECK_IMAGE}`, 10_000);
+    const checked = await step(recipeBlocks(guide, 'netpol-check')[0]!, 300_000);
+    expect(checked.match(/^(\d{3})$/gm), checked).toEqual([expect.stringMatching(/^(200|403)$/), '200']);
   }, 3_600_000);
 });
