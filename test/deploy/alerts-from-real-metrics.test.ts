@@ -17,6 +17,7 @@ import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { ALERT_CASES } from './alert-cases.ts';
+import { rawRequest } from '../gateway/gateway-client.ts';
 import { alertRules, hasPromtool, inputSeries, metricsRead, testRules, type Expectation } from './promtool.ts';
 import { KUBERNETES_METRIC_NAMES } from '../../src/metrics/definitions.ts';
 
@@ -50,8 +51,11 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   let owner: TestUser;
   let instance: string;
   let stopped = false;
+  let running: string;
   // healthy, in trouble, without its database, stopped (undefined: the scrape failed)
-  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape } = {};
+  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape; failingCalls?: Scrape[] } = {};
+  /** What the API and the bearer gateway answered while the database was gone. */
+  const failedAnswers: number[] = [];
 
   const scrape = async (): Promise<Scrape> => {
     const res = await fetch(`http://${instance}/metrics`);
@@ -75,7 +79,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     scrapes.healthy = await scrape();
 
     const settings = { webhookUrl: receiver.url };
-    const [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
     // The audit table out of reach for one audited action (a certificate issued): it goes ahead, unrecorded.
     await t.server.db.exec('ALTER TABLE audit_events RENAME TO audit_events_away');
     expect((await t.call(`/api/nodes/${running}/generate-cert`, { method: 'POST', token: owner.token })).status).toBe(200);
@@ -107,6 +111,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     // The database goes away under the running service; its scrape still answers.
     await t.server.db.close();
     scrapes.noDatabase = await scrape();
+    // Users keep calling meanwhile: a scrape a minute for eight minutes, each after a few calls to
+    // the API and to a node through the bearer gateway, every one needing the database.
+    scrapes.failingCalls = [scrapes.slow.at(-1)!];
+    for (let minute = 1; minute <= 8; minute++) {
+      for (let call = 0; call < 6; call++) {
+        failedAnswers.push((await t.call('/api/nodes', { token: owner.token })).status);
+        failedAnswers.push((await rawRequest(t.config.nodeApiUrl, `/${owner.id}/${running}/nodeinfo`, { headers: { authorization: `Bearer ${owner.token}` } })).status);
+      }
+      scrapes.failingCalls.push(await scrape());
+    }
   }, 180_000);
   afterAll(async () => {
     if (!stopped) await t?.stop();
@@ -175,6 +189,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   it('fires RlnCloudDatabaseUnreachable once the database is gone', () => {
     const expectations = [{ alert: 'RlnCloudDatabaseUnreachable', evalTime: evalTime('RlnCloudDatabaseUnreachable'), firing: [{ job: 'rln-cloud', instance }] }];
     const result = testRules([{ inputSeries: inputSeries([scrapes.slow!.at(-1)!, scrapes.noDatabase!], instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires RlnCloudApiErrors and RlnCloudGatewayErrors while calls fail for want of the database', () => {
+    expect(failedAnswers.filter((status) => status < 500)).toEqual([]);
+    const expectations = [
+      { alert: 'RlnCloudApiErrors', evalTime: '7m', firing: [{}] },
+      { alert: 'RlnCloudGatewayErrors', evalTime: '7m', firing: [{ gateway: 'bearer' }] },
+    ];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.failingCalls!, instance, 2), expectations }]);
     expect(result.ok, result.output).toBe(true);
   });
 
