@@ -105,6 +105,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
+    metrics.certificateServed('ca', ca.notAfter);
     // The runtime before the services: a new node gets its ports from it (NodeService).
     if (config.runtime === 'process' && db.kind === 'postgres') {
       const sole = await claimSoleReplica(db, config.dataDir, log);

@@ -54,7 +54,10 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
   // One read of the jobs table serves both job gauges: a scrape collects every metric at once.
   const unfinishedJobs = sharedRead(() => countUnfinishedJobs(db));
   const [setQueued, setRunning] = [jobCounts('queued'), jobCounts('running')];
+  /** When each certificate served expires, told once it is loaded (ServiceMetrics.certificateServed). */
+  const certificatesServed = new Map<string, Date>();
   const metrics = {
+    certificatesServed,
     builds: new Counter({
       name: 'rlncloud_builds_total',
       help: 'Builds finished (create, start, stop, upgrade, destroy), by action and result.',
@@ -136,6 +139,15 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       name: 'rlncloud_reconcile_last_pass_timestamp_seconds',
       help: "When this replica's reconcile loop last completed a pass (Unix time); its start until its first pass, so a loop that never passes ages like one that stopped. Only the reconcile lease's holder passes: take max over replicas.",
       registers,
+    }),
+    certificateExpiry: new Gauge({
+      name: 'rlncloud_certificate_expiry_seconds',
+      help: 'Seconds until a certificate this replica uses expires (negative once it has), by certificate: ca (the node access CA, which no client certificate outlives), mtls_server (the mutual-TLS gateway\'s own).',
+      labelNames: ['certificate'] as const,
+      registers,
+      collect() {
+        for (const [certificate, notAfter] of certificatesServed) this.set({ certificate }, (notAfter.getTime() - Date.now()) / 1000);
+      },
     }),
     rolloutsInProgress: new Gauge({
       name: 'rlncloud_rollouts_in_progress',

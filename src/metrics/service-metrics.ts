@@ -57,6 +57,10 @@ export class ServiceMetrics implements KubernetesMetrics {
     this.metrics.apiRequestDuration.observe({ method, route, status_class: statusClass(status) }, seconds);
   }
 
+  certificateServed(certificate: 'ca' | 'mtls_server', notAfter: Date) {
+    this.metrics.certificatesServed.set(certificate, notAfter);
+  }
+
   auditRecordFailed() {
     this.metrics.auditRecordFailures.inc();
   }

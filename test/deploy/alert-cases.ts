@@ -202,4 +202,23 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     // the lease moved to the other replica, which passes every minute
     quiet: { [`rlncloud_reconcile_last_pass_timestamp_seconds{${one}}`]: '0 60 120+0x20', [`rlncloud_reconcile_last_pass_timestamp_seconds{${two}}`]: '0 0 0 180+60x20' },
   },
+  RlnCloudCertificateExpiringSoon: {
+    evalTime: '70m',
+    // the gateway's certificate with 20 days left on both replicas, the CA's years
+    fires: {
+      [`rlncloud_certificate_expiry_seconds{${one},certificate="mtls_server"}`]: '1728000-60x80',
+      [`rlncloud_certificate_expiry_seconds{${two},certificate="mtls_server"}`]: '1728000-60x80',
+      [`rlncloud_certificate_expiry_seconds{${one},certificate="ca"}`]: '315360000-60x80',
+    },
+    labels: { certificate: 'mtls_server' },
+    // 30 days left: the self-issued one is renewed at the next start past that
+    quiet: { [`rlncloud_certificate_expiry_seconds{${one},certificate="mtls_server"}`]: '2592000-60x80' },
+  },
+  RlnCloudCertificateExpiring: {
+    evalTime: '10m',
+    fires: { [`rlncloud_certificate_expiry_seconds{${one},certificate="ca"}`]: '172800-60x15' },
+    labels: { certificate: 'ca' },
+    // one replica restarted on the renewed certificate, the other not yet: the oldest counts
+    quiet: { [`rlncloud_certificate_expiry_seconds{${one},certificate="ca"}`]: '345600-60x15' },
+  },
 };

@@ -6,8 +6,10 @@
 // (statements that sleep; on PostgreSQL more than its pool holds), then goes away, then the service
 // stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
 // or not, as the state says.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/service-process.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
@@ -212,6 +214,40 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       { alert: 'RlnCloudNoReplicaUp', evalTime: evalTime('RlnCloudNoReplicaUp'), firing: [{}] },
     ];
     const result = testRules([{ inputSeries: inputSeries([scrapes.noDatabase!, undefined], instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+});
+
+describe.skipIf(!hasPromtool)('certificate alerts fired from the metrics of a real service', () => {
+  let t: TestServer;
+  let dir: string;
+
+  beforeAll(async () => {
+    // The operator's own gateway certificate, two days from expiry, from a CA of ten years.
+    dir = mkdtempSync(join(tmpdir(), 'rln-cert-alerts-'));
+    const created = await CertificateAuthority.create('alerts test CA');
+    const server = await created.ca.issueServerCertificate(['localhost', '127.0.0.1'], 2);
+    const files = { ca: join(dir, 'ca.pem'), caKey: join(dir, 'ca.key'), cert: join(dir, 'gateway.pem'), key: join(dir, 'gateway.key') };
+    writeFileSync(files.ca, created.certificatePem);
+    writeFileSync(files.caKey, created.privateKeyPem);
+    writeFileSync(files.cert, server.certificatePem);
+    writeFileSync(files.key, server.privateKeyPem);
+    t = await startTestServer({ CA_CERT_FILE: files.ca, CA_KEY_FILE: files.caKey, MTLS_CERT_FILE: files.cert, MTLS_KEY_FILE: files.key });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fires RlnCloudCertificateExpiringSoon and RlnCloudCertificateExpiring for the gateway certificate only', async () => {
+    const instance = `127.0.0.1:${t.config.metricsPort}`;
+    const s = parseExposition(await (await fetch(`http://${instance}/metrics`)).text());
+    const left = (certificate: string) => s.samples.get(series('rlncloud_certificate_expiry_seconds', { certificate }))!;
+    expect(left('mtls_server') / 86_400).toBeGreaterThan(1.9);
+    expect(left('mtls_server') / 86_400).toBeLessThanOrEqual(2);
+    expect(left('ca') / 86_400 / 365).toBeGreaterThan(9.9);
+    const expectations = ['RlnCloudCertificateExpiringSoon', 'RlnCloudCertificateExpiring'].map((alert) => ({ alert, evalTime: evalTime(alert), firing: [{ certificate: 'mtls_server' }] }));
+    const result = testRules([{ inputSeries: inputSeries([s], instance, 80), expectations }]);
     expect(result.ok, result.output).toBe(true);
   });
 });

@@ -53,6 +53,7 @@ const SERVICE_METRICS = [
   'rlncloud_db_query_duration_seconds',
   'rlncloud_api_request_duration_seconds',
   'rlncloud_reconcile_last_pass_timestamp_seconds',
+  'rlncloud_certificate_expiry_seconds',
 ];
 const POOL_METRICS = ['rlncloud_db_pool_connections', 'rlncloud_db_pool_idle_connections', 'rlncloud_db_pool_waiting_requests'];
 
@@ -236,7 +237,12 @@ describe(`metrics on ${databaseLabel()}`, () => {
     expect([...after.samples.keys()].filter((k) => k.includes(hostile))).toEqual([]);
     // The alert's divisor exists before any answer: the 5xx rate is 0, not absent.
     expect(after.samples.has(series('rlncloud_api_request_duration_seconds_count', { method: 'GET', route: '/healthz', status_class: '5xx' }))).toBe(true);
-    // A pass has completed (the loop runs every few seconds): its time, not the start's.
+    // The CA (ten years) and the gateway's own certificate (a year, issued from it) this server uses.
+    const left = (certificate: string) => after.samples.get(series('rlncloud_certificate_expiry_seconds', { certificate }))! / 86_400;
+    expect(left('ca')).toBeGreaterThan(3600);
+    expect(left('mtls_server')).toBeGreaterThan(300);
+    expect(left('mtls_server')).toBeLessThanOrEqual(366);
+        // A pass has completed (the loop runs every few seconds): its time, not the start's.
     expect(Math.abs(after.samples.get('rlncloud_reconcile_last_pass_timestamp_seconds')! - Date.now() / 1000)).toBeLessThan(600);
   });
 
