@@ -35,6 +35,7 @@ import { REMEMBER_TOKENS_MS } from './accounts/remembered-tokens.ts';
 import { drainServer } from './http/drain.ts';
 import { explainListenError } from './http/listen-error.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
+import type { MetricOptions } from './metrics/definitions.ts';
 import { startMetricsListener } from './metrics/metrics-listener.ts';
 import { newReplicaId } from './jobs/leader-lease.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -95,7 +96,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const opened = await dbPromise;
     cleanups.push(() => opened.close());
     // Every part is handed the database with its statements timed, and reports through `metrics`.
-    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }), config.kubernetes ? { kubernetes: true } : { nodePortRange: config.nodePortRange });
+    const metrics = new ServiceMetrics(opened, log.child({ part: 'metrics' }), metricOptions(config));
     const db = metrics.database;
     // Before the slower parts: a key file that cannot be read stops the start with its reason.
     const unlockSeal = loadConfiguredUnlockSeal(config);
@@ -104,6 +105,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
 
     // The node access CA first: the certificate service issues with it, the mTLS gateway verifies with it.
     const ca = await loadOrCreateCertificateAuthority(config, log.child({ part: 'gateway' }));
+    metrics.certificateServed('ca', ca.notAfter);
     // The runtime before the services: a new node gets its ports from it (NodeService).
     if (config.runtime === 'process' && db.kind === 'postgres') {
       const sole = await claimSoleReplica(db, config.dataDir, log);
@@ -176,6 +178,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       web: webUi(db, config, services.audit),
       cors: config.cors,
       trustedProxies: config.trustedProxies,
+      requestMetrics: metrics,
       // Exact only where this process is the database's only one (accounts/remembered-tokens.ts).
       rememberTokensMs: db.kind === 'pglite' ? REMEMBER_TOKENS_MS : 0,
       docs: 'lazy',
@@ -232,4 +235,13 @@ async function bootstrapDevUser(accounts: AccountService, db: Database, dataDir:
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
   chmodSync(tokenFile, 0o600);
   return { email: DEV_EMAIL, token, tokenFile, password };
+}
+
+/** What the metrics report besides the service's own: the runtime's requests and its peer-port range. */
+function metricOptions(config: Config): MetricOptions {
+  if (!config.kubernetes) return { nodePortRange: config.nodePortRange };
+  const { peerServiceType, peerPortRange, nodePortRange } = config.kubernetes;
+  if (peerServiceType === 'HostPort') return { kubernetes: true, nodePortRange: peerPortRange };
+  if (peerServiceType === 'NodePort') return { kubernetes: true, nodePortRange: { ...nodePortRange, countNodes: true } };
+  return { kubernetes: true };
 }

@@ -75,6 +75,7 @@ import type { PersonSessions } from './sessions/schemas.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
 import { capMemberCallsRoute, capTokenCallsRoute } from './usage/cap-calls.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
+import { measureAnswers, type ApiRequestMetrics } from './request-metrics-hook.ts';
 import { fastifyTrustProxy, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
@@ -105,6 +106,8 @@ export async function buildApiServer(
     docs?: 'registered' | 'lazy';
     /** TRUSTED_PROXIES: whose X-Forwarded-For makes `request.ip` (sign-in throttling, audit); absent: nobody's. */
     trustedProxies?: TrustedProxies;
+    /** Told of every answer (metrics/service-metrics.ts): its route's pattern, never its path. */
+    requestMetrics?: ApiRequestMetrics;
   },
 ): Promise<FastifyInstance> {
   const serializers = lazySerializers();
@@ -126,6 +129,7 @@ export async function buildApiServer(
     },
   });
   installErrorHandlers(app);
+  if (deps.requestMetrics) measureAnswers(app, deps.requestMetrics);
   lazyCompilersOf.set(app, { serializers, validators });
   // Validators and serializers are compiled on first use (validator-cache.ts, serializer-cache.ts);
   // the rest right after start, validators first (a bad request is answered before a good one).
@@ -158,7 +162,8 @@ export async function buildApiServer(
   if (deps.cors) allowCrossOrigin(app, deps.cors);
 
   for (const schema of [ErrorBody, Build, Node, WebhookEvent, WebhookDelivery, Backup, NodeEvent]) app.addSchema(schema);
-  if (deps.docs === 'lazy') serveDocsFrom(app, () => buildApiServer({ ...deps, docs: 'registered' }));
+  // The docs' own build answers through this listener, which counts the answer once.
+  if (deps.docs === 'lazy') serveDocsFrom(app, () => buildApiServer({ ...deps, docs: 'registered', requestMetrics: undefined }));
   else await registerDocs(app, deps.publicUrl);
 
   // Public routes: no credentials.

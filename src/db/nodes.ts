@@ -237,6 +237,12 @@ export async function countHeldPorts(db: Queryable, range: { from: number; to: n
   return Number(row?.n ?? 0);
 }
 
+/** Nodes not destroyed: on Kubernetes' NodePort mode, each holds a node port through its peer Service. */
+export async function countNodesHoldingPorts(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM nodes WHERE destroyed_at IS NULL`);
+  return Number(row?.n ?? 0);
+}
+
 export async function purgeDestroyedNodes(db: Queryable, olderThanHours: number) {
   const rows = await db.query<{ id: string }>(
     `DELETE FROM nodes WHERE status = 'DESTROYED' AND destroyed_at < now() - make_interval(hours => $1) RETURNING id`,

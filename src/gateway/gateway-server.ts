@@ -42,6 +42,8 @@ export interface GatewayServerDeps extends NodeRequestDeps {
 export interface GatewayMetrics {
   /** One gateway's recorder, asked for once per listener, so that a request only records. */
   requestRecorder(gateway: 'bearer' | 'mtls'): RequestRecorder;
+  /** The certificate the mutual-TLS gateway serves, and when it expires (an alert says so beforehand). */
+  certificateServed?(certificate: 'mtls_server', notAfter: Date): void;
 }
 
 export type RequestRecorder = (status: number, seconds: number) => void;

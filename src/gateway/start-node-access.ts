@@ -1,6 +1,7 @@
 // Composition of node access: the two gateway listeners, given the certificate authority, the RLN
 // client and the unlock the composition root built (composition/node-calls.ts). Started by app.ts;
 // stop() drains both listeners (see http/drain.ts); the RLN client is closed by its owner.
+import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import { drainServer } from '../http/drain.ts';
 import { explainListenError } from '../http/listen-error.ts';
@@ -52,6 +53,8 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const { config, db, log, ca } = deps;
   const settings = config.nodeAccess;
   const tls = await serverTlsMaterial(config, ca);
+  // The first of the chain is the gateway's own; an operator's file is read once, at start.
+  deps.metrics?.certificateServed?.('mtls_server', new Date(new X509Certificate(tls.certificatePem).validTo));
 
   const access = new NodeAccess({
     db,

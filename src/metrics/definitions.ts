@@ -5,7 +5,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';
 import { countUnfinishedJobs } from '../db/jobs.ts';
-import { countHeldPorts, countNodesByStatus } from '../db/nodes.ts';
+import { countHeldPorts, countNodesHoldingPorts, countNodesByStatus } from '../db/nodes.ts';
 import { fullestNodeStorage } from '../db/node-storage.ts';
 import { countRolloutsByState, countRunningRollouts, ROLLOUT_STATES } from '../db/rollouts.ts';
 import { countUnfinishedDeliveries } from '../db/webhook-deliveries.ts';
@@ -26,11 +26,17 @@ const BUILD_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 const GATEWAY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const BACKUP_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+// An API answer is mostly database work (milliseconds); a few wait on a daemon (a node's health).
+const API_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 export interface MetricOptions {
-  /** NODE_PORT_RANGE on the process runtime (on Kubernetes each pod has its own ports): its use is reported. */
-  nodePortRange?: { from: number; to: number };
+  /**
+   * The range peer ports come from, its use reported: NODE_PORT_RANGE (process, two ports a node),
+   * K8S_PEER_PORT_RANGE (HostPort, one a node) or K8S_NODE_PORT_RANGE (NodePort: one a node not
+   * destroyed, `countNodes`, as the cluster allocates them). LoadBalancer mode has no such range.
+   */
+  nodePortRange?: { from: number; to: number; countNodes?: boolean };
   /** RUNTIME=kubernetes: its requests to the API server and its pod log streams are reported. */
   kubernetes?: boolean;
 }
@@ -48,7 +54,10 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
   // One read of the jobs table serves both job gauges: a scrape collects every metric at once.
   const unfinishedJobs = sharedRead(() => countUnfinishedJobs(db));
   const [setQueued, setRunning] = [jobCounts('queued'), jobCounts('running')];
+  /** When each certificate served expires, told once it is loaded (ServiceMetrics.certificateServed). */
+  const certificatesServed = new Map<string, Date>();
   const metrics = {
+    certificatesServed,
     builds: new Counter({
       name: 'rlncloud_builds_total',
       help: 'Builds finished (create, start, stop, upgrade, destroy), by action and result.',
@@ -117,6 +126,28 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       labelNames: ['gateway', 'status_class'] as const,
       buckets: GATEWAY_BUCKETS,
       registers,
+    }),
+    // By route pattern (a handful of dozens), never by path: see api/request-metrics-hook.ts.
+    apiRequestDuration: new Histogram({
+      name: 'rlncloud_api_request_duration_seconds',
+      help: "Time from a management API request arriving to its answer sent, by method, route pattern ('unmatched' where none matched) and status class; its _count counts the answers.",
+      labelNames: ['method', 'route', 'status_class'] as const,
+      buckets: API_BUCKETS,
+      registers,
+    }),
+    reconcileLastPass: new Gauge({
+      name: 'rlncloud_reconcile_last_pass_timestamp_seconds',
+      help: "When this replica's reconcile loop last completed a pass (Unix time); its start until its first pass, so a loop that never passes ages like one that stopped. Only the reconcile lease's holder passes: take max over replicas.",
+      registers,
+    }),
+    certificateExpiry: new Gauge({
+      name: 'rlncloud_certificate_expiry_seconds',
+      help: 'Seconds until a certificate this replica uses expires (negative once it has), by certificate: ca (the node access CA, which no client certificate outlives), mtls_server (the mutual-TLS gateway\'s own).',
+      labelNames: ['certificate'] as const,
+      registers,
+      collect() {
+        for (const [certificate, notAfter] of certificatesServed) this.set({ certificate }, (notAfter.getTime() - Date.now()) / 1000);
+      },
     }),
     rolloutsInProgress: new Gauge({
       name: 'rlncloud_rollouts_in_progress',
@@ -213,6 +244,10 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       metrics.gatewayRequestDuration.zero({ gateway, status_class });
     }
   }
+  // A series the 5xx alert divides by exists from the start: one route, one class.
+  metrics.apiRequestDuration.zero({ method: 'GET', route: '/healthz', status_class: '2xx' });
+  metrics.apiRequestDuration.zero({ method: 'GET', route: '/healthz', status_class: '5xx' });
+  metrics.reconcileLastPass.set(Date.now() / 1000);
   for (const result of BACKUP_RESULTS) {
     metrics.backups.inc({ result }, 0);
     metrics.backupDuration.zero({ result });
@@ -272,16 +307,16 @@ function definePoolGauges(registry: Registry, stats: () => { total: number; idle
   });
 }
 
-/** The process runtime's NODE_PORT_RANGE, two ports per node: when none is free, no node can be created. */
-function defineNodePortGauge(registry: Registry, db: Database, log: Logger, range: { from: number; to: number }) {
+/** The range peer ports come from (see MetricOptions): when none is free, no node can be created. */
+function defineNodePortGauge(registry: Registry, db: Database, log: Logger, range: NonNullable<MetricOptions['nodePortRange']>) {
   const size = range.to - range.from + 1;
   new Gauge({
     name: 'rlncloud_node_ports',
-    help: 'Ports of NODE_PORT_RANGE (process runtime) by state: used (held by a node not destroyed) or free; the same on every replica.',
+    help: "Ports of the range nodes' ports come from, by state: used (held by a node not destroyed) or free. NODE_PORT_RANGE (process runtime, two a node), K8S_PEER_PORT_RANGE (kubernetes, HostPort) or K8S_NODE_PORT_RANGE (kubernetes, NodePort: other Services' ports not counted); the same on every replica.",
     labelNames: ['state'] as const,
     registers: [registry],
     collect: fromDatabase(log, 'rlncloud_node_ports', async (gauge) => {
-      const used = await countHeldPorts(db, range);
+      const used = range.countNodes ? await countNodesHoldingPorts(db) : await countHeldPorts(db, range);
       gauge.set({ state: 'used' }, used);
       gauge.set({ state: 'free' }, size - used);
     }),

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { ApiVerb, KubernetesMetrics } from '../runtime/kubernetes/api-requests.ts';
 import { defineMetrics, type MetricOptions, type ServiceMetricSet } from './definitions.ts';
 import { processMetrics } from './process-metrics.ts';
-import { STATUS_CLASSES, statusClassIndex } from './status-class.ts';
+import { STATUS_CLASSES, statusClass, statusClassIndex } from './status-class.ts';
 import { timedDatabase } from './timed-database.ts';
 
 export class ServiceMetrics implements KubernetesMetrics {
@@ -50,6 +50,15 @@ export class ServiceMetrics implements KubernetesMetrics {
   reconcilePassed(seconds: number, nodes: number) {
     this.metrics.reconcilePass.observe(seconds);
     this.metrics.reconciledNodes.set(nodes);
+    this.metrics.reconcileLastPass.set(Date.now() / 1000);
+  }
+
+  apiRequestAnswered(method: string, route: string, status: number, seconds: number) {
+    this.metrics.apiRequestDuration.observe({ method, route, status_class: statusClass(status) }, seconds);
+  }
+
+  certificateServed(certificate: 'ca' | 'mtls_server', notAfter: Date) {
+    this.metrics.certificatesServed.set(certificate, notAfter);
   }
 
   auditRecordFailed() {

@@ -169,6 +169,9 @@ export class Reconciler {
   private async reconcileNode(node: Node) {
     const actual = await this.opts.runtime.status(node.id);
     const shouldRun = daemonShouldRun(node);
+    // Kubernetes bringing a pod back by itself is no failed restart: counting it would hold a real
+    // repair after it (a StatefulSet deleted by hand) behind minutes of backoff.
+    if (shouldRun && actual.state === 'starting' && actual.imageVersion === node.imageVersion) return;
     if (shouldRun && (actual.state !== 'running' || actual.imageVersion !== node.imageVersion)) {
       const backoff = this.restarts.get(node.id);
       if (backoff && Date.now() < backoff.notBefore) return;

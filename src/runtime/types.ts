@@ -29,10 +29,17 @@ export interface PeerAddress {
   port: number;
 }
 
-export type RuntimeState = 'running' | 'stopped' | 'missing';
+/**
+ * `starting`: on its way without help, every object as it should be and the runtime itself bringing
+ * the daemon up (Kubernetes: a StatefulSet that wants a pod its controller is creating, a pod
+ * terminating before its successor, or pending its image). The reconcile loop leaves it alone and
+ * counts no restart; everything else that reads a status treats it as not running.
+ */
+export type RuntimeState = 'running' | 'starting' | 'stopped' | 'missing';
 
 export interface RuntimeStatus {
   state: RuntimeState;
+  /** With `running` and `starting`: the version the daemon runs or is coming up on. */
   imageVersion?: string;
   pid?: number;
 }

@@ -106,11 +106,11 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     quiet: { [`rlncloud_db_pool_waiting_requests{${one}}`]: '0 2 0 2 0 2 0 2 0 2 0 2 0 2 0' },
   },
   RlnCloudNodesFailed: {
-    evalTime: '32m',
-    fires: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x35', [`rlncloud_nodes{${two},status="FAILED"}`]: '1+0x35' },
+    evalTime: '12m',
+    fires: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x15', [`rlncloud_nodes{${two},status="FAILED"}`]: '1+0x15' },
     labels: {},
-    // failed for 20 minutes, then started again
-    quiet: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x20 0+0x15' },
+    // failed for 5 minutes, then started again
+    quiet: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x5 0+0x10' },
   },
   RlnCloudAuditRecordFailing: {
     evalTime: '5m',
@@ -132,5 +132,93 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     labels: {},
     // 90% exactly, or a spike above it shorter than 15 minutes
     quiet: { [`rlncloud_node_storage_fullest_ratio{${one}}`]: '0.9+0x20', [`rlncloud_node_storage_fullest_ratio{${two}}`]: '0.5+0x10 0.97+0x10' },
+  },
+  RlnCloudApiErrors: {
+    evalTime: '12m',
+    fires: {
+      [`rlncloud_api_request_duration_seconds_count{${one},method="GET",route="/api/nodes",status_class="5xx"}`]: '0+10x15',
+      [`rlncloud_api_request_duration_seconds_count{${two},method="GET",route="/api/nodes",status_class="2xx"}`]: '0+50x15',
+    },
+    labels: {},
+    // one answer in a hundred fails
+    quiet: {
+      [`rlncloud_api_request_duration_seconds_count{${one},method="GET",route="/api/nodes",status_class="5xx"}`]: '0+1x15',
+      [`rlncloud_api_request_duration_seconds_count{${two},method="GET",route="/api/nodes",status_class="2xx"}`]: '0+99x15',
+    },
+  },
+  RlnCloudApiSlow: {
+    evalTime: '15m',
+    // nine answers in ten take between 2.5 and 10 s
+    fires: {
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/nodes",status_class="2xx",le="2.5"}`]: '0+10x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/nodes",status_class="2xx",le="10"}`]: '0+100x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/nodes",status_class="2xx",le="+Inf"}`]: '0+100x20',
+    },
+    labels: {},
+    // an event stream open for minutes is no slow answer
+    quiet: {
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/nodes",status_class="2xx",le="2.5"}`]: '0+100x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/nodes",status_class="2xx",le="10"}`]: '0+100x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/nodes",status_class="2xx",le="+Inf"}`]: '0+100x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/events/stream",status_class="2xx",le="2.5"}`]: '0+0x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/events/stream",status_class="2xx",le="10"}`]: '0+0x20',
+      [`rlncloud_api_request_duration_seconds_bucket{${one},method="GET",route="/api/events/stream",status_class="2xx",le="+Inf"}`]: '0+1000x20',
+    },
+  },
+  RlnCloudGatewayErrors: {
+    evalTime: '12m',
+    fires: {
+      [`rlncloud_gateway_requests_total{${one},gateway="mtls",status_class="5xx"}`]: '0+20x15',
+      [`rlncloud_gateway_requests_total{${one},gateway="mtls",status_class="2xx"}`]: '0+80x15',
+      [`rlncloud_gateway_requests_total{${one},gateway="bearer",status_class="2xx"}`]: '0+1000x15',
+    },
+    labels: { gateway: 'mtls' },
+    // a few node errors among many answers
+    quiet: {
+      [`rlncloud_gateway_requests_total{${one},gateway="mtls",status_class="5xx"}`]: '0+2x15',
+      [`rlncloud_gateway_requests_total{${one},gateway="mtls",status_class="2xx"}`]: '0+98x15',
+    },
+  },
+  RlnCloudGatewaySlow: {
+    evalTime: '20m',
+    fires: {
+      [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="5"}`]: '0+10x25',
+      [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="30"}`]: '0+100x25',
+      [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="+Inf"}`]: '0+100x25',
+    },
+    labels: { gateway: 'bearer' },
+    // one slow call in twenty (a channel opening)
+    quiet: {
+      [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="5"}`]: '0+95x25',
+      [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="30"}`]: '0+100x25',
+      [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="+Inf"}`]: '0+100x25',
+    },
+  },
+  RlnCloudReconcileStalled: {
+    evalTime: '15m',
+    // the holder's last pass at minute 2; the other replica never passes (its start, minute 0)
+    fires: { [`rlncloud_reconcile_last_pass_timestamp_seconds{${one}}`]: '0 60 120+0x20', [`rlncloud_reconcile_last_pass_timestamp_seconds{${two}}`]: '0+0x22' },
+    labels: {},
+    // the lease moved to the other replica, which passes every minute
+    quiet: { [`rlncloud_reconcile_last_pass_timestamp_seconds{${one}}`]: '0 60 120+0x20', [`rlncloud_reconcile_last_pass_timestamp_seconds{${two}}`]: '0 0 0 180+60x20' },
+  },
+  RlnCloudCertificateExpiringSoon: {
+    evalTime: '70m',
+    // the gateway's certificate with 20 days left on both replicas, the CA's years
+    fires: {
+      [`rlncloud_certificate_expiry_seconds{${one},certificate="mtls_server"}`]: '1728000-60x80',
+      [`rlncloud_certificate_expiry_seconds{${two},certificate="mtls_server"}`]: '1728000-60x80',
+      [`rlncloud_certificate_expiry_seconds{${one},certificate="ca"}`]: '315360000-60x80',
+    },
+    labels: { certificate: 'mtls_server' },
+    // 30 days left: the self-issued one is renewed at the next start past that
+    quiet: { [`rlncloud_certificate_expiry_seconds{${one},certificate="mtls_server"}`]: '2592000-60x80' },
+  },
+  RlnCloudCertificateExpiring: {
+    evalTime: '10m',
+    fires: { [`rlncloud_certificate_expiry_seconds{${one},certificate="ca"}`]: '172800-60x15' },
+    labels: { certificate: 'ca' },
+    // one replica restarted on the renewed certificate, the other not yet: the oldest counts
+    quiet: { [`rlncloud_certificate_expiry_seconds{${one},certificate="ca"}`]: '345600-60x15' },
   },
 };

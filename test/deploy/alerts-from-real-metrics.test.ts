@@ -6,8 +6,10 @@
 // (statements that sleep; on PostgreSQL more than its pool holds), then goes away, then the service
 // stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
 // or not, as the state says.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/service-process.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
@@ -17,6 +19,7 @@ import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { ALERT_CASES } from './alert-cases.ts';
+import { rawRequest } from '../gateway/gateway-client.ts';
 import { alertRules, hasPromtool, inputSeries, metricsRead, testRules, type Expectation } from './promtool.ts';
 import { KUBERNETES_METRIC_NAMES } from '../../src/metrics/definitions.ts';
 
@@ -50,8 +53,11 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   let owner: TestUser;
   let instance: string;
   let stopped = false;
+  let running: string;
   // healthy, in trouble, without its database, stopped (undefined: the scrape failed)
-  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape } = {};
+  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape; failingCalls?: Scrape[] } = {};
+  /** What the API and the bearer gateway answered while the database was gone. */
+  const failedAnswers: number[] = [];
 
   const scrape = async (): Promise<Scrape> => {
     const res = await fetch(`http://${instance}/metrics`);
@@ -75,7 +81,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     scrapes.healthy = await scrape();
 
     const settings = { webhookUrl: receiver.url };
-    const [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
     // The audit table out of reach for one audited action (a certificate issued): it goes ahead, unrecorded.
     await t.server.db.exec('ALTER TABLE audit_events RENAME TO audit_events_away');
     expect((await t.call(`/api/nodes/${running}/generate-cert`, { method: 'POST', token: owner.token })).status).toBe(200);
@@ -107,6 +113,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     // The database goes away under the running service; its scrape still answers.
     await t.server.db.close();
     scrapes.noDatabase = await scrape();
+    // Users keep calling meanwhile: a scrape a minute for eight minutes, each after a few calls to
+    // the API and to a node through the bearer gateway, every one needing the database.
+    scrapes.failingCalls = [scrapes.slow.at(-1)!];
+    for (let minute = 1; minute <= 8; minute++) {
+      for (let call = 0; call < 6; call++) {
+        failedAnswers.push((await t.call('/api/nodes', { token: owner.token })).status);
+        failedAnswers.push((await rawRequest(t.config.nodeApiUrl, `/${owner.id}/${running}/nodeinfo`, { headers: { authorization: `Bearer ${owner.token}` } })).status);
+      }
+      scrapes.failingCalls.push(await scrape());
+    }
   }, 180_000);
   afterAll(async () => {
     if (!stopped) await t?.stop();
@@ -178,6 +194,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     expect(result.ok, result.output).toBe(true);
   });
 
+  it('fires RlnCloudApiErrors and RlnCloudGatewayErrors while calls fail for want of the database', () => {
+    expect(failedAnswers.filter((status) => status < 500)).toEqual([]);
+    const expectations = [
+      { alert: 'RlnCloudApiErrors', evalTime: '7m', firing: [{}] },
+      { alert: 'RlnCloudGatewayErrors', evalTime: '7m', firing: [{ gateway: 'bearer' }] },
+    ];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.failingCalls!, instance, 2), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
   it('fires RlnCloudReplicaDown and RlnCloudNoReplicaUp once the service has stopped', async () => {
     await t.stop();
     stopped = true;
@@ -188,6 +214,40 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       { alert: 'RlnCloudNoReplicaUp', evalTime: evalTime('RlnCloudNoReplicaUp'), firing: [{}] },
     ];
     const result = testRules([{ inputSeries: inputSeries([scrapes.noDatabase!, undefined], instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+});
+
+describe.skipIf(!hasPromtool)('certificate alerts fired from the metrics of a real service', () => {
+  let t: TestServer;
+  let dir: string;
+
+  beforeAll(async () => {
+    // The operator's own gateway certificate, two days from expiry, from a CA of ten years.
+    dir = mkdtempSync(join(tmpdir(), 'rln-cert-alerts-'));
+    const created = await CertificateAuthority.create('alerts test CA');
+    const server = await created.ca.issueServerCertificate(['localhost', '127.0.0.1'], 2);
+    const files = { ca: join(dir, 'ca.pem'), caKey: join(dir, 'ca.key'), cert: join(dir, 'gateway.pem'), key: join(dir, 'gateway.key') };
+    writeFileSync(files.ca, created.certificatePem);
+    writeFileSync(files.caKey, created.privateKeyPem);
+    writeFileSync(files.cert, server.certificatePem);
+    writeFileSync(files.key, server.privateKeyPem);
+    t = await startTestServer({ CA_CERT_FILE: files.ca, CA_KEY_FILE: files.caKey, MTLS_CERT_FILE: files.cert, MTLS_KEY_FILE: files.key });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('fires RlnCloudCertificateExpiringSoon and RlnCloudCertificateExpiring for the gateway certificate only', async () => {
+    const instance = `127.0.0.1:${t.config.metricsPort}`;
+    const s = parseExposition(await (await fetch(`http://${instance}/metrics`)).text());
+    const left = (certificate: string) => s.samples.get(series('rlncloud_certificate_expiry_seconds', { certificate }))!;
+    expect(left('mtls_server') / 86_400).toBeGreaterThan(1.9);
+    expect(left('mtls_server') / 86_400).toBeLessThanOrEqual(2);
+    expect(left('ca') / 86_400 / 365).toBeGreaterThan(9.9);
+    const expectations = ['RlnCloudCertificateExpiringSoon', 'RlnCloudCertificateExpiring'].map((alert) => ({ alert, evalTime: evalTime(alert), firing: [{ certificate: 'mtls_server' }] }));
+    const result = testRules([{ inputSeries: inputSeries([s], instance, 80), expectations }]);
     expect(result.ok, result.output).toBe(true);
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { repoRoot } from '../helpers/service-process.ts';
 import { ALERT_CASES } from './alert-cases.ts';
-import { alertRules, hasPromtool, promtool, rulesDocument, RULES_FILE, testRules } from './promtool.ts';
+import { alertRules, hasPromtool, promtool, rendered, rulesDocument, RULES_FILE, testRules } from './promtool.ts';
 
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 
@@ -30,7 +30,9 @@ describe('the alert rules (deploy/monitoring/rules.yml)', () => {
     for (const r of rules) {
       expect(Object.keys(r.annotations).sort(), r.alert).toEqual(['description', 'runbook_url', 'summary']);
       expect(['critical', 'warning'], r.alert).toContain(r.labels.severity);
-      expect(r.annotations.runbook_url, r.alert).toBe(`docs/MONITORING.md#${r.alert.toLowerCase()}`);
+      // Absolute: the published MONITORING.md (an external label) and the alert's anchor.
+      expect(r.annotations.runbook_url, r.alert).toBe(`{{ $externalLabels.rlncloud_runbooks }}#${r.alert.toLowerCase()}`);
+      expect(rendered(r.annotations.runbook_url!), r.alert).toMatch(/^https:\/\/[^/]+\/.*MONITORING\.md#[a-z]+$/);
       expect(runbooks, `a runbook heading for ${r.alert}`).toMatch(new RegExp(`^### ${r.alert}$`, 'm'));
     }
   });

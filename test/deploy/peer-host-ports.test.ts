@@ -73,6 +73,10 @@ describeOnCluster('peer ports as host ports from a range (K8S_PEER_SERVICE_TYPE=
     const refused = await create('h3');
     expect(refused.status, refused.text).toBe(503);
     expect(refused.json.error.code).toBe('no_ports_available');
+    // ...which the peer-port metric says beforehand (RlnCloudNodePortsNearlyExhausted reads it).
+    const exposition = await (await fetch(`http://127.0.0.1:${t.config.metricsPort}/metrics`)).text();
+    expect(exposition).toContain('rlncloud_node_ports{state="used"} 2\n');
+    expect(exposition).toContain('rlncloud_node_ports{state="free"} 0\n');
 
     // A destroyed node gives its port back.
     const holder = ids[running.findIndex((n) => n.peerPort === from)]!;

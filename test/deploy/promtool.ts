@@ -57,7 +57,15 @@ export interface RuleTest {
   expectations: Expectation[];
 }
 
-/** `promtool test rules` on the rules file with these tests (JSON is YAML); annotations as the rules say. */
+/** The external labels of deploy/monitoring/prometheus.yml: the runbooks' base among them. */
+export const externalLabels = (): Record<string, string> =>
+  (loadAllYaml(readFileSync(join(repoRoot, 'deploy/monitoring/prometheus.yml'), 'utf8'))[0] as any).global.external_labels;
+
+/** An annotation as Prometheus renders it with those external labels (the only template the rules use). */
+export const rendered = (annotation: string, labels = externalLabels()) =>
+  annotation.replace(/\{\{ \$externalLabels\.([a-z_]+) \}\}/g, (_m, name: string) => labels[name] ?? '');
+
+/** `promtool test rules` on the rules file with these tests (JSON is YAML); annotations as the rules say, rendered. */
 export function testRules(tests: RuleTest[]) {
   const rules = new Map(alertRules().map((r) => [r.alert, r]));
   const file = {
@@ -65,13 +73,14 @@ export function testRules(tests: RuleTest[]) {
     evaluation_interval: '1m',
     tests: tests.map((t) => ({
       interval: '1m',
+      external_labels: externalLabels(),
       input_series: t.inputSeries,
       alert_rule_test: t.expectations.map((e) => ({
         eval_time: e.evalTime,
         alertname: e.alert,
         exp_alerts: e.firing.map((labels) => ({
           exp_labels: { ...labels, ...rules.get(e.alert)!.labels },
-          exp_annotations: rules.get(e.alert)!.annotations,
+          exp_annotations: Object.fromEntries(Object.entries(rules.get(e.alert)!.annotations).map(([k, v]) => [k, rendered(v)])),
         })),
       })),
     })),

@@ -51,6 +51,9 @@ const SERVICE_METRICS = [
   'rlncloud_api_calls_total',
   'rlncloud_audit_record_failures_total',
   'rlncloud_db_query_duration_seconds',
+  'rlncloud_api_request_duration_seconds',
+  'rlncloud_reconcile_last_pass_timestamp_seconds',
+  'rlncloud_certificate_expiry_seconds',
 ];
 const POOL_METRICS = ['rlncloud_db_pool_connections', 'rlncloud_db_pool_idle_connections', 'rlncloud_db_pool_waiting_requests'];
 
@@ -214,6 +217,41 @@ describe(`metrics on ${databaseLabel()}`, () => {
       expect(gauge('rlncloud_db_pool_waiting_requests')).toBeGreaterThanOrEqual(0);
     }
   });
+
+  it("counts and times every API answer by method, route pattern and status class, never by a client's path", async () => {
+    const count = (s: Scrape, labels: Record<string, string>) => s.samples.get(series('rlncloud_api_request_duration_seconds_count', labels)) ?? 0;
+    const before = await scrape();
+    const hostile = 'nd_' + 'x'.repeat(40);
+    expect((await t.call('/api/nodes', { token: alice.token })).status).toBe(200);
+    expect((await t.call('/api/nodes', { token: alice.token })).status).toBe(200);
+    expect((await t.call(`/api/nodes/${hostile}`, { token: alice.token })).status).toBe(400);
+    expect((await t.call('/api/nodes')).status).toBe(401);
+    expect((await t.call(`/api/no-such-route/${hostile}`, { token: alice.token })).status).toBe(404);
+    const after = await eventuallyScrape((s) => count(s, { method: 'GET', route: 'unmatched', status_class: '4xx' }) > count(before, { method: 'GET', route: 'unmatched', status_class: '4xx' }));
+    const moved = (labels: Record<string, string>) => count(after, labels) - count(before, labels);
+    expect(moved({ method: 'GET', route: '/api/nodes', status_class: '2xx' })).toBe(2);
+    expect(moved({ method: 'GET', route: '/api/nodes', status_class: '4xx' })).toBe(1);
+    expect(moved({ method: 'GET', route: '/api/nodes/:id', status_class: '4xx' })).toBe(1);
+    expect(moved({ method: 'GET', route: 'unmatched', status_class: '4xx' })).toBe(1);
+    expect([...after.labelNames.get('rlncloud_api_request_duration_seconds')!].sort()).toEqual(['method', 'route', 'status_class']);
+    expect([...after.samples.keys()].filter((k) => k.includes(hostile))).toEqual([]);
+    // The alert's divisor exists before any answer: the 5xx rate is 0, not absent.
+    expect(after.samples.has(series('rlncloud_api_request_duration_seconds_count', { method: 'GET', route: '/healthz', status_class: '5xx' }))).toBe(true);
+    // The CA (ten years) and the gateway's own certificate (a year, issued from it) this server uses.
+    const left = (certificate: string) => after.samples.get(series('rlncloud_certificate_expiry_seconds', { certificate }))! / 86_400;
+    expect(left('ca')).toBeGreaterThan(3600);
+    expect(left('mtls_server')).toBeGreaterThan(300);
+    expect(left('mtls_server')).toBeLessThanOrEqual(366);
+        // A pass has completed (the loop runs every few seconds): its time, not the start's.
+    expect(Math.abs(after.samples.get('rlncloud_reconcile_last_pass_timestamp_seconds')! - Date.now() / 1000)).toBeLessThan(600);
+  });
+
+  const eventuallyScrape = async (done: (s: Scrape) => boolean): Promise<Scrape> => {
+    for (const deadline = Date.now() + 15_000; ; await new Promise((r) => setTimeout(r, 50))) {
+      const s = await scrape();
+      if (done(s) || Date.now() > deadline) return s;
+    }
+  };
 
   it('serves nothing but GET /metrics on the metrics port', async () => {
     for (const path of ['/', '/healthz', '/readyz', '/api/nodes', '/metrics/', '/metricsx']) {

@@ -215,6 +215,61 @@ describe('the kubernetes runtime against a fake API server', () => {
     }
   });
 
+  it('says a node is on its way (starting) while Kubernetes brings its pod back itself, stopped where a repair must act', async () => {
+    const kubeconfig = join(dir, 'kubeconfig-starting');
+    writeFileSync(kubeconfig, fakeKubeConfig(api.url).exportConfig());
+    const config = readKubernetesConfig({ KUBECONFIG: kubeconfig, K8S_NAMESPACE: NAMESPACE }, []);
+    const runtime = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log, metrics: recorder() });
+    try {
+      await eventually(() => expect(api.asked.filter((a) => a.includes(`/namespaces/${NAMESPACE}/pods watch `)).length).toBeGreaterThan(1));
+      let version = 1000;
+      const add = (kind: string, object: { metadata: Record<string, unknown>; status?: unknown; spec?: unknown }) =>
+        api.sendToWatchesOf(kind, 'ADDED', { ...object, metadata: { ...object.metadata, resourceVersion: String(++version) } });
+      const pod = (nodeId: string, imageVersion: string, extra: { metadata?: Record<string, unknown>; status?: unknown } = {}) =>
+        add('pods', {
+          metadata: { name: podName(nodeId), namespace: NAMESPACE, uid: `uid-${nodeId}`, labels: nodeLabels(nodeId), annotations: { [IMAGE_VERSION_ANNOTATION]: imageVersion }, ...extra.metadata },
+          status: extra.status ?? { phase: 'Pending' },
+        });
+      const waiting = (reason: string) => ({ phase: 'Pending', containerStatuses: [{ name: CONTAINER, state: { waiting: { reason } }, restartCount: 0, image: '', imageID: '', ready: false }] });
+      const nodes = ['s-created', 's-terminating', 's-pulling', 's-unpullable', 's-stale', 's-set-deleted'];
+      for (const nodeId of nodes) {
+        const set = statefulSet(config, { nodeId, network: 'regtest', imageVersion: 'v1', replicas: 1 });
+        add('statefulsets', nodeId === 's-set-deleted' ? { ...set, metadata: { ...set.metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } } : set);
+        add('services', restService(config, nodeId));
+        add('services', peerService(config, nodeId));
+      }
+      // s-created: the controller has not created its pod yet.
+      pod('s-terminating', 'v1', { metadata: { deletionTimestamp: '2026-11-27T00:00:30Z', deletionGracePeriodSeconds: 30 }, status: { phase: 'Running' } });
+      pod('s-pulling', 'v1', { status: waiting('ContainerCreating') });
+      pod('s-unpullable', 'v1', { status: waiting('ImagePullBackOff') });
+      pod('s-stale', 'v0', { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } });
+      pod('s-set-deleted', 'v1');
+      const states = async () => Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await runtime.status(n)])));
+      const expected = {
+        's-created': { state: 'starting', imageVersion: 'v1' },
+        's-terminating': { state: 'starting', imageVersion: 'v1' },
+        's-pulling': { state: 'starting', imageVersion: 'v1' },
+        // What only a repair or a person can change: left to the loop (and its backoff).
+        's-unpullable': { state: 'stopped' },
+        's-stale': { state: 'stopped' },
+        's-set-deleted': { state: 'stopped' },
+      };
+      // The pods arrive in the order sent, on one watch: once s-unpullable's is in, the ones before are.
+      for (const deadline = Date.now() + 15_000; ; await new Promise((r) => setTimeout(r, 20))) {
+        const seen = await states();
+        if (JSON.stringify(seen) === JSON.stringify(expected) || Date.now() > deadline) {
+          expect(seen).toEqual(expected);
+          break;
+        }
+      }
+      // Not running, for everything that asks whether a daemon answers (the gateways, the builds).
+      expect(nodes.filter((n) => runtime.runsDaemon(n))).toEqual([]);
+      expect(runtime.runningDaemons().filter((n) => n.startsWith('s-'))).toEqual([]);
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+
   describe('a pod log followed', () => {
     const pod: V1Pod = {
       metadata: { name: 'rln-n1-0', uid: 'u1' },

@@ -217,15 +217,15 @@ export class KubernetesRuntime implements NodeRuntime {
     const version = set.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION];
     // An image edited by hand is drift too: the next apply takes the field back.
     const image = set.spec?.template.spec?.containers.find((c) => c.name === CONTAINER)?.image;
-    const running =
+    const objectsCurrent =
+      !set.metadata?.deletionTimestamp &&
       image === imageFor(this.opts.config, version ?? '') &&
-      pod !== undefined &&
-      !pod.metadata?.deletionTimestamp &&
-      isReady(pod) &&
-      pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === version &&
       this.serviceOf(nodeId) !== undefined &&
       (this.opts.config.peerServiceType === 'HostPort' || this.peerServiceOf(nodeId) !== undefined);
-    return running ? { state: 'running', imageVersion: version } : { state: 'stopped' };
+    if (!objectsCurrent) return { state: 'stopped' };
+    const podCurrent = pod !== undefined && !pod.metadata?.deletionTimestamp && pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] === version;
+    if (podCurrent && isReady(pod)) return { state: 'running', imageVersion: version };
+    return onItsWay(pod, version) ? { state: 'starting', imageVersion: version } : { state: 'stopped' };
   }
 
   /**
@@ -429,6 +429,19 @@ export class KubernetesRuntime implements NodeRuntime {
       await new Promise((r) => setTimeout(r, 500));
     }
   }
+}
+
+/**
+ * Whether Kubernetes brings the node's pod up by itself, its objects being current: no pod yet (the
+ * StatefulSet controller creates it), one terminating (its successor follows), or the current one
+ * not ready yet without a fatal problem (scheduling, pulling its image, the daemon starting). A
+ * pod of another version needs start() to replace it, and a fatal one (an image that cannot be
+ * pulled, a daemon that exits) is left to the loop's backoff.
+ */
+function onItsWay(pod: V1Pod | undefined, version: string | undefined): boolean {
+  if (!pod || pod.metadata?.deletionTimestamp) return true;
+  if (pod.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] !== version) return false;
+  return !podProblem(pod)?.fatal;
 }
 
 function isReady(pod: V1Pod): boolean {

@@ -39,6 +39,8 @@ export interface KubernetesConfig {
   peerHost: string | undefined;
   /** HostPort: the ports handed to nodes, one each, unique in the cluster. */
   peerPortRange: { from: number; to: number };
+  /** NodePort: the cluster's NodePort range, which the peer Services' ports come from (a metric's only). */
+  nodePortRange: { from: number; to: number };
   nodeSelector: Record<string, string>;
   tolerations: Toleration[];
   /** The user the daemon runs as: never root. */
@@ -114,6 +116,11 @@ export const KUBERNETES_VARIABLES = {
   peerPortRange: variable('K8S_PEER_PORT_RANGE', peerPortRange, {
     default: '20000-29999',
     doc: "`HostPort` only: the ports handed to nodes, one per node, unique across the cluster; open them in the machines' firewall",
+  }),
+  // Only what the peer-port metric divides by: the cluster allocates the ports itself.
+  nodePortRange: variable('K8S_NODE_PORT_RANGE', peerPortRange, {
+    default: '30000-32767',
+    doc: "`NodePort` only: the cluster's NodePort range (the API server's `--service-node-port-range`), which `rlncloud_node_ports` measures the nodes' peer Services against; other NodePort Services share it",
   }),
   peerHost: variable('K8S_PEER_HOST', text(), {
     unset: "unset: the host of `PUBLIC_URL` (NodePort) or the load balancer's address",
