@@ -63,5 +63,8 @@ describe('loadConfig', () => {
     expect(configWarnings(loadConfig({ NODE_ENV: 'production' }))).toEqual([expect.stringContaining('http:// PUBLIC_URL')]);
     expect(configWarnings(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://rln.example' }))).toEqual([]);
     expect(configWarnings(loadConfig({}))).toEqual([]);
+    // The original's clients split invoke_url on '/nodes': a NODE_API_URL holding it breaks them.
+    expect(configWarnings(loadConfig({ NODE_API_URL: 'https://nodes.rln.example.com' }))).toEqual([expect.stringContaining('contains "/nodes"')]);
+    expect(configWarnings(loadConfig({ NODE_API_URL: 'https://gateway.rln.example.com' }))).toEqual([]);
   });
 });

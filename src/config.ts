@@ -344,12 +344,20 @@ export function loadConfig(env: Env = process.env): Config {
  * What a configuration allows but an operator should hear about at start (logged as warnings by
  * `serve`): settings that work and are still unsafe.
  */
-export function configWarnings(config: Pick<Config, 'production' | 'publicUrl'>): string[] {
+export function configWarnings(config: Pick<Config, 'production' | 'publicUrl' | 'nodeApiUrl'>): string[] {
   const warnings: string[] = [];
   if (config.production && config.publicUrl.startsWith('http://')) {
     warnings.push(
       "NODE_ENV=production with an http:// PUBLIC_URL: API tokens and passwords travel in clear and the web UI's session cookie is not Secure. " +
         'Put TLS in front of the service and set PUBLIC_URL to its https:// address.',
+    );
+  }
+  // The original's clients build node URLs as NODE_API_URL + invoke_url.split('/nodes')[1]: a
+  // '/nodes' inside NODE_API_URL itself (a host such as nodes.example.com) is split on first.
+  if (config.nodeApiUrl.includes('/nodes')) {
+    warnings.push(
+      `NODE_API_URL (${config.nodeApiUrl}) contains "/nodes": clients of the original service split invoke_url on "/nodes" and would build wrong node URLs. ` +
+        'Use a host name and path without "/nodes" (e.g. https://gateway.example.com).',
     );
   }
   return warnings;

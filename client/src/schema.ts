@@ -196,6 +196,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check an API token
+         * @description 200 with the token's account as `sub` when the API token sent (bare or after `Bearer `) is good; 401 otherwise. Only API tokens: a web session is refused. Not counted against the monthly API calls (a service that checks its users' tokens, such as a VSS server, would otherwise spend them); the rate limits apply.
+         */
+        get: operations["verifyToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/start": {
         parameters: {
             query?: never;
@@ -2166,6 +2186,47 @@ export interface operations {
             };
             /** @description The one error body of the management API. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifyToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the token's account: the `<user_id>` of its node URLs (the id of the user who created the account) */
+                        sub: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,13 +1,14 @@
 // Every authenticated management API request counts against its account's monthly API calls
 // (usage/api-call-meter.ts), under the node in its path when there is one; past the plan's limit it
 // is refused with 429 quota_exceeded, Retry-After (the next month, UTC) and the RateLimit fields.
-// Two exceptions, decided in api/quota-routes.ts: an owner's or admin's way out of a spent month
-// (counted, never refused), and the web UI's own reads of the service's records (not counted).
+// Three exceptions, decided in api/quota-routes.ts: an owner's or admin's way out of a spent month
+// (counted, never refused), the web UI's own reads of the service's records, and token checks
+// by other services (GET /api/verify; these two not counted).
 // Registered after the rate limits: a request they refuse is not counted.
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.ts';
 import type { ApiCallMeter } from '../usage/api-call-meter.ts';
-import { quotaExempt, uiOwnRead } from './quota-routes.ts';
+import { quotaExempt, uiOwnRead, UNMETERED_ROUTES } from './quota-routes.ts';
 
 export function meterApiCalls(scope: FastifyInstance, meter: Pick<ApiCallMeter, 'admit' | 'count'> | undefined) {
   if (!meter) return;
@@ -17,6 +18,7 @@ export function meterApiCalls(scope: FastifyInstance, meter: Pick<ApiCallMeter, 
     const route = request.routeOptions.url;
     // A web session is the one credential without a token id.
     if (uiOwnRead(user.tokenId === '', request.method, route, request.headers)) return;
+    if (UNMETERED_ROUTES.has(`${request.method === 'HEAD' ? 'GET' : request.method} ${route ?? ''}`)) return;
     const nodeId = nodeInPath(route, request.params);
     const caller = { userId: user.id, tokenId: user.tokenId };
     if (quotaExempt(user.role, request.method, route)) {

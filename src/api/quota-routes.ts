@@ -50,6 +50,12 @@ export const UI_READ_HEADER = 'x-rlnc-ui';
 // The reads that ask a node's daemon, not the service's records: counted whoever asks.
 const READS_REACHING_A_NODE: ReadonlySet<string> = new Set(['GET /api/nodes/:id/health']);
 
+// Not metered at all: a service the customer uses checking the customer's token (the original's
+// VSS server calls GET /api/verify on its customers' requests). Counting it would spend the
+// customer's calls on someone else's checks, and refusing it past the quota would stop the node's
+// channel-state backups to that server; the ordinary rate limits apply.
+export const UNMETERED_ROUTES: ReadonlySet<string> = new Set(['GET /api/verify']);
+
 /** Whether a request is the web UI's own read of the service's records: not metered. */
 export function uiOwnRead(viaSession: boolean, method: string, url: string | undefined, headers: Record<string, unknown>): boolean {
   if (!viaSession || (method !== 'GET' && method !== 'HEAD') || headers[UI_READ_HEADER] === undefined) return false;

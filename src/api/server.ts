@@ -22,6 +22,7 @@ import { listTokensRoute } from './tokens/list-tokens.ts';
 import { getAccountRoute } from './account/get-account.ts';
 import { createTokenRoute } from './tokens/create-token.ts';
 import { revokeTokenRoute } from './tokens/revoke-token.ts';
+import { verifyTokenRoute } from './tokens/verify-token.ts';
 import { nodeActionRoutes } from './nodes/node-actions.ts';
 import { startLogExportRoute } from './nodes/start-log-export.ts';
 import { getLogExportRoute } from './nodes/get-log-export.ts';
@@ -120,6 +121,9 @@ export async function buildApiServer(
     genReqId: () => randomUUID(),
     trustProxy: fastifyTrustProxy(deps.trustedProxies ?? TRUST_NOBODY),
     requestIdHeader: false,
+    // `/api//nodes` is `/api/nodes`: an older script of the original service writes it so, and the
+    // node paths already collapse repeated slashes (gateway/route-path.ts).
+    routerOptions: { ignoreDuplicateSlashes: true },
     clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildSerializer: serializers.factory, buildValidator: validators.factory } },
     ajv: {
@@ -215,6 +219,7 @@ export async function buildApiServer(
     listTokensRoute(scope, deps);
     createTokenRoute(scope, deps);
     revokeTokenRoute(scope, deps);
+    verifyTokenRoute(scope, deps);
     nodeActionRoutes(scope, deps);
     startLogExportRoute(scope, deps);
     getLogExportRoute(scope, deps);

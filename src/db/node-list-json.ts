@@ -58,7 +58,7 @@ const NODE_JSON = `'{"nodeId":' || ${str('n.id')}
   || ',"locked":' || n.locked::text
   || ',"initialized":' || n.initialized::text
   || ',"autoUnlock":' || (n.auto_unlock_sealed IS NOT NULL)::text
-  || ',"invoke_url":' || ${str(`$3::text || '/' || n.user_id || '/' || n.id || '/'`)}
+  || ',"invoke_url":' || ${str(`$3::text || '/nodes/' || n.user_id || '/' || n.id || '/'`)}
   || ',"port":' || $6::int
   || ',"protocol":' || ${str('$7::text')}
   || ',"settings":' || ${SETTINGS_JSON}

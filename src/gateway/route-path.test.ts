@@ -8,6 +8,9 @@ describe('parseGatewayPath', () => {
   it('reads user, node, route and query', () => {
     expect(parseGatewayPath(`/${u}/${n}/nodeinfo?x=1&y=%20`, '')).toEqual({ ok: true, userId: u, nodeId: n, route: 'nodeinfo', search: '?x=1&y=%20' });
     expect(parseGatewayPath(`/nodes/${u}/${n}/listchannels`, '/nodes')).toMatchObject({ ok: true, route: 'listchannels' });
+    // The bearer gateway's paths also take the original's '/nodes' prefix (its invoke_url).
+    expect(parseGatewayPath(`/nodes/${u}/${n}/nodeinfo?x=1`, '')).toEqual({ ok: true, userId: u, nodeId: n, route: 'nodeinfo', search: '?x=1' });
+    expect(parseGatewayPath(`/nodes/${u}/${n}//../x`, '')).toMatchObject({ ok: false, code: 'invalid_path' });
     expect(parseGatewayPath(`/${u}/${n}/a/b`, '')).toMatchObject({ ok: true, route: 'a/b' });
   });
 
@@ -28,7 +31,7 @@ describe('parseGatewayPath', () => {
   });
 
   it('answers not_found for anything that is not a node path', () => {
-    for (const t of ['/', '/x', `/${u}`, `/${u}/xyz/nodeinfo`, `/${u.toUpperCase()}/${n}/nodeinfo`, `/nodes/${u}/${n}/nodeinfo`]) {
+    for (const t of ['/', '/x', `/${u}`, `/${u}/xyz/nodeinfo`, `/${u.toUpperCase()}/${n}/nodeinfo`, `/nodes/${u}`, `/nodes/nodes/${u}/${n}/nodeinfo`]) {
       expect(parseGatewayPath(t, '')).toMatchObject({ ok: false, code: 'not_found' });
     }
     expect(parseGatewayPath(`/${u}/${n}/nodeinfo`, '/nodes')).toMatchObject({ ok: false, code: 'not_found' });

@@ -52,6 +52,9 @@ export function parseGatewayPath(target: string, prefix: '' | '/nodes'): Gateway
   const rawPath = q === -1 ? target : target.slice(0, q);
   const search = q === -1 ? '' : target.slice(q);
   if (rawPath.includes('#')) return invalid('the path must not contain "#"');
+  // The bearer gateway also answers the original's form, `/nodes/<user_id>/<node_id>/<route>`
+  // (its invoke_url), beside its own: a user id is 32 hex digits, never "nodes".
+  if (prefix === '' && rawPath.startsWith('/nodes/')) prefix = '/nodes';
   if (!rawPath.startsWith(prefix) || rawPath[prefix.length] !== '/') return notFound(prefix);
   const segments = rawPath.slice(prefix.length + 1).split('/');
   const userId = segments[0];

@@ -47,7 +47,8 @@ export function presentNode(n: Node, builds: BuildRow[], opts: PresentOptions) {
     initialized: n.initialized,
     // Whether the service unlocks the node after each daemon start; the sealed password never leaves.
     autoUnlock: n.autoUnlockSealed !== null,
-    invoke_url: `${opts.nodeApiUrl}/${n.userId}/${n.id}/`,
+    // The original's form (`<gateway>/nodes/<user_id>/<node_id>/`): its clients split it on '/nodes'.
+    invoke_url: `${opts.nodeApiUrl}/nodes/${n.userId}/${n.id}/`,
     port: opts.nodeApiPort,
     protocol: opts.nodeApiProtocol,
     settings: n.settings ?? {},

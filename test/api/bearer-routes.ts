@@ -66,6 +66,8 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/tokens', () => '/api/tokens'),
   route('POST', '/api/tokens', () => '/api/tokens', { body: () => ({ name: 'x' }), credential: true }),
   route('DELETE', '/api/tokens/:id', () => `/api/tokens/${'a'.repeat(32)}`, { credential: true }),
+  // Checking a token (the original's VSS server's call; a session refused: test/compat/original-newer-clients.test.ts).
+  route('GET', '/api/verify', () => '/api/verify'),
   route('PUT', '/api/tokens/:id/monthly-api-calls', () => `/api/tokens/${'a'.repeat(32)}/monthly-api-calls`, { body: () => ({ monthlyApiCalls: 10 }) }),
   // The account's members and invitations (each role and another account's attempts: test/api/members.test.ts).
   route('GET', '/api/account', () => '/api/account'),

@@ -44,7 +44,7 @@ describe(`node API on ${databaseLabel()}`, () => {
       network: 'regtest',
       locked: true,
       initialized: false,
-      invoke_url: `${t.config.nodeApiUrl}/${alice.id}/${nodeId}/`,
+      invoke_url: `${t.config.nodeApiUrl}/nodes/${alice.id}/${nodeId}/`,
       settings: { webhookUrl: 'https://example.com/hook' },
       rln_commit_id: t.config.initialImageVersion,
       peerPort: expect.any(Number),

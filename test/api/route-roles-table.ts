@@ -43,6 +43,7 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'POST /api/tokens': 'developer',
   'DELETE /api/tokens/:id': 'developer',
   'GET /api/usage': 'viewer',
+  'GET /api/verify': 'viewer',
   'GET /api/account': 'viewer',
   'GET /api/account/members': 'viewer',
   'PATCH /api/account/members/:userId': 'admin',

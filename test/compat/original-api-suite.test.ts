@@ -15,7 +15,7 @@ describe(`the original service's API test suite on ${databaseLabel()}`, () => {
   beforeAll(async () => {
     t = await startTestServer();
     user = await t.createUser('scale');
-    suite = new OriginalApiSuite(t.base, user.token);
+    suite = new OriginalApiSuite(t.base, user.token, t.config.nodeApiUrl);
   });
   afterAll(() => t?.stop());
 
@@ -54,7 +54,7 @@ describe(`the original service's API test suite on ${databaseLabel()}`, () => {
   });
 
   it("refuses the suite's bare token once it is wrong, in the management API's error body", async () => {
-    const stranger = new OriginalApiSuite(t.base, `rlnc_${'A'.repeat(43)}`);
+    const stranger = new OriginalApiSuite(t.base, `rlnc_${'A'.repeat(43)}`, t.config.nodeApiUrl);
     const r = await stranger.getNode('f'.repeat(32));
     expect(r.status).toBe(401);
     expect(r.json.error.code).toBe('unauthorized');

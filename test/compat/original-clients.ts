@@ -28,6 +28,8 @@ export class OriginalApiSuite {
   constructor(
     private readonly apiBase: string,
     private readonly token: string,
+    /** The node API host the suite is configured with (NODE_API_URL here). */
+    private readonly nodeApiBase: string,
   ) {}
 
   private headers(bearer = false) {
@@ -50,9 +52,12 @@ export class OriginalApiSuite {
     return send(`${this.apiBase}/api/nodes/${id}/unlock`, 'POST', this.headers(), body);
   }
 
-  /** A node path call: `<invoke_url>` + route, as the suite builds it. */
+  /**
+   * A node path call, built as the suite builds it: the node API host + what follows '/nodes' in
+   * invoke_url (`/<user_id>/<node_id>/`) + the route, with no slash before it.
+   */
   nodeCall(invokeUrl: string, route: string, method: 'GET' | 'POST', body?: unknown) {
-    return send(`${invokeUrl}${route}`, method, this.headers(), body);
+    return send(`${this.nodeApiBase}${invokeUrl.split('/nodes')[1]}${route}`, method, this.headers(), body);
   }
 
   destroy(id: string) {
@@ -79,6 +84,32 @@ export class OriginalApiSuite {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/**
+ * An older script of the original's suite: its cloud base ends in '/' and it appends '/api/...',
+ * so every management call goes to `<cloud>/api//nodes...`, bare token and JSON content type.
+ */
+export class OlderOriginalScript {
+  constructor(
+    private readonly apiBase: string,
+    private readonly token: string,
+  ) {}
+
+  call(path: string, method: 'GET' | 'POST' | 'DELETE', body?: unknown) {
+    return send(`${this.apiBase}/api/${path}`, method, { 'Content-Type': 'application/json', Authorization: this.token }, body);
+  }
+}
+
+/**
+ * The original's VSS server fork: it authenticates each customer request by sending the
+ * customer's token to the cloud API's `GET /api/verify`, as it was given (bare or `Bearer `), and
+ * keys the customer's storage by the answer's `sub`; anything but a 200 is a refusal.
+ */
+export async function vssVerify(apiBase: string, authorization: string): Promise<{ ok: true; sub: string } | { ok: false; status: number; json: any }> {
+  const r = await send(`${apiBase}/api/verify`, 'GET', { Authorization: authorization });
+  if (r.status !== 200) return { ok: false, status: r.status, json: r.json };
+  return { ok: true, sub: r.json.sub };
 }
 
 /**
