@@ -30,6 +30,8 @@ const Status = Type.Object({
   totp: Type.Boolean({ description: 'An authenticator is enrolled and confirmed.' }),
   recoveryCodesLeft: Type.Integer(),
   requiredByAccount: Type.Boolean({ description: "The account's owner requires two factors of every member." }),
+  owner: Type.Boolean({ description: 'You own the account: you may set the rule (PUT /api/account/two-factor-requirement).' }),
+  csrfToken: Type.String({ description: 'The session\'s, also for a session that must enrol (GET /api/session answers it 403).' }),
 });
 const errors = { ...errorResponses, 403: errorResponses[401], 429: errorResponses[401] };
 const tags = ['two factors'];
@@ -77,9 +79,9 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
     '/api/me/2fa',
     { schema: { operationId: 'getTwoFactor', summary: 'Your second factors', tags, security: [], response: { 200: Status, ...errors } } },
     async (request, reply) => {
-      const { person } = await personOf(request, ['full', 'enrol']);
+      const { person, session } = await personOf(request, ['full', 'enrol']);
       noStore(reply);
-      return twoFactor.status(person);
+      return { ...(await twoFactor.status(person)), owner: session.role === 'owner', csrfToken: session.csrfToken };
     },
   );
 

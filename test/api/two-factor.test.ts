@@ -83,7 +83,7 @@ describe(`second factors on ${databaseLabel()}`, () => {
     expect(confirmed.json.recoveryCodes).toHaveLength(10);
     expect(new Set(confirmed.json.recoveryCodes).size).toBe(10);
     const status = await t.call('/api/me/2fa', as(s));
-    expect(status.json).toEqual({ totp: true, recoveryCodesLeft: 10, requiredByAccount: false });
+    expect(status.json).toEqual({ totp: true, recoveryCodesLeft: 10, requiredByAccount: false, owner: true, csrfToken: s.csrf });
     // Only hashes are kept.
     const stored = await t.server.db.query<{ code_hash: string }>('SELECT code_hash FROM user_recovery_codes WHERE user_id = $1', [alice.id]);
     expect(stored.map((r) => r.code_hash)).not.toContain(confirmed.json.recoveryCodes[0]);
@@ -209,7 +209,7 @@ describe(`second factors on ${databaseLabel()}`, () => {
     expect(blocked.status).toBe(403);
     expect(blocked.json.error.code).toBe('two_factor_enrolment_required');
     expect((await t.call('/api/tokens', as(enrolling, 'POST', { name: 'skip' }))).json.error.code).toBe('two_factor_enrolment_required');
-    expect((await t.call('/api/me/2fa', as(enrolling))).json).toEqual({ totp: false, recoveryCodesLeft: 0, requiredByAccount: true });
+    expect((await t.call('/api/me/2fa', as(enrolling))).json).toMatchObject({ totp: false, recoveryCodesLeft: 0, requiredByAccount: true, owner: false });
     const enrolled = await enrol(enrolling);
     expect(enrolled.confirmed.csrfToken).toEqual(expect.any(String));
     const memberFull = { cookie: enrolled.cookie, csrf: enrolled.confirmed.csrfToken };
