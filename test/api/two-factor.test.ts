@@ -221,6 +221,25 @@ describe(`second factors on ${databaseLabel()}`, () => {
     expect((await signIn(member)).stage).toBe('second_factor');
   });
 
+  it('every second-factor route refuses an API token and a request without a session', async () => {
+    const gina = await newPerson();
+    const routes: Array<[string, string, unknown]> = [
+      ['POST', '/api/session/second-factor', { code: '123456' }],
+      ['GET', '/api/me/2fa', undefined],
+      ['POST', '/api/me/2fa/totp', undefined],
+      ['POST', '/api/me/2fa/totp/confirm', { code: '123456' }],
+      ['DELETE', '/api/me/2fa/totp', { code: '123456' }],
+      ['PUT', '/api/account/two-factor-requirement', { required: true }],
+    ];
+    for (const [method, path, body] of routes) {
+      for (const token of [gina.token, undefined]) {
+        const r = await t.call(path, { method, body, token });
+        expect(r.status, `${method} ${path} ${token ? 'with a token' : 'bare'}: ${r.text}`).toBe(401);
+        expect(r.json.error.code).toBe('unauthorized');
+      }
+    }
+  });
+
   it("the operator's reset-2fa removes a person's factor, audited", async () => {
     const frank = await newPerson();
     await enrol(await signIn(frank));
