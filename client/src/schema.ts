@@ -1483,6 +1483,10 @@ export interface operations {
                         recoveryCodesLeft: number;
                         /** @description The account's owner requires two factors of every member. */
                         requiredByAccount: boolean;
+                        /** @description You own the account: you may set the rule (PUT /api/account/two-factor-requirement). */
+                        owner: boolean;
+                        /** @description The session's, also for a session that must enrol (GET /api/session answers it 403). */
+                        csrfToken: string;
                     };
                 };
             };

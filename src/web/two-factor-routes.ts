@@ -16,11 +16,12 @@ const FactorBody = Type.Object(
   { code: Type.Optional(Code), recoveryCode: Type.Optional(RecoveryCode) },
   { additionalProperties: false, description: 'Either `code` or `recoveryCode`.' },
 );
-type FactorBody = Static<typeof FactorBody>;
+// A request without a body is not validated against the schema: each handler asks for one itself.
+type FactorBody = Static<typeof FactorBody> | undefined;
 const ConfirmBody = Type.Object({ code: Code }, { additionalProperties: false });
-type ConfirmBody = Static<typeof ConfirmBody>;
+type ConfirmBody = Static<typeof ConfirmBody> | undefined;
 const RuleBody = Type.Object({ required: Type.Boolean() }, { additionalProperties: false });
-type RuleBody = Static<typeof RuleBody>;
+type RuleBody = Static<typeof RuleBody> | undefined;
 
 const SignedIn = Type.Object({
   user: Type.Object({ id: Type.String(), email: Type.String(), plan: Type.String() }),
@@ -68,7 +69,7 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
       },
     },
     async (request, reply) => {
-      const { sessionId, csrfToken, user } = await sessions.completeSecondFactor(request, request.body);
+      const { sessionId, csrfToken, user } = await sessions.completeSecondFactor(request, request.body ?? {});
       sessions.setCookie(reply, sessionId);
       noStore(reply);
       return { user, csrfToken };
@@ -125,6 +126,7 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
     },
     async (request, reply) => {
       const { person, session } = await personOf(request, ['full', 'enrol']);
+      if (!request.body) throw new AppError('invalid_request', 'send {"code": "<the 6-digit code>"} to confirm the authenticator', { field: 'code' });
       const { recoveryCodes } = await twoFactor.confirmTotp(person, request.body.code, request.ip);
       noStore(reply);
       if (session.stage !== 'enrol') return { recoveryCodes };
@@ -173,6 +175,7 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
     async (request) => {
       const { person, session } = await personOf(request, ['full']);
       if (session.role !== 'owner') throw new AppError('forbidden_role', "only the account's owner can change this rule");
+      if (!request.body) throw new AppError('invalid_request', 'send {"required": true} or {"required": false}', { field: 'required' });
       return twoFactor.setAccountRule(person, request.body.required, request.ip);
     },
   );

@@ -75,6 +75,8 @@ describe(`second factors on ${databaseLabel()}`, () => {
     expect(begun.json.qrCodeSvg).toContain('<svg');
     // Not in force until confirmed: a sign-in now still opens a full session.
     expect((await signIn(alice)).stage).toBe('full');
+    const noBody = await t.call('/api/me/2fa/totp/confirm', as(s, 'POST'));
+    expect(noBody.status, noBody.text).toBe(400);
     const wrong = await t.call('/api/me/2fa/totp/confirm', as(s, 'POST', { code: '000000' }));
     expect(wrong.status).toBe(403);
     expect(wrong.json.error.code).toBe('wrong_second_factor');
@@ -150,6 +152,10 @@ describe(`second factors on ${databaseLabel()}`, () => {
     const both = await secondFactor(await signIn(carol), { code: '123456', recoveryCode: recovery });
     expect(both.status).toBe(400);
     expect((await secondFactor(await signIn(carol), { code: 42 })).status).toBe(400);
+    // No body at all is a clear 400 too, never a 500.
+    const bare = await signIn(carol);
+    const noBody = await t.call('/api/session/second-factor', { method: 'POST', headers: { cookie: bare.cookie, 'x-csrf-token': bare.csrf } });
+    expect(noBody.status, noBody.text).toBe(400);
   });
 
   it('limits wrong codes per person and audits them: brute force stops at 5 tries', async () => {
@@ -199,6 +205,7 @@ describe(`second factors on ${databaseLabel()}`, () => {
     const memberBefore = await signIn(member);
     expect((await t.call('/api/account/two-factor-requirement', as(memberBefore, 'PUT', { required: true }))).json.error.code).toBe('forbidden_role');
     expect((await t.call('/api/account/two-factor-requirement', as(full, 'PUT', { required: 'yes' }))).status).toBe(400);
+    expect((await t.call('/api/account/two-factor-requirement', as(full, 'PUT'))).status).toBe(400);
     const set = await t.call('/api/account/two-factor-requirement', as(full, 'PUT', { required: true }));
     expect(set.status, set.text).toBe(200);
     expect(await auditCount(owner.id, 'account.two_factors_required', 'succeeded')).toBe(1);
