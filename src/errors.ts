@@ -13,6 +13,11 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   wrong_password: 403,
+  // Second factors (accounts/two-factor.ts): a TOTP or recovery code that is wrong, used already, or
+  // not for this person; a session that still owes its second factor; one that must enrol first.
+  wrong_second_factor: 403,
+  second_factor_required: 401,
+  two_factor_enrolment_required: 403,
   certificate_unknown: 403,
   certificate_revoked: 403,
   certificate_expired: 403,

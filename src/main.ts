@@ -23,6 +23,7 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
                                           refuses only what would pass it
   account set-plan <email> <plan>         move the account of the user with <email> to <plan>
   user set-password <email> <password>
+  user reset-2fa <email>                  turn off the person's second factor (audited)
   signup list                             accounts waiting for approval (SIGNUP_MODE=approval)
   signup approve <email>                  let a waiting account in (its owner is emailed)
   signup reject <email>                   remove a waiting account and its owner

@@ -40,4 +40,5 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
   { name: 'audit', description: 'Your audit trail: security-relevant actions on your resources, who did them, from where, and how they ended.' },
   { name: 'sessions', description: 'Your web UI sessions: where you are signed in, and ending them.' },
   { name: 'session (web UI)', description: "The web UI's sign-in: a session cookie and a CSRF token in place of a bearer token." },
+  { name: 'two factors', description: 'Second factors of web sign-in: an authenticator app (TOTP) with recovery codes, and the owner\'s rule that every member has one.' },
 ];

@@ -48,6 +48,14 @@ export const AUDIT_ACTIONS = [
   'user.password_reset',
   'signup.approved',
   'signup.rejected',
+  // Second factors (accounts/two-factor.ts): enrolment, a factor checked (at sign-in or to turn it off),
+  // a factor turned off, a recovery code spent, the owner's rule, the operator's reset.
+  'two_factor.enabled',
+  'two_factor.checked',
+  'two_factor.disabled',
+  'two_factor.recovery_code_used',
+  'account.two_factors_required',
+  'two_factor.reset',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -11,6 +11,7 @@ import { PlanService } from '../accounts/plans.ts';
 import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
+import { TwoFactor } from '../accounts/two-factor.ts';
 import { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import { WebhookService } from '../webhooks/service.ts';
 import { createBlobStore } from '../blobs/create-blob-store.ts';
@@ -109,7 +110,7 @@ export function buildServices(
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
   const signup = signupOf(db, config, log, audit);
-  return { accounts, signup, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { accounts, signup, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -125,6 +126,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
     audit,
     accounts: accountsOf(db, config),
     signup: signupOf(db, config, log, audit),
+    twoFactor: new TwoFactor({ db, audit }),
     outbox: new Outbox(db),
     plans: plansOf(db),
     releases: releasesOf(db, config),

@@ -6,6 +6,8 @@ export interface SessionUserRow extends MemberRow {
   csrf_token: string;
   last_seen_at: Date;
   expires_at: Date;
+  /** 'full', 'second_factor' or 'enrol' (migration 0032). */
+  stage: string;
 }
 
 export interface SessionRow {
@@ -19,11 +21,11 @@ export interface SessionRow {
 
 export async function insertSession(
   db: Queryable,
-  s: { id: string; idHash: string; userId: string; csrfToken: string; expiresAt: Date; userAgent: string | null; address: string },
+  s: { id: string; idHash: string; userId: string; csrfToken: string; expiresAt: Date; userAgent: string | null; address: string; stage?: string },
 ) {
   await db.query(
-    'INSERT INTO web_sessions (id, id_hash, user_id, csrf_token, expires_at, user_agent, address) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [s.id, s.idHash, s.userId, s.csrfToken, s.expiresAt, s.userAgent, s.address],
+    'INSERT INTO web_sessions (id, id_hash, user_id, csrf_token, expires_at, user_agent, address, stage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+    [s.id, s.idHash, s.userId, s.csrfToken, s.expiresAt, s.userAgent, s.address, s.stage ?? 'full'],
   );
 }
 
@@ -31,7 +33,7 @@ export async function insertSession(
 export async function listUserSessions(db: Queryable, userId: string) {
   return db.query<SessionRow>(
     `SELECT id, id_hash, user_agent, address, created_at, last_seen_at FROM web_sessions
-     WHERE user_id = $1 AND expires_at > now() ORDER BY last_seen_at DESC, id`,
+     WHERE user_id = $1 AND expires_at > now() AND stage = 'full' ORDER BY last_seen_at DESC, id`,
     [userId],
   );
 }
@@ -54,7 +56,7 @@ export async function deleteOtherUserSessions(db: Queryable, userId: string, kee
 export async function findSessionUser(db: Queryable, idHash: string) {
   return (
     await db.query<SessionUserRow>(
-      `SELECT ${MEMBER_COLUMNS}, s.csrf_token, s.last_seen_at, s.expires_at FROM web_sessions s JOIN users u ON u.id = s.user_id ${MEMBER_JOIN}
+      `SELECT ${MEMBER_COLUMNS}, s.csrf_token, s.last_seen_at, s.expires_at, s.stage FROM web_sessions s JOIN users u ON u.id = s.user_id ${MEMBER_JOIN}
        WHERE s.id_hash = $1 AND s.expires_at > now()`,
       [idHash],
     )

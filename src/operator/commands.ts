@@ -14,6 +14,7 @@ import type { UsageService } from '../usage/service.ts';
 import { MONTH_PATTERN } from '../usage/node-time.ts';
 import type { SignupService } from '../signup/service.ts';
 import type { Outbox } from '../mail/outbox.ts';
+import type { TwoFactor } from '../accounts/two-factor.ts';
 
 /** What the operator did, in the trail of the user it concerns. */
 const byOperator = (entry: Omit<AuditEntry, 'actor' | 'sourceIp' | 'outcome'>): AuditEntry => ({ ...entry, actor: 'operator', sourceIp: null, outcome: 'succeeded' });
@@ -23,6 +24,8 @@ export interface OperatorContext {
   accounts: AccountService;
   /** Accounts waiting for approval (SIGNUP_MODE=approval). */
   signup: Pick<SignupService, 'listAwaiting' | 'approve' | 'reject'>;
+  /** Second factors: the operator's reset for a person who lost their authenticator and recovery codes. */
+  twoFactor: Pick<TwoFactor, 'reset'>;
   /** The email outbox: where messages stay when no SMTP_URL is set. */
   outbox: Outbox;
   plans: PlanService;
@@ -90,6 +93,9 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
   'user create': (ctx, a) =>
     ctx.accounts.createUser({ email: required(a, 0, '<email>'), plan: option(a, 'plan'), password: option(a, 'password') }),
   'user set-password': (ctx, a) => ctx.accounts.setPassword(required(a, 0, '<email>'), required(a, 1, '<password>')),
+  // Audited in the person's account trail (two_factor.reset); they sign in with their password alone
+  // next time, or are made to enrol again where their account requires two factors.
+  'user reset-2fa': (ctx, a) => ctx.twoFactor.reset(required(a, 0, '<email>')),
   'signup list': async (ctx) => ({ awaiting: await ctx.signup.listAwaiting() }),
   'signup approve': async (ctx, a) => {
     const approved = await ctx.signup.approve(required(a, 0, '<email>'));

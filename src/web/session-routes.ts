@@ -21,6 +21,15 @@ const SessionResponse = Type.Object({
   csrfToken: Type.String({ description: `Send it back in the ${CSRF_HEADER} header on every POST, PUT, PATCH and DELETE.` }),
 });
 
+const SignInResponse = Type.Object({
+  ...SessionResponse.properties,
+  stage: Type.Union([Type.Literal('full'), Type.Literal('second_factor'), Type.Literal('enrol')], {
+    description:
+      '`full`: signed in. `second_factor`: send a code to POST /api/session/second-factor. `enrol`: the account requires two ' +
+      'factors; enrol one under /api/me/2fa (nothing else answers this session until then).',
+  }),
+});
+
 const tags = ['session (web UI)'];
 
 export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSessions; allowedOrigins: string[] }) {
@@ -46,7 +55,11 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
     { schema: { operationId: 'getSession', summary: 'The signed-in web user and the CSRF token', tags, security: [], response: { 200: SessionResponse, 401: errorResponses[401] } } },
     async (request, reply) => {
       const user = await sessions.userOf(request);
-      if (!user) throw new AppError('unauthorized', 'not signed in');
+      // A half-way sign-in is told what it still owes (second_factor_required, two_factor_enrolment_required).
+      if (!user) {
+        await sessions.authenticate(request);
+        throw new AppError('unauthorized', 'not signed in');
+      }
       reply.header('cache-control', 'no-store');
       return { user: { id: user.id, email: user.email, plan: user.plan }, csrfToken: user.csrfToken };
     },
@@ -58,19 +71,21 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
       schema: {
         operationId: 'signIn',
         summary: 'Sign in with email and password',
-        description: 'Sets an HttpOnly session cookie. Failed attempts are limited per email and per client address (429).',
+        description:
+          'Sets an HttpOnly session cookie. Failed attempts are limited per email and per client address (429). With a second ' +
+          'factor enrolled (or required by the account) the session opens half-way: see `stage`.',
         tags,
         security: [],
         body: SignInBody,
-        response: { 200: SessionResponse, 400: errorResponses[400], 401: errorResponses[401] },
+        response: { 200: SignInResponse, 400: errorResponses[400], 401: errorResponses[401] },
       },
     },
     async (request, reply) => {
       requireOwnOrigin(request);
-      const { sessionId, csrfToken, user } = await sessions.signIn(request.body.email, request.body.password, request.ip, request.headers['user-agent']);
+      const { sessionId, csrfToken, user, stage } = await sessions.signIn(request.body.email, request.body.password, request.ip, request.headers['user-agent']);
       sessions.setCookie(reply, sessionId);
       reply.header('cache-control', 'no-store');
-      return { user, csrfToken };
+      return { user, csrfToken, stage };
     },
   );
 
@@ -80,7 +95,8 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
     async (request, reply) => {
       requireOwnOrigin(request);
       // Checks the CSRF token like any change; a session that already ended is simply cleared.
-      if (await sessions.authenticate(request)) await sessions.signOut(request);
+      // A half-way sign-in (second factor owed) can be abandoned too.
+      if (await sessions.anyStageOf(request)) await sessions.signOut(request);
       sessions.clearCookie(reply);
       return { message: 'signed out' };
     },

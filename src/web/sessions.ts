@@ -27,6 +27,9 @@ import { newId } from '../auth/tokens.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { normalEmail } from '../domain/email.ts';
+import type { MemberRow } from '../db/users.ts';
+import { advanceSession } from '../db/two-factor.ts';
+import type { FactorInput, TwoFactor } from '../accounts/two-factor.ts';
 
 export const CSRF_HEADER = 'x-csrf-token';
 // An idle browser is signed out after a day; none stays signed in past a week.
@@ -39,6 +42,9 @@ const TOUCH_EVERY_MS = 60_000;
 const FAILURE_WINDOW_S = 15 * 60;
 const MAX_FAILURES_PER_EMAIL = 5;
 const MAX_FAILURES_PER_ADDRESS = 30;
+// A sign-in that passed the password but still owes its second factor (or must enrol one) lasts
+// this long: enough to find the phone, too short to be worth stealing.
+const PENDING_MS = 15 * 60_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 // Enough of a User-Agent to name the device; the rest is not worth keeping.
 const MAX_USER_AGENT = 512;
@@ -71,12 +77,32 @@ export interface SessionUser extends AuthenticatedUser {
   csrfToken: string;
 }
 
+/**
+ * Where a session stands: `full` (signed in), `second_factor` (the password, or a provider's
+ * sign-in, passed; a code is still owed) or `enrol` (the account requires two factors and the
+ * person has none: only the enrolment routes answer it).
+ */
+export type SessionStage = 'full' | 'second_factor' | 'enrol';
+
+/** What the first factor said about itself: an OpenID provider's `amr`/`acr` (web sessions by password say nothing). */
+export interface FirstFactor {
+  /** The provider vouches that several factors were used (its `amr` has `mfa`, or an `acr` the operator trusts). */
+  multiFactor?: boolean;
+}
+
+/** Whether an ID token's `amr` (RFC 8176) says the provider asked more than one factor. */
+export function amrSaysMultiFactor(amr: unknown): boolean {
+  return Array.isArray(amr) && (amr.includes('mfa') || new Set(amr.filter((m) => typeof m === 'string')).size >= 2);
+}
+
 export interface WebSessionOptions {
   db: Database;
   /** Under https the cookie is Secure and carries the __Host- prefix (no Domain, Path=/). */
   secure: boolean;
   /** Sign-ins, failed ones too, go into the account's audit trail. */
   audit?: Pick<AuditLog, 'record'>;
+  /** Second factors: without it every sign-in opens a full session. */
+  twoFactor?: TwoFactor;
 }
 
 const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
@@ -157,6 +183,17 @@ export class WebSessions {
     }
     await this.auditSignIn(user, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);
+    return this.openSession(user, clientAddress, userAgent);
+  }
+
+  /**
+   * Opens a session for a person whose first factor passed (a password here; an OpenID provider's
+   * sign-in elsewhere, with what its `amr`/`acr` said). With a second factor enrolled, or one the
+   * account requires, the session opens half-way (`stage`), and the API answers it 401
+   * second_factor_required or 403 two_factor_enrolment_required until the step is done.
+   */
+  async openSession(user: MemberRow, clientAddress: string, userAgent?: string, first: FirstFactor = {}) {
+    const stage = await this.stageAfterFirstFactor(user, first);
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);
     const sessionId = randomBytes(32).toString('base64url');
@@ -166,11 +203,56 @@ export class WebSessions {
       idHash: hashId(sessionId),
       userId: user.id,
       csrfToken,
-      expiresAt: new Date(Date.now() + IDLE_MS),
+      expiresAt: new Date(Date.now() + (stage === 'full' ? IDLE_MS : PENDING_MS)),
       userAgent: userAgent ? userAgent.slice(0, MAX_USER_AGENT) : null,
       address: clientAddress,
+      stage,
     });
-    return { sessionId, csrfToken, user: { id: user.id, email: user.email, plan: user.plan, accountId: user.account_id, role: user.role } };
+    return { sessionId, csrfToken, stage, user: { id: user.id, email: user.email, plan: user.plan, accountId: user.account_id, role: user.role } };
+  }
+
+  private async stageAfterFirstFactor(user: MemberRow, first: FirstFactor): Promise<SessionStage> {
+    const twoFactor = this.opts.twoFactor;
+    if (!twoFactor || first.multiFactor) return 'full';
+    if (await twoFactor.hasFactor(user.id)) return 'second_factor';
+    return (await twoFactor.accountRequires(user.account_id)) ? 'enrol' : 'full';
+  }
+
+  /** The request's session at whatever stage, with its CSRF token checked on changes; undefined when there is none. */
+  async anyStageOf(request: FastifyRequest): Promise<(SessionUser & { stage: SessionStage }) | undefined> {
+    const id = this.sessionIdOf(request);
+    if (!id) return undefined;
+    const row = await findSessionUser(this.opts.db, hashId(id));
+    if (!row) return undefined;
+    if (!SAFE_METHODS.has(request.method)) this.checkCsrf(request, row.csrf_token);
+    return { ...memberOf(row), tokenId: '', scope: UNSCOPED, csrfToken: row.csrf_token, stage: row.stage as SessionStage };
+  }
+
+  /**
+   * Moves the request's session to `stage` under a new cookie id and CSRF token, so whatever saw
+   * the half-way cookie holds nothing that signs in.
+   */
+  async advance(request: FastifyRequest, stage: SessionStage) {
+    const id = this.sessionIdOf(request);
+    if (!id) throw new AppError('unauthorized', 'not signed in');
+    const sessionId = randomBytes(32).toString('base64url');
+    const csrfToken = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Date.now() + (stage === 'full' ? IDLE_MS : PENDING_MS));
+    if (!(await advanceSession(this.opts.db, hashId(id), { idHash: hashId(sessionId), csrfToken, stage, expiresAt }))) {
+      throw new AppError('unauthorized', 'your sign-in ended; sign in again');
+    }
+    return { sessionId, csrfToken };
+  }
+
+  /** The half-signed-in session's second factor: on success the session is a full one (new cookie). */
+  async completeSecondFactor(request: FastifyRequest, input: FactorInput) {
+    const twoFactor = this.opts.twoFactor;
+    const session = await this.anyStageOf(request);
+    if (!session || !twoFactor) throw new AppError('unauthorized', 'sign in with your password first');
+    if (session.stage !== 'second_factor') throw new AppError('invalid_state', 'this session owes no second factor');
+    await twoFactor.check({ id: session.id, email: session.email, accountId: session.accountId }, input, request.ip, 'sign_in');
+    const advanced = await this.advance(request, 'full');
+    return { ...advanced, user: { id: session.id, email: session.email, plan: session.plan } };
   }
 
   sessionIdOf(request: FastifyRequest): string | undefined {
@@ -187,7 +269,7 @@ export class WebSessions {
     const id = this.sessionIdOf(request);
     if (!id) return undefined;
     const row = await findSessionUser(this.opts.db, hashId(id));
-    if (!row) return undefined;
+    if (!row || row.stage !== 'full') return undefined;
     if (Date.now() - row.last_seen_at.getTime() > TOUCH_EVERY_MS) {
       await touchSession(this.opts.db, hashId(id), new Date(Date.now() + IDLE_MS), ABSOLUTE_MS / 1000);
     }
@@ -202,15 +284,24 @@ export class WebSessions {
    */
   async authenticate(request: FastifyRequest): Promise<AuthenticatedUser | undefined> {
     const user = await this.userOf(request);
-    if (!user) return undefined;
-    if (!SAFE_METHODS.has(request.method)) {
-      const sent = request.headers[CSRF_HEADER];
-      if (typeof sent !== 'string' || !sameSecret(sent, user.csrfToken)) {
-        throw new AppError('forbidden', `this request needs your session's CSRF token in the ${CSRF_HEADER} header; reload the page`);
-      }
+    if (!user) {
+      // A half-signed-in session reaches nothing here: its person is told what is still owed.
+      const id = this.sessionIdOf(request);
+      const stage = id ? (await findSessionUser(this.opts.db, hashId(id)))?.stage : undefined;
+      if (stage === 'second_factor') throw new AppError('second_factor_required', 'finish signing in: send the code from your authenticator to POST /api/session/second-factor');
+      if (stage === 'enrol') throw new AppError('two_factor_enrolment_required', 'your account requires two factors: enrol an authenticator first (/api/me/2fa)');
+      return undefined;
     }
+    if (!SAFE_METHODS.has(request.method)) this.checkCsrf(request, user.csrfToken);
     const { csrfToken: _, ...authenticated } = user;
     return authenticated;
+  }
+
+  private checkCsrf(request: FastifyRequest, expected: string) {
+    const sent = request.headers[CSRF_HEADER];
+    if (typeof sent !== 'string' || !sameSecret(sent, expected)) {
+      throw new AppError('forbidden', `this request needs your session's CSRF token in the ${CSRF_HEADER} header; reload the page`);
+    }
   }
 
   /** The user's live sessions, the one `request` came with marked current. */

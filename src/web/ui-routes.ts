@@ -111,6 +111,7 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
   app.get('/sign-in', hide, page);
   app.get('/tokens', hide, page);
   app.get('/account', hide, page);
+  app.get('/two-factor', hide, page);
   // Where invitation links point (accounts/members.ts); the page reads the secret from the fragment.
   app.get(INVITATION_PAGE_PATH, hide, page);
   // Sign-up and the targets of the emailed links (signup/service.ts); the pages read a link's secret from the fragment.

@@ -7,6 +7,8 @@ import { WebSessions } from './sessions.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import { TwoFactor } from '../accounts/two-factor.ts';
+import { twoFactorRoutes } from './two-factor-routes.ts';
 
 export interface WebUi {
   /** How the API's bearer scope accepts the UI's session cookie instead of a token. */
@@ -22,7 +24,8 @@ export function webUi(
   config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: { mode: string } },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
-  const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit });
+  const twoFactor = new TwoFactor({ db, audit });
+  const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit, twoFactor });
   const options: WebUiOptions = {
     sessions,
     isUsersNode: async (userId, nodeId) => NODE_ID.test(nodeId) && (await findUserNode(db, userId, nodeId)) !== undefined,
@@ -37,6 +40,7 @@ export function webUi(
     sessions,
     register(app) {
       sessionRoutes(app, { sessions, allowedOrigins });
+      twoFactorRoutes(app, { sessions, twoFactor });
       uiRoutes(app, options);
     },
   };

@@ -28,7 +28,7 @@ describe(`web sessions and tokens on ${databaseLabel()}`, () => {
   it('signs in with email and password and sets an HttpOnly SameSite cookie', async () => {
     const r = await signIn(alice.email.toUpperCase());
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ user: { id: alice.id, email: alice.email, plan: 'starter' }, csrfToken: expect.any(String) });
+    expect(r.json).toEqual({ user: { id: alice.id, email: alice.email, plan: 'starter' }, csrfToken: expect.any(String), stage: 'full' });
     expect(r.setCookie).toMatch(/^rlnc_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
     // Plain http here: no Secure flag (a browser would drop it); under https it is __Host- and Secure.
     expect(r.setCookie).not.toMatch(/Secure/);

@@ -13,19 +13,41 @@ export class ApiError extends Error {
 
 let csrfToken = null;
 export let currentUser = null;
+/** True when the session must enrol a second factor first (the account requires two): only /two-factor works. */
+export let mustEnrol = false;
+
+export function setCsrfToken(token) {
+  csrfToken = token;
+}
 
 /** Loads the signed-in user; resolves to null when nobody is signed in. */
 export async function loadSession() {
   const res = await fetch('/api/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
   if (res.status === 401) return null;
+  if (res.status === 403) {
+    const code = (await res.clone().json().catch(() => ({})))?.error?.code;
+    if (code === 'two_factor_enrolment_required') {
+      mustEnrol = true;
+      return null;
+    }
+  }
   const body = await parse(res);
   csrfToken = body.csrfToken;
   currentUser = body.user;
   return body.user;
 }
 
+/** Resolves to the session's stage: `full`, `second_factor` (call secondFactor next) or `enrol`. */
 export async function signIn(email, password) {
   const body = await api('/api/session', { method: 'POST', body: { email, password }, quietAuth: true });
+  csrfToken = body.csrfToken;
+  if (body.stage === 'full' || body.stage === undefined) currentUser = body.user;
+  return body.stage ?? 'full';
+}
+
+/** The second step of a sign-in: `{code}` or `{recoveryCode}`; the session cookie is replaced. */
+export async function secondFactor(factor) {
+  const body = await api('/api/session/second-factor', { method: 'POST', body: factor, quietAuth: true });
   csrfToken = body.csrfToken;
   currentUser = body.user;
   return body.user;

@@ -1,6 +1,6 @@
 // The page router: every page is the same shell; this picks what to show from the path, after
 // checking who is signed in.
-import { config, loadSession, signOut, currentUser, nodesListUrl } from './api.js';
+import { config, loadSession, signOut, currentUser, nodesListUrl, mustEnrol } from './api.js';
 import { fill, h, notice } from './dom.js';
 import { signInPage } from './pages/sign-in.js';
 import { nodesPage } from './pages/nodes.js';
@@ -13,6 +13,7 @@ import { invitationPage } from './pages/invitation.js';
 import { signUpPage } from './pages/sign-up.js';
 import { verifyEmailPage } from './pages/verify-email.js';
 import { resetPasswordPage } from './pages/reset-password.js';
+import { twoFactorPage } from './pages/two-factor.js';
 
 const main = document.getElementById('main');
 
@@ -21,6 +22,8 @@ function route(path) {
   if (path === '/sign-in') return { page: signInPage, public: true };
   if (path === '/tokens') return { page: tokensPage, nav: 'tokens' };
   if (path === '/account') return { page: accountPage, nav: 'account' };
+  // Also for a session the account makes enrol first (it reaches nothing else): the page checks itself.
+  if (path === '/two-factor') return { page: twoFactorPage, nav: 'account', public: true };
   // Opened by someone without an account yet: the invitation's secret is their credential.
   if (path === '/invitation') return { page: invitationPage, public: true };
   // Before an account exists or while its password is forgotten: the emailed link's secret (or nothing) is the credential.
@@ -91,6 +94,10 @@ async function start() {
     user = await loadSession();
   } catch (err) {
     fill(main, notice('error', 'The service could not be reached: ', err.message));
+    return;
+  }
+  if (!user && mustEnrol && location.pathname !== '/two-factor') {
+    location.replace(`/two-factor?next=${encodeURIComponent(location.pathname + location.search)}`);
     return;
   }
   if (!user && !isPublic) {

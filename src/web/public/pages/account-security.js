@@ -54,7 +54,7 @@ export function securitySection() {
     'section',
     { class: 'card', dataset: { testid: 'security' } },
     h('div', { class: 'card-head' }, h('h2', {}, 'Security'), endOthers),
-    h('div', { class: 'card-body' }, h('p', { class: 'muted' }, 'Where you are signed in. A password change signs you out everywhere.'), out, list),
+    h('div', { class: 'card-body' }, h('p', { class: 'muted' }, 'Where you are signed in. A password change signs you out everywhere. ', h('a', { href: '/two-factor', dataset: { testid: 'two-factor-link' } }, 'Two-factor authentication')), out, list),
   );
   return { card, load: show };
 }

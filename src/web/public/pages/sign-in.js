@@ -1,5 +1,5 @@
 // Sign-in with email and password.
-import { config, signIn, nodesListUrl, currentUser } from '../api.js';
+import { config, signIn, secondFactor, nodesListUrl, currentUser } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 
 /** Only a path on this site: a `next` pointing elsewhere would make this an open redirect. */
@@ -29,7 +29,9 @@ export async function signInPage(main, { setTitle }) {
     submit.textContent = 'Signing in…';
     fill(error);
     try {
-      await signIn(email.value, password.value);
+      const stage = await signIn(email.value, password.value);
+      if (stage === 'second_factor') return fill(main, secondFactorCard());
+      if (stage === 'enrol') return location.assign(`/two-factor?next=${encodeURIComponent(nextPath())}`);
       location.assign(nextPath());
     } catch (err) {
       const why =
@@ -58,4 +60,39 @@ export async function signInPage(main, { setTitle }) {
     ),
   );
   email.focus();
+}
+
+/** The second step: a code from the authenticator, or one of the recovery codes. */
+function secondFactorCard() {
+  const error = h('div', { class: 'form-error' });
+  const code = h('input', { id: 'code', name: 'code', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9 ]*', required: true, autofocus: true });
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Verify');
+  let recovery = false;
+  const label = h('span', {}, 'Code from your authenticator app');
+  const toggle = h('button', { type: 'button', class: 'btn btn-link', dataset: { testid: 'use-recovery-code' } }, 'Use a recovery code instead');
+  toggle.addEventListener('click', () => {
+    recovery = !recovery;
+    label.textContent = recovery ? 'Recovery code' : 'Code from your authenticator app';
+    code.setAttribute('inputmode', recovery ? 'text' : 'numeric');
+    code.removeAttribute('pattern');
+    toggle.textContent = recovery ? 'Use a code from your authenticator' : 'Use a recovery code instead';
+    code.value = '';
+    code.focus();
+  });
+  const form = h('form', { class: 'stack', dataset: { testid: 'second-factor' } }, h('label', { class: 'field', for: 'code' }, label, code), error, submit, toggle);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    submit.disabled = true;
+    fill(error);
+    try {
+      await secondFactor(recovery ? { recoveryCode: code.value.trim() } : { code: code.value.replace(/\s/g, '') });
+      location.assign(nextPath());
+    } catch (err) {
+      fill(error, notice('error', err.status === 401 ? 'Your sign-in expired; reload the page and sign in again.' : err.message));
+      code.value = '';
+      code.focus();
+      submit.disabled = false;
+    }
+  });
+  return h('section', { class: 'card narrow signin' }, h('h1', {}, 'Two-factor authentication'), h('p', { class: 'muted' }, 'Enter the 6-digit code your authenticator app shows for RLN Cloud.'), form);
 }
