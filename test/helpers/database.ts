@@ -70,7 +70,12 @@ export async function insertOwnerUser(db: Queryable, id: string, email: string, 
     await db.query('INSERT INTO users (id, email, plan) VALUES ($1, $2, $3)', [id, email, plan]);
     return { id, email };
   }
-  await insertUser(db, { id, email, passwordHash: null });
+  // A database migrated only part of the way (the migration tests) has the users of its version.
+  const [{ verifiable }] = (await db.query<{ verifiable: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'users' AND column_name = 'email_verified_at') AS verifiable`,
+  )) as [{ verifiable: boolean }];
+  if (verifiable) await insertUser(db, { id, email, passwordHash: null });
+  else await db.query('INSERT INTO users (id, email) VALUES ($1, $2)', [id, email]);
   await insertOwnAccount(db, id, plan);
   return { id, email };
 }
