@@ -7,7 +7,7 @@ import Bowser from 'bowser';
 import { memberOf, type AuthenticatedUser } from '../accounts/service.ts';
 import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
-import { findUserByEmail } from '../db/users.ts';
+import { findUserByEmail, type MemberRow } from '../db/users.ts';
 import { findSignupUserById } from '../db/signups.ts';
 import {
   clearSignInFailures,
@@ -66,6 +66,12 @@ export function describeDevice(userAgent: string | null | undefined): string {
   if (!browser && !os) return userAgent.slice(0, 64);
   return browser && os ? `${browser} on ${os}` : browser || os!;
 }
+
+/** How a session's person proved who they are. */
+export type SignedInWith =
+  | { method: 'password' }
+  /** `amr`, `acr`: what the provider's ID token says of how it authenticated the person. */
+  | { method: 'oidc'; provider: string; amr?: string[]; acr?: string };
 
 export interface SessionUser extends AuthenticatedUser {
   csrfToken: string;
@@ -157,6 +163,15 @@ export class WebSessions {
     }
     await this.auditSignIn(user, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);
+    return this.openSession(user, clientAddress, userAgent, { method: 'password' });
+  }
+
+  /**
+   * Opens a session for a person whose sign-in passed its checks (password, or an OpenID
+   * provider's ID token). `signedInWith` says how, and what a provider asserted about the factors
+   * it used (amr, acr): where a rule on factors is applied to every way in.
+   */
+  async openSession(user: MemberRow, clientAddress: string, userAgent: string | undefined, _signedInWith: SignedInWith) {
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);
     const sessionId = randomBytes(32).toString('base64url');

@@ -7,6 +7,9 @@ import { WebSessions } from './sessions.ts';
 import { sessionRoutes } from './session-routes.ts';
 import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
+import type { OidcProvider } from '../oidc/settings.ts';
+import { OidcSignIn } from '../oidc/service.ts';
+import { oidcRoutes } from '../oidc/routes.ts';
 
 export interface WebUi {
   /** How the API's bearer scope accepts the UI's session cookie instead of a token. */
@@ -19,10 +22,17 @@ const NODE_ID = /^[0-9a-f]{32}$/;
 
 export function webUi(
   db: Database,
-  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: { mode: string } },
+  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: { mode: string; plan: string }; oidcProviders?: OidcProvider[] },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
   const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit });
+  const oidc = new OidcSignIn({
+    db,
+    providers: config.oidcProviders ?? [],
+    publicUrl: config.publicUrl,
+    signup: { mode: config.signup?.mode ?? 'invite-only', plan: config.signup?.plan ?? 'starter' } as OidcSignIn['signupConfig'],
+    audit,
+  });
   const options: WebUiOptions = {
     sessions,
     isUsersNode: async (userId, nodeId) => NODE_ID.test(nodeId) && (await findUserNode(db, userId, nodeId)) !== undefined,
@@ -31,12 +41,14 @@ export function webUi(
     nodeApiUrl: config.nodeApiUrl,
     userNodeUrl: config.userNodeUrl,
     signupOpen: config.signup?.mode === 'open' || config.signup?.mode === 'approval',
+    oidcProviders: oidc.providers,
   };
   const allowedOrigins = [...new Set([config.publicUrl, config.connectPageUrl].map((u) => new URL(u).origin))];
   return {
     sessions,
     register(app) {
       sessionRoutes(app, { sessions, allowedOrigins });
+      oidcRoutes(app, { oidc, sessions });
       uiRoutes(app, options);
     },
   };
