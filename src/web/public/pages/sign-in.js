@@ -51,6 +51,7 @@ export async function signInPage(main, { setTitle }) {
       h('h1', {}, 'Sign in to RLN Cloud'),
       h('p', { class: 'muted' }, 'Manage your hosted RGB Lightning Nodes.'),
       form,
+      ...(config.oidcProviders ?? []).map((p) => h('p', {}, h('a', { class: 'btn btn-block', href: `/auth/oidc/${encodeURIComponent(p.id)}`, dataset: { testid: `oidc-${p.id}` } }, p.label))),
       h('p', { class: 'muted small' }, h('a', { href: '/reset-password' }, 'Forgot your password?')),
       config.signupOpen
         ? h('p', { class: 'muted small' }, 'New here? ', h('a', { href: '/sign-up' }, 'Create an account'), '.')
