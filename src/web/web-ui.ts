@@ -9,7 +9,7 @@ import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { OidcProvider } from '../oidc/settings.ts';
 import { OidcSignIn } from '../oidc/service.ts';
-import { oidcRoutes } from '../oidc/routes.ts';
+import { oidcRoutes } from './oidc-routes.ts';
 
 export interface WebUi {
   /** How the API's bearer scope accepts the UI's session cookie instead of a token. */

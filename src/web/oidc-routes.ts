@@ -6,8 +6,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../api/schemas.ts';
-import type { WebSessions } from '../web/sessions.ts';
-import { OIDC_CALLBACK_PATH, type OidcSignIn } from './service.ts';
+import type { WebSessions } from './sessions.ts';
+import { OIDC_CALLBACK_PATH, type OidcSignIn } from '../oidc/service.ts';
 
 const tags = ['session (web UI)'];
 const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$' }) });
