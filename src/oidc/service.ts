@@ -46,8 +46,6 @@ function isLoopback(issuer: string) {
 export class OidcSignIn {
   private readonly configs = new Map<string, Promise<client.Configuration>>();
 
-  declare readonly signupConfig: OidcDeps['signup'];
-
   constructor(private readonly deps: OidcDeps) {}
 
   /** The buttons of the sign-in page. */
@@ -137,7 +135,7 @@ export class OidcSignIn {
       return { kind: 'linked', userId: login.link_user_id, provider: p.id };
     }
 
-    if (known) return this.signedIn(known.user_id, factors);
+    if (known) return this.signedIn(known.user_id, factors, clientAddress);
 
     // A first sign-in with this identity. An email joins an existing person only when the operator
     // trusts the provider's verification AND this token says the address is verified.
@@ -146,7 +144,7 @@ export class OidcSignIn {
       if (p.verifiedEmails && claims.email_verified === true) {
         await insertOidcIdentity(this.deps.db, { issuer, subject, userId: holder.id, provider: p.id, email });
         await this.auditLink(holder.id, p.id, clientAddress, 'linked', { how: 'verified email' });
-        return this.signedIn(holder.id, factors);
+        return this.signedIn(holder.id, factors, clientAddress);
       }
       throw new AppError(
         'user_exists',
@@ -185,13 +183,25 @@ export class OidcSignIn {
       outcome: 'succeeded',
       details: { mode, plan, provider: p.id },
     });
-    return mode === 'approval' ? { kind: 'awaiting_approval' } : this.signedIn(userId, factors);
+    return mode === 'approval' ? { kind: 'awaiting_approval' } : this.signedIn(userId, factors, clientAddress);
   }
 
-  private async signedIn(userId: string, factors: Omit<Extract<OidcOutcome, { kind: 'signed_in' }>, 'kind' | 'user'>): Promise<OidcOutcome> {
+  private async signedIn(userId: string, factors: Omit<Extract<OidcOutcome, { kind: 'signed_in' }>, 'kind' | 'user'>, clientAddress: string): Promise<OidcOutcome> {
     const signup = await findSignupUserById(this.deps.db, userId);
     if (signup?.awaiting_approval_since) return { kind: 'awaiting_approval' };
     const user = await findUserById(this.deps.db, userId);
+    // In the account's trail beside password sign-ins, saying which provider and what it asserted.
+    await this.deps.audit?.record({
+      userId: user!.account_id,
+      actor: 'session',
+      actorUserId: userId,
+      actorEmail: user!.email,
+      sourceIp: clientAddress,
+      action: 'session.sign_in',
+      target: user!.email,
+      outcome: 'succeeded',
+      details: { ...factors },
+    });
     return { kind: 'signed_in', user: user!, ...factors };
   }
 

@@ -8,6 +8,7 @@ import { sessionRoutes } from './session-routes.ts';
 import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { OidcProvider } from '../oidc/settings.ts';
+import type { SignupConfig } from '../signup/settings.ts';
 import { OidcSignIn } from '../oidc/service.ts';
 import { oidcRoutes } from './oidc-routes.ts';
 
@@ -22,7 +23,7 @@ const NODE_ID = /^[0-9a-f]{32}$/;
 
 export function webUi(
   db: Database,
-  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: { mode: string; plan: string }; oidcProviders?: OidcProvider[] },
+  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: Pick<SignupConfig, 'mode' | 'plan'>; oidcProviders?: OidcProvider[] },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
   const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit });
@@ -30,7 +31,7 @@ export function webUi(
     db,
     providers: config.oidcProviders ?? [],
     publicUrl: config.publicUrl,
-    signup: { mode: config.signup?.mode ?? 'invite-only', plan: config.signup?.plan ?? 'starter' } as OidcSignIn['signupConfig'],
+    signup: config.signup ?? { mode: 'invite-only', plan: 'starter' },
     audit,
   });
   const options: WebUiOptions = {

@@ -79,6 +79,9 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
     const again = await signInWith('corp');
     expect(again.status).toBe(302);
     expect((await whoIs(again.cookie)).user.id).toBe(me.user.id);
+    // Both sign-ins are in the account's trail, with the provider that vouched for them.
+    const trail = await t.server.db.query<{ details: { provider: string } }>(`SELECT details FROM audit_events WHERE user_id = $1 AND action = 'session.sign_in' AND outcome = 'succeeded'`, [me.user.id]);
+    expect(trail.map((e) => e.details.provider)).toEqual(['corp', 'corp']);
   });
 
   it('refuses a state used twice: the second callback opens no session', async () => {
