@@ -216,3 +216,40 @@ describe(`OpenID Connect sign-in when SIGNUP_MODE does not allow sign-up on ${da
     expect(await t.server.db.query('SELECT 1 FROM users WHERE email = $1', [`${subject}@example.com`])).toEqual([]);
   });
 });
+
+describe(`OpenID Connect sign-up with SIGNUP_MODE=approval on ${databaseLabel()}`, () => {
+  let smtp: TestSmtpServer;
+  let idp: TestOidcProvider;
+  let t: TestServer;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    idp = await createOidcProvider();
+    t = await startTestServer({ SMTP_URL: smtp.url, SIGNUP_MODE: 'approval', OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: 'rln', OIDC_CLIENT_SECRET: 'rln-secret' });
+    await idp.start([{ clientId: 'rln', clientSecret: 'rln-secret', redirectUri: `${t.base}/auth/oidc/callback` }]);
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await idp?.stop();
+    await smtp?.stop();
+  });
+
+  it('creates the account, opens no session while it waits, and signs the person in once approved', async () => {
+    const subject = unique('waiting');
+    const email = `${subject}@example.com`;
+    idp.as(subject, { email, email_verified: true });
+    const signIn = async () => {
+      const start = await fetch(`${t.base}/auth/oidc/sso`, { redirect: 'manual' });
+      return fetch(await throughProvider(start.headers.get('location')!, t.base), { redirect: 'manual' });
+    };
+    const waiting = await signIn();
+    expect(waiting.status).toBe(403);
+    expect(await waiting.text()).toContain('data-code="awaiting_approval"');
+    expect(waiting.headers.get('set-cookie')).toBeNull();
+
+    await t.server.services.signup.approve(email);
+    const approved = await signIn();
+    expect(approved.status).toBe(302);
+    expect(approved.headers.get('set-cookie')).toMatch(/^rlnc_session=/);
+  });
+});
