@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../api/schemas.ts';
-import type { WebSessions } from './sessions.ts';
+import { parseCookies, type WebSessions } from './sessions.ts';
 import { OIDC_CALLBACK_PATH, type OidcSignIn } from '../oidc/service.ts';
 
 const tags = ['session (web UI)'];
@@ -28,8 +28,22 @@ function notice(reply: FastifyReply, status: number, title: string, message: str
     );
 }
 
+// The state also rides in a cookie of the browser that started the sign-in, and the callback wants
+// both: a callback URL someone else started (their code, their state) sent to a victim would
+// otherwise sign the victim into that someone's account (login CSRF).
+const STATE_COOKIE = 'rlnc_oidc_state';
+
 export function oidcRoutes(app: FastifyInstance, opts: { oidc: OidcSignIn; sessions: WebSessions }) {
   const { oidc, sessions } = opts;
+  const secure = sessions.cookieName.startsWith('__Host-');
+  const stateCookie = (value: string, maxAge: number) =>
+    `${STATE_COOKIE}=${value}; Path=${OIDC_CALLBACK_PATH}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
+  /** The provider URL, with the browser's copy of its state set on `reply`. */
+  const begin = async (reply: FastifyReply, providerId: string, linkUserId: string | null) => {
+    const url = await oidc.start(providerId, linkUserId);
+    reply.header('set-cookie', stateCookie(new URL(url).searchParams.get('state')!, 600));
+    return url;
+  };
   const hide = { schema: { hide: true } };
   const failed = (reply: FastifyReply, err: unknown) => {
     if (!(err instanceof AppError)) throw err;
@@ -44,6 +58,11 @@ export function oidcRoutes(app: FastifyInstance, opts: { oidc: OidcSignIn; sessi
   app.get(OIDC_CALLBACK_PATH, hide, async (request, reply) => {
     try {
       const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+      reply.header('set-cookie', stateCookie('', 0));
+      const state = new URLSearchParams(query).get('state');
+      if (!state || parseCookies(request.headers.cookie).get(STATE_COOKIE) !== state) {
+        throw new AppError('invalid_request', 'this sign-in was not started in this browser; start again from the sign-in page');
+      }
       const outcome = await oidc.callback(query, request.ip);
       if (outcome.kind === 'awaiting_approval') {
         return notice(reply, 403, 'Waiting for approval', "your account is waiting for the operator's approval; you will get an email once it is approved", 'awaiting_approval');
@@ -64,7 +83,7 @@ export function oidcRoutes(app: FastifyInstance, opts: { oidc: OidcSignIn; sessi
 
   app.get<{ Params: { provider: string } }>('/auth/oidc/:provider', hide, async (request, reply) => {
     try {
-      return reply.header('cache-control', 'no-store').redirect(await oidc.start(request.params.provider, null));
+      return reply.header('cache-control', 'no-store').redirect(await begin(reply, request.params.provider, null));
     } catch (err) {
       return failed(reply, err);
     }
@@ -89,7 +108,7 @@ export function oidcRoutes(app: FastifyInstance, opts: { oidc: OidcSignIn; sessi
         response: { 200: Type.Object({ redirectUrl: Type.String() }), 401: errorResponses[401], 404: errorResponses[404] },
       },
     },
-    async (request) => ({ redirectUrl: await oidc.start(request.params.provider, (await signedIn(request)).id) }),
+    async (request, reply) => ({ redirectUrl: await begin(reply, request.params.provider, (await signedIn(request)).id) }),
   );
 
   app.delete<{ Params: { provider: string } }>(

@@ -45,15 +45,18 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
   });
 
   /** The service's callback URL the provider sends the browser back to, after signing in at `provider`. */
+  /** A sign-in at `provider` up to the service's callback URL, with the state cookie the start gave this "browser". */
   const atProvider = async (provider: string) => {
     const start = await fetch(`${t.base}/auth/oidc/${provider}`, { redirect: 'manual' });
     expect(start.status).toBe(302);
-    return throughProvider(start.headers.get('location')!, t.base);
+    return { url: await throughProvider(start.headers.get('location')!, t.base), cookie: (start.headers.get('set-cookie') ?? '').split(';')[0]! };
   };
-  const back = async (callbackUrl: string, cookie?: string) => {
-    const res = await fetch(callbackUrl, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+  const back = async (flow: { url: string; cookie: string }, sessionCookie?: string) => {
+    const cookie = [flow.cookie, sessionCookie].filter(Boolean).join('; ');
+    const res = await fetch(flow.url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
     const text = await res.text();
-    const setCookie = res.headers.get('set-cookie') ?? '';
+    // The state cookie is cleared on every callback; the session cookie comes with a sign-in.
+    const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('rlnc_session=')) ?? '';
     return { status: res.status, location: res.headers.get('location'), cookie: setCookie.split(';')[0]!, setCookie, text, code: /data-code="([a-z_]+)"/.exec(text)?.[1] };
   };
   const signInWith = async (provider: string) => back(await atProvider(provider));
@@ -87,13 +90,27 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
   it('refuses a state used twice: the second callback opens no session', async () => {
     const subject = unique('replay');
     idp.as(subject, { email: `${subject}@example.com` });
-    const callbackUrl = await atProvider('corp');
-    expect((await back(callbackUrl)).status).toBe(302);
-    const replay = await back(callbackUrl);
+    const flow = await atProvider('corp');
+    expect((await back(flow)).status).toBe(302);
+    const replay = await back(flow);
     expect(replay.status).toBe(400);
     expect(replay.code).toBe('invalid_request');
     expect(replay.text).toContain('already used or has expired');
-    expect(replay.setCookie).toBe('');
+    expect(replay.setCookie).not.toMatch(/rlnc_session=/);
+  });
+
+  it('refuses a callback URL opened in a browser that did not start the sign-in (login CSRF), and lets the one that did finish', async () => {
+    const subject = unique('attacker');
+    idp.as(subject, { email: `${subject}@example.com` });
+    const attackers = await atProvider('corp');
+    // The victim opens the attacker's callback URL: no state cookie of theirs matches it.
+    const victim = await back({ url: attackers.url, cookie: '' });
+    expect(victim.status).toBe(400);
+    expect(victim.text).toContain('not started in this browser');
+    expect(victim.setCookie).not.toMatch(/rlnc_session=/);
+    const other = await atProvider('corp');
+    expect((await back({ url: attackers.url, cookie: other.cookie })).status).toBe(400);
+    expect((await back(attackers)).status).toBe(302);
   });
 
   it('never lets an email claim take over another person, unless the provider is trusted and says the email is verified', async () => {
@@ -104,12 +121,12 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
     expect(untrusted.status).toBe(409);
     expect(untrusted.code).toBe('user_exists');
     expect(untrusted.text).toContain('link Sign in with Corp from the Account page');
-    expect(untrusted.setCookie).toBe('');
+    expect(untrusted.setCookie).not.toMatch(/rlnc_session=/);
     // A trusted provider whose token does not say verified.
     idp.as(unique('evil'), { email: alice.email, email_verified: false });
     const unverified = await signInWith('trusted');
     expect(unverified.status).toBe(409);
-    expect(unverified.setCookie).toBe('');
+    expect(unverified.setCookie).not.toMatch(/rlnc_session=/);
     expect(await t.server.db.query('SELECT 1 FROM oidc_identities WHERE user_id = $1', [alice.id])).toEqual([]);
 
     // The trusted provider, with a verified email: the identity joins alice (a linked person).
@@ -130,7 +147,7 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
     const subject = unique('bob-at-idp');
     // An email that is not bob's: linking from a session does not look at it.
     idp.as(subject, { email: `${subject}@elsewhere.example` });
-    const linked = await back(await throughProvider(start.json.redirectUrl, t.base), session.cookie);
+    const linked = await back({ url: await throughProvider(start.json.redirectUrl, t.base), cookie: (start.headers.get('set-cookie') ?? '').split(';')[0]! }, session.cookie);
     expect(linked.status).toBe(302);
     expect(linked.location).toBe('/account');
 
@@ -143,7 +160,7 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
     const carol = await t.createUser('starter', `${unique('carol')}@example.com`);
     const carolSession = await passwordSession(carol.email);
     const steal = await t.call('/api/session/oidc/corp/link', { method: 'POST', headers: { cookie: carolSession.cookie, 'x-csrf-token': carolSession.csrf } });
-    const refused = await back(await throughProvider(steal.json.redirectUrl, t.base), carolSession.cookie);
+    const refused = await back({ url: await throughProvider(steal.json.redirectUrl, t.base), cookie: (steal.headers.get('set-cookie') ?? '').split(';')[0]! }, carolSession.cookie);
     expect(refused.status).toBe(403);
 
     // Bob has a password: unlinking leaves him a way in.
@@ -179,7 +196,7 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
       const r = await signInWith('hostile');
       expect(r.status).toBe(401);
       expect(r.code).toBe('unauthorized');
-      expect(r.setCookie).toBe('');
+      expect(r.setCookie).not.toMatch(/rlnc_session=/);
     }
   });
 
@@ -208,7 +225,8 @@ describe(`OpenID Connect sign-in when SIGNUP_MODE does not allow sign-up on ${da
     const subject = unique('stranger');
     idp.as(subject, { email: `${subject}@example.com`, email_verified: true });
     const start = await fetch(`${t.base}/auth/oidc/sso`, { redirect: 'manual' });
-    const res = await fetch(await throughProvider(start.headers.get('location')!, t.base), { redirect: 'manual' });
+    const stateCookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const res = await fetch(await throughProvider(start.headers.get('location')!, t.base), { redirect: 'manual', headers: { cookie: stateCookie } });
     expect(res.status).toBe(403);
     const text = await res.text();
     expect(text).toContain('data-code="signup_closed"');
@@ -240,16 +258,17 @@ describe(`OpenID Connect sign-up with SIGNUP_MODE=approval on ${databaseLabel()}
     idp.as(subject, { email, email_verified: true });
     const signIn = async () => {
       const start = await fetch(`${t.base}/auth/oidc/sso`, { redirect: 'manual' });
-      return fetch(await throughProvider(start.headers.get('location')!, t.base), { redirect: 'manual' });
+      const stateCookie = (start.headers.get('set-cookie') ?? '').split(';')[0]!;
+      return fetch(await throughProvider(start.headers.get('location')!, t.base), { redirect: 'manual', headers: { cookie: stateCookie } });
     };
     const waiting = await signIn();
     expect(waiting.status).toBe(403);
     expect(await waiting.text()).toContain('data-code="awaiting_approval"');
-    expect(waiting.headers.get('set-cookie')).toBeNull();
+    expect(waiting.headers.get('set-cookie')).not.toMatch(/rlnc_session=/);
 
     await t.server.services.signup.approve(email);
     const approved = await signIn();
     expect(approved.status).toBe(302);
-    expect(approved.headers.get('set-cookie')).toMatch(/^rlnc_session=/);
+    expect(approved.headers.get('set-cookie')).toMatch(/rlnc_session=[A-Za-z0-9_-]{43}/);
   });
 });
