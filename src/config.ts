@@ -21,6 +21,7 @@ import { passedToDaemons } from './runtime/daemon-env.ts';
 import { trustedProxiesFormat, type TrustedProxies } from './http/client-address.ts';
 import { readMailConfig, type MailConfig } from './mail/settings.ts';
 import { readSignupConfig, type SignupConfig } from './signup/settings.ts';
+import { readOidcConfig, type OidcProvider } from './oidc/settings.ts';
 
 export type { ChainSettings, NodeAccessConfig } from './gateway/settings.ts';
 
@@ -117,6 +118,8 @@ export interface Config {
   mail: MailConfig;
   /** Self-service sign-up (SIGNUP_*; see signup/settings.ts). */
   signup: SignupConfig;
+  /** OpenID Connect providers for sign-in (OIDC_*; see oidc/settings.ts). */
+  oidcProviders: OidcProvider[];
   /** The user commands of the CLI: where the management API is and the token they call it with. */
   cli: CliConfig;
 }
@@ -316,6 +319,7 @@ export function loadConfig(env: Env = process.env): Config {
     passwordHashing: readPasswordHashingConfig(env, problems),
     mail: readMailConfig(env, problems),
     signup: readSignupConfig(env, problems),
+    oidcProviders: readOidcConfig(env, problems),
     cli: readCliConfig(env, problems),
     daemonEnvironment: passedToDaemons(env),
   };

@@ -42,6 +42,8 @@ export const AUDIT_ACTIONS = [
   'token.calls_capped',
   // Self-service sign-up, email verification and password reset (signup/service.ts).
   'user.signed_up',
+  'user.oidc_linked',
+  'user.oidc_unlinked',
   'user.signup_attempted',
   'user.email_verified',
   'user.password_reset_requested',

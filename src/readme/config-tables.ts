@@ -15,6 +15,7 @@ import { CLI_VARIABLES } from '../cli/settings.ts';
 import { PASSWORD_HASHING_VARIABLES } from '../auth/settings.ts';
 import { MAIL_VARIABLES } from '../mail/settings.ts';
 import { SIGNUP_VARIABLES } from '../signup/settings.ts';
+import { OIDC_VARIABLES } from '../oidc/settings.ts';
 import type { EnvVariable, EnvVariables } from '../env/variable.ts';
 
 const rows = (...groups: EnvVariables[]) => groups.flatMap((group) => Object.values(group));
@@ -35,6 +36,7 @@ export const CONFIG_TABLES = {
     UNLOCK_SEAL_VARIABLES,
     PASSWORD_HASHING_VARIABLES,
     SIGNUP_VARIABLES,
+    OIDC_VARIABLES,
     MAIL_VARIABLES,
     LOG_VARIABLES,
     BACKUP_VARIABLES,

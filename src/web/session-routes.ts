@@ -57,6 +57,12 @@ export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSession
       const user = await sessions.userOf(request);
       // A half-way sign-in is told what it still owes (second_factor_required, two_factor_enrolment_required).
       if (!user) {
+        // A sign-in that owes its code (after an OpenID provider's redirect, the page has no CSRF
+        // token yet) is given the token to send it with; a cross-site page cannot read this answer.
+        const halfWay = await sessions.anyStageOf(request);
+        if (halfWay?.stage === 'second_factor') {
+          throw new AppError('second_factor_required', 'finish signing in: send the code from your authenticator to POST /api/session/second-factor', { csrfToken: halfWay.csrfToken });
+        }
         await sessions.authenticate(request);
         throw new AppError('unauthorized', 'not signed in');
       }

@@ -7,7 +7,7 @@ import Bowser from 'bowser';
 import { memberOf, type AuthenticatedUser } from '../accounts/service.ts';
 import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
-import { findUserByEmail } from '../db/users.ts';
+import { findUserByEmail, type MemberRow } from '../db/users.ts';
 import { findSignupUserById } from '../db/signups.ts';
 import {
   clearSignInFailures,
@@ -27,7 +27,6 @@ import { newId } from '../auth/tokens.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { normalEmail } from '../domain/email.ts';
-import type { MemberRow } from '../db/users.ts';
 import { advanceSession } from '../db/two-factor.ts';
 import type { FactorInput, TwoFactor } from '../accounts/two-factor.ts';
 
@@ -72,6 +71,12 @@ export function describeDevice(userAgent: string | null | undefined): string {
   if (!browser && !os) return userAgent.slice(0, 64);
   return browser && os ? `${browser} on ${os}` : browser || os!;
 }
+
+/** How a session's person proved who they are. */
+export type SignedInWith =
+  | { method: 'password' }
+  /** `amr`, `acr`: what the provider's ID token says of how it authenticated the person. */
+  | { method: 'oidc'; provider: string; amr?: string[]; acr?: string };
 
 export interface SessionUser extends AuthenticatedUser {
   csrfToken: string;
@@ -183,17 +188,18 @@ export class WebSessions {
     }
     await this.auditSignIn(user, email, clientAddress, 'succeeded');
     await clearSignInFailures(this.opts.db, keys[0]!);
-    return this.openSession(user, clientAddress, userAgent);
+    return this.openSession(user, clientAddress, userAgent, { method: 'password' });
   }
 
   /**
    * Opens a session for a person whose first factor passed (a password here; an OpenID provider's
-   * sign-in elsewhere, with what its `amr`/`acr` said). With a second factor enrolled, or one the
-   * account requires, the session opens half-way (`stage`), and the API answers it 401
-   * second_factor_required or 403 two_factor_enrolment_required until the step is done.
+   * sign-in in oidc-routes.ts, with what its `amr`/`acr` said). With a second factor enrolled, or
+   * one the account requires, the session opens half-way (`stage`), and the API answers it 401
+   * second_factor_required or 403 two_factor_enrolment_required until the step is done: every way
+   * in meets the same rule, unless the provider vouches that it asked several factors itself.
    */
-  async openSession(user: MemberRow, clientAddress: string, userAgent?: string, first: FirstFactor = {}) {
-    const stage = await this.stageAfterFirstFactor(user, first);
+  async openSession(user: MemberRow, clientAddress: string, userAgent: string | undefined, signedInWith: SignedInWith) {
+    const stage = await this.stageAfterFirstFactor(user, { multiFactor: signedInWith.method === 'oidc' && amrSaysMultiFactor(signedInWith.amr) });
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);
     const sessionId = randomBytes(32).toString('base64url');

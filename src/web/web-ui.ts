@@ -9,6 +9,10 @@ import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { TwoFactor } from '../accounts/two-factor.ts';
 import { twoFactorRoutes } from './two-factor-routes.ts';
+import type { OidcProvider } from '../oidc/settings.ts';
+import type { SignupConfig } from '../signup/settings.ts';
+import { OidcSignIn } from '../oidc/service.ts';
+import { oidcRoutes } from './oidc-routes.ts';
 
 export interface WebUi {
   /** How the API's bearer scope accepts the UI's session cookie instead of a token. */
@@ -21,11 +25,18 @@ const NODE_ID = /^[0-9a-f]{32}$/;
 
 export function webUi(
   db: Database,
-  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: { mode: string } },
+  config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: Pick<SignupConfig, 'mode' | 'plan'>; oidcProviders?: OidcProvider[] },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
   const twoFactor = new TwoFactor({ db, audit });
   const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit, twoFactor });
+  const oidc = new OidcSignIn({
+    db,
+    providers: config.oidcProviders ?? [],
+    publicUrl: config.publicUrl,
+    signup: config.signup ?? { mode: 'invite-only', plan: 'starter' },
+    audit,
+  });
   const options: WebUiOptions = {
     sessions,
     isUsersNode: async (userId, nodeId) => NODE_ID.test(nodeId) && (await findUserNode(db, userId, nodeId)) !== undefined,
@@ -34,6 +45,7 @@ export function webUi(
     nodeApiUrl: config.nodeApiUrl,
     userNodeUrl: config.userNodeUrl,
     signupOpen: config.signup?.mode === 'open' || config.signup?.mode === 'approval',
+    oidcProviders: oidc.providers,
   };
   const allowedOrigins = [...new Set([config.publicUrl, config.connectPageUrl].map((u) => new URL(u).origin))];
   return {
@@ -41,6 +53,7 @@ export function webUi(
     register(app) {
       sessionRoutes(app, { sessions, allowedOrigins });
       twoFactorRoutes(app, { sessions, twoFactor });
+      oidcRoutes(app, { oidc, sessions });
       uiRoutes(app, options);
     },
   };

@@ -15,6 +15,8 @@ let csrfToken = null;
 export let currentUser = null;
 /** True when the session must enrol a second factor first (the account requires two): only /two-factor works. */
 export let mustEnrol = false;
+/** True when the session still owes its second factor (a provider's sign-in came back to /sign-in). */
+export let owesSecondFactor = false;
 
 export function setCsrfToken(token) {
   csrfToken = token;
@@ -23,7 +25,14 @@ export function setCsrfToken(token) {
 /** Loads the signed-in user; resolves to null when nobody is signed in. */
 export async function loadSession() {
   const res = await fetch('/api/session', { headers: { accept: 'application/json' }, credentials: 'same-origin' });
-  if (res.status === 401) return null;
+  if (res.status === 401) {
+    const error = (await res.clone().json().catch(() => ({})))?.error;
+    if (error?.code === 'second_factor_required' && error.details?.csrfToken) {
+      csrfToken = error.details.csrfToken;
+      owesSecondFactor = true;
+    }
+    return null;
+  }
   if (res.status === 403) {
     const code = (await res.clone().json().catch(() => ({})))?.error?.code;
     if (code === 'two_factor_enrolment_required') {

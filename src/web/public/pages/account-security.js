@@ -3,6 +3,7 @@
 // current session is signing out, so its row has no button (the header's Sign out does that).
 import { api } from '../api.js';
 import { errorNotice, fill, h, runAction, table, time } from '../dom.js';
+import { providersBlock } from './account-providers.js';
 
 export function securitySection() {
   const out = h('div', { class: 'form-out' });
@@ -50,11 +51,12 @@ export function securitySection() {
     await show();
   });
 
+  const providers = providersBlock();
   const card = h(
     'section',
     { class: 'card', dataset: { testid: 'security' } },
     h('div', { class: 'card-head' }, h('h2', {}, 'Security'), endOthers),
-    h('div', { class: 'card-body' }, h('p', { class: 'muted' }, 'Where you are signed in. A password change signs you out everywhere. ', h('a', { href: '/two-factor', dataset: { testid: 'two-factor-link' } }, 'Two-factor authentication')), out, list),
+    h('div', { class: 'card-body' }, h('p', { class: 'muted' }, 'Where you are signed in. A password change signs you out everywhere. ', h('a', { href: '/two-factor', dataset: { testid: 'two-factor-link' } }, 'Two-factor authentication')), out, list, providers.block),
   );
-  return { card, load: show };
+  return { card, load: () => Promise.all([show(), providers.load()]) };
 }

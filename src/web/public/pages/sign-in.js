@@ -1,5 +1,5 @@
 // Sign-in with email and password.
-import { config, signIn, secondFactor, nodesListUrl, currentUser } from '../api.js';
+import { config, signIn, secondFactor, nodesListUrl, currentUser, owesSecondFactor } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 
 /** Only a path on this site: a `next` pointing elsewhere would make this an open redirect. */
@@ -11,6 +11,8 @@ function nextPath() {
 export async function signInPage(main, { setTitle }) {
   setTitle('Sign in');
   if (currentUser) return location.replace(nextPath());
+  // Back from an OpenID provider with a second factor still owed: only the code is asked.
+  if (owesSecondFactor) return fill(main, secondFactorCard());
   const error = h('div', { class: 'form-error' });
   const email = h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'username', required: true, autofocus: true });
   const password = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
@@ -53,6 +55,7 @@ export async function signInPage(main, { setTitle }) {
       h('h1', {}, 'Sign in to RLN Cloud'),
       h('p', { class: 'muted' }, 'Manage your hosted RGB Lightning Nodes.'),
       form,
+      ...(config.oidcProviders ?? []).map((p) => h('p', {}, h('a', { class: 'btn btn-block', href: `/auth/oidc/${encodeURIComponent(p.id)}`, dataset: { testid: `oidc-${p.id}` } }, p.label))),
       h('p', { class: 'muted small' }, h('a', { href: '/reset-password' }, 'Forgot your password?')),
       config.signupOpen
         ? h('p', { class: 'muted small' }, 'New here? ', h('a', { href: '/sign-up' }, 'Create an account'), '.')
