@@ -85,7 +85,6 @@ export interface VssWrite {
 /** One write by the reference's rules; answers the blob key it replaced (to delete) and whether it applied. */
 export async function writeVssObject(db: Queryable, nodeId: string, storeId: string, w: VssWrite): Promise<{ applied: boolean; oldBlobKey: string | null }> {
   const params = [nodeId, storeId, w.key, w.value, w.blobKey, w.bytes];
-  // The replaced row's blob key is read in the same statement (a CTE sees the row before the update).
   if (w.version === 0) {
     const rows = await db.query(
       `INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
@@ -95,21 +94,26 @@ export async function writeVssObject(db: Queryable, nodeId: string, storeId: str
     return { applied: rows.length === 1, oldBlobKey: null };
   }
   if (w.version === -1) {
-    const rows = await db.query<{ old: string | null }>(
-      `WITH old AS (SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3 FOR UPDATE)
-       INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
+    // Locked first, so the blob key read is the one this write replaces.
+    const [old] = await db.query<{ blob_key: string | null }>(
+      'SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3 FOR UPDATE',
+      [nodeId, storeId, w.key],
+    );
+    await db.query(
+      `INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
        ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, blob_key = EXCLUDED.blob_key,
-         bytes = EXCLUDED.bytes, updated_at = now()
-       RETURNING (SELECT blob_key FROM old) AS old`,
+         bytes = EXCLUDED.bytes, updated_at = now()`,
       params,
     );
-    return { applied: true, oldBlobKey: rows[0]?.old ?? null };
+    return { applied: true, oldBlobKey: old?.blob_key ?? null };
   }
+  // The self-join's `o` is the row as it was before this update: its blob key is the replaced one.
   const rows = await db.query<{ old: string | null }>(
-    `WITH old AS (SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3 AND version = $7 FOR UPDATE)
-     UPDATE vss_objects SET version = version + 1, value = $4, blob_key = $5, bytes = $6, updated_at = now()
-      WHERE node_id = $1 AND store_id = $2 AND key = $3 AND version = $7
-     RETURNING (SELECT blob_key FROM old) AS old`,
+    `UPDATE vss_objects n SET version = n.version + 1, value = $4, blob_key = $5, bytes = $6, updated_at = now()
+       FROM vss_objects o
+      WHERE n.node_id = $1 AND n.store_id = $2 AND n.key = $3 AND n.version = $7
+        AND o.node_id = n.node_id AND o.store_id = n.store_id AND o.key = n.key
+     RETURNING o.blob_key AS old`,
     [...params, w.version],
   );
   return { applied: rows.length === 1, oldBlobKey: rows[0]?.old ?? null };

@@ -5,6 +5,7 @@
 import type { Database } from '../db/database.ts';
 import * as rows from '../db/vss.ts';
 import { VssError, VssErrorCode, type KeyValue } from './messages.ts';
+import { VSS_BLOB_THRESHOLD_BYTES, type VssBlobValues } from './blob-values.ts';
 
 // The reference's limits: 1,000 items per put and 100 keys per page.
 export const MAX_PUT_ITEMS = 1000;
@@ -44,14 +45,18 @@ function checkVersion(key: string, version: number) {
 }
 
 export class VssStoreService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly blobs: VssBlobValues,
+  ) {}
 
   async get(nodeId: string, storeId: string, key: string): Promise<KeyValue> {
     checkName('store_id', storeId);
     checkName('key', key);
     const row = await rows.getVssObject(this.db, nodeId, storeId, key);
     if (!row) throw new VssError(VssErrorCode.NO_SUCH_KEY, 'no such key');
-    return { key: row.key, version: row.version, value: row.value ?? new Uint8Array() };
+    const value = row.blob_key ? await this.blobs.read(row.blob_key) : (row.value ?? new Uint8Array());
+    return { key: row.key, version: row.version, value };
   }
 
   async put(nodeId: string, req: PutRequest): Promise<void> {
@@ -67,29 +72,44 @@ export class VssStoreService {
       seen.add(item.key);
     }
     if (req.globalVersion !== undefined) checkVersion('global_version', req.globalVersion);
-    await this.db.transaction(async (tx) => {
-      if (req.globalVersion !== undefined) {
-        const current = await rows.lockGlobalVersion(tx, nodeId, req.storeId);
-        if (req.globalVersion !== -1 && current !== req.globalVersion) throw conflict('global_version does not match');
-        await rows.setGlobalVersion(tx, nodeId, req.storeId, req.globalVersion === -1 ? 1 : current + 1);
-      }
-      for (const item of req.transactionItems) {
-        const write = { key: item.key, version: item.version, value: item.value, blobKey: null, bytes: item.value.length };
-        const { applied } = await rows.writeVssObject(tx, nodeId, req.storeId, write);
-        if (!applied) throw conflict(`version of ${JSON.stringify(item.key)} does not match`);
-      }
-      for (const item of req.deleteItems) {
-        const { deleted } = await rows.deleteVssObject(tx, nodeId, req.storeId, item.key, item.version);
-        if (!deleted) throw conflict(`delete of ${JSON.stringify(item.key)} matches no key at that version`);
-      }
-    });
+    // Large values go to the blob store first; the rows name them only if the put commits.
+    const written = await Promise.all(
+      req.transactionItems.map(async (item) => (item.value.length > VSS_BLOB_THRESHOLD_BYTES ? this.blobs.put(nodeId, item.value) : null)),
+    );
+    const replaced: Array<string | null> = [];
+    try {
+      await this.db.transaction(async (tx) => {
+        if (req.globalVersion !== undefined) {
+          const current = await rows.lockGlobalVersion(tx, nodeId, req.storeId);
+          if (req.globalVersion !== -1 && current !== req.globalVersion) throw conflict('global_version does not match');
+          await rows.setGlobalVersion(tx, nodeId, req.storeId, req.globalVersion === -1 ? 1 : current + 1);
+        }
+        for (const [i, item] of req.transactionItems.entries()) {
+          const blobKey = written[i]!;
+          const write = { key: item.key, version: item.version, value: blobKey ? null : item.value, blobKey, bytes: item.value.length };
+          const { applied, oldBlobKey } = await rows.writeVssObject(tx, nodeId, req.storeId, write);
+          if (!applied) throw conflict(`version of ${JSON.stringify(item.key)} does not match`);
+          replaced.push(oldBlobKey);
+        }
+        for (const item of req.deleteItems) {
+          const { deleted, blobKey } = await rows.deleteVssObject(tx, nodeId, req.storeId, item.key, item.version);
+          if (!deleted) throw conflict(`delete of ${JSON.stringify(item.key)} matches no key at that version`);
+          replaced.push(blobKey);
+        }
+      });
+    } catch (err) {
+      await this.blobs.deleteAll(written);
+      throw err;
+    }
+    await this.blobs.deleteAll(replaced);
   }
 
   async delete(nodeId: string, storeId: string, item: KeyValue): Promise<void> {
     checkName('store_id', storeId);
     checkName('key', item.key);
     checkVersion(item.key, item.version);
-    await rows.deleteVssObject(this.db, nodeId, storeId, item.key, item.version);
+    const { blobKey } = await rows.deleteVssObject(this.db, nodeId, storeId, item.key, item.version);
+    await this.blobs.deleteAll([blobKey]);
   }
 
   async list(nodeId: string, req: ListRequest): Promise<ListResponse> {

@@ -6,6 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import { bindVssKey, findVssStore, upsertVssStore } from '../db/vss.ts';
 import { VssError, VssErrorCode } from './messages.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import { VssBlobValues } from './blob-values.ts';
 import type { SigsVerifier } from './sigs-auth.ts';
 import { VssStoreService } from './store-service.ts';
 
@@ -22,9 +24,9 @@ export class VssService {
   readonly stores: VssStoreService;
 
   constructor(
-    private readonly opts: { db: Database; publicUrl: string; verifier: SigsVerifier },
+    private readonly opts: { db: Database; publicUrl: string; verifier: SigsVerifier; blobs: BlobStore },
   ) {
-    this.stores = new VssStoreService(opts.db);
+    this.stores = new VssStoreService(opts.db, new VssBlobValues(opts.blobs));
   }
 
   /**

@@ -1,6 +1,8 @@
 // LDK's VSS protocol over real HTTP (docs/VSS.md): every versioning rule of the reference server,
 // each ErrorResponse code with its status, paging, and the body refusals, from a client that
 // encodes the .proto's messages and signs like vss-client (test/helpers/vss-client.ts).
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { createNodes } from '../helpers/tenants.ts';
@@ -100,6 +102,25 @@ describe(`VSS protocol, on ${databaseLabel()}`, () => {
     const small = await c.list('l', { pageSize: 7 });
     expect(small.body.keyVersions).toHaveLength(7);
     expect(small.body.keyVersions[0]).toMatchObject({ key: 'p/000', version: 1 });
+  });
+
+  it('keeps a value past 256 KiB in the blob store, reads it back whole, and removes it when replaced', async () => {
+    const big = Buffer.alloc(300 * 1024, 7);
+    big.write('start');
+    expect((await c.put('b', [{ key: 'big', version: 0, value: big }])).status).toBe(200);
+    const got = await c.get('b', 'big');
+    expect(Buffer.compare(got.body.value.value, big)).toBe(0);
+    const [row] = await t.server.db.query<{ blob_key: string | null; bytes: string }>(`SELECT blob_key, bytes::text FROM vss_objects WHERE store_id = 'b'`);
+    expect(row!.blob_key).toBeTruthy();
+    expect(row!.bytes).toBe(String(big.length));
+    const blobFile = join(t.config.dataDir, 'vss', 'blobs', row!.blob_key!);
+    expect(existsSync(blobFile)).toBe(true);
+    // A conflicting put stores nothing new; a small value replaces the blob, which goes.
+    expect((await c.put('b', [{ key: 'big', version: 0, value: big }])).status).toBe(409);
+    expect(readdirSync(join(t.config.dataDir, 'vss', 'blobs', row!.blob_key!.split('/')[0]!))).toHaveLength(1);
+    expect((await c.put('b', [{ key: 'big', version: 1, value: v('small') }])).status).toBe(200);
+    expect(existsSync(blobFile)).toBe(false);
+    expect((await c.get('b', 'big')).body.value.value.toString()).toBe('small');
   });
 
   it('store ids are separate stores', async () => {
