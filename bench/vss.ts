@@ -22,6 +22,9 @@ export const VSS_P99_AIM_MS = 20;
 export const VSS_STEADY_RATE = 500;
 const IDENTITIES = 1000;
 const CONCURRENCY = 64;
+// A payment makes a node write several keys at once (its channel monitor updates, the manager,
+// the payment): each identity writes in bursts of this many puts, sent together.
+export const VSS_BURST = 4;
 
 export interface VssBenchRow {
   valueBytes: number;
@@ -71,8 +74,10 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
       const before = verifier.verifications;
       const vss = await runLoad(
         async () => {
-          const id = identities[next++ % IDENTITIES]!;
-          const body = Buffer.from(type.encode(type.fromObject({ storeId: id.key.publicKey.toString('hex'), transactionItems: [{ key: 'channel_manager', version: -1, value }] })).finish());
+          const n = next++;
+          const id = identities[Math.floor(n / VSS_BURST) % IDENTITIES]!;
+          const item = { key: `key_${n % VSS_BURST}`, version: -1, value };
+          const body = Buffer.from(type.encode(type.fromObject({ storeId: id.key.publicKey.toString('hex'), transactionItems: [item] })).finish());
           const status = await post(id.path, id.token(), body);
           if (status !== 200) throw new Error(`putObjects answered ${status}`);
         },
@@ -82,11 +87,12 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
       // The same rows written straight to PostgreSQL, through the service's own pool.
       const bareUpsert = await runLoad(
         async () => {
-          const id = identities[next++ % IDENTITIES]!;
+          const n = next++;
+          const id = identities[Math.floor(n / VSS_BURST) % IDENTITIES]!;
           await server.db.query(
-            `INSERT INTO vss_objects (node_id, store_id, key, version, value, bytes) VALUES ($1, $2, 'channel_manager', 1, $3, $4)
+            `INSERT INTO vss_objects (node_id, store_id, key, version, value, bytes) VALUES ($1, $2, $5, 1, $3, $4)
              ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, bytes = EXCLUDED.bytes, updated_at = now()`,
-            [id.nodeId, id.key.publicKey.toString('hex'), value, valueBytes],
+            [id.nodeId, id.key.publicKey.toString('hex'), value, valueBytes, `key_${n % VSS_BURST}`],
           );
         },
         { concurrency: CONCURRENCY, durationMs },
@@ -98,8 +104,9 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
     let next = 0;
     const steady = await runAtRate(
       async () => {
-        const id = identities[next++ % IDENTITIES]!;
-        const body = Buffer.from(type.encode(type.fromObject({ storeId: 's', transactionItems: [{ key: 'k', version: -1, value }] })).finish());
+        const n = next++;
+        const id = identities[Math.floor(n / VSS_BURST) % IDENTITIES]!;
+        const body = Buffer.from(type.encode(type.fromObject({ storeId: 's', transactionItems: [{ key: `key_${n % VSS_BURST}`, version: -1, value }] })).finish());
         await post(id.path, id.token(), body);
       },
       { perSecond: VSS_STEADY_RATE, durationMs },

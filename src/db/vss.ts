@@ -94,18 +94,18 @@ export async function writeVssObject(db: Queryable, nodeId: string, storeId: str
     return { applied: rows.length === 1, oldBlobKey: null };
   }
   if (w.version === -1) {
-    // Locked first, so the blob key read is the one this write replaces.
-    const [old] = await db.query<{ blob_key: string | null }>(
-      'SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3 FOR UPDATE',
-      [nodeId, storeId, w.key],
-    );
-    await db.query(
-      `INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
+    // One statement, no lock: the CTE reads the row as of the statement's start. A concurrent write
+    // of the same key can make the blob key read older than the one replaced: that leaves an
+    // orphan object (the other write's), never deletes the value the row now names.
+    const [row] = await db.query<{ old: string | null }>(
+      `WITH old AS (SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3)
+       INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
        ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, blob_key = EXCLUDED.blob_key,
-         bytes = EXCLUDED.bytes, updated_at = now()`,
+         bytes = EXCLUDED.bytes, updated_at = now()
+       RETURNING (SELECT blob_key FROM old) AS old`,
       params,
     );
-    return { applied: true, oldBlobKey: old?.blob_key ?? null };
+    return { applied: true, oldBlobKey: row?.old ?? null };
   }
   // The self-join's `o` is the row as it was before this update: its blob key is the replaced one.
   const rows = await db.query<{ old: string | null }>(

@@ -2,7 +2,7 @@
 // (docs/VSS.md): 0 creates only, n updates only from n (to n+1), -1 writes unconditionally (to 1);
 // a put is one transaction in which any item that changes nothing makes the whole put a CONFLICT;
 // deleteObject of a missing key succeeds.
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import * as rows from '../db/vss.ts';
 import { VssError, VssErrorCode, type KeyValue } from './messages.ts';
 import { VSS_BLOB_THRESHOLD_BYTES, type VssBlobValues } from './blob-values.ts';
@@ -77,8 +77,11 @@ export class VssStoreService {
       req.transactionItems.map(async (item) => (item.value.length > VSS_BLOB_THRESHOLD_BYTES ? this.blobs.put(nodeId, item.value) : null)),
     );
     const replaced: Array<string | null> = [];
+    // One write alone is one statement: it needs no transaction (most puts: RLN writes each key as it changes).
+    const single = req.transactionItems.length === 1 && req.deleteItems.length === 0 && req.globalVersion === undefined;
+    const inTransaction = <T>(fn: (tx: Queryable) => Promise<T>) => (single ? fn(this.db) : this.db.transaction(fn));
     try {
-      await this.db.transaction(async (tx) => {
+      await inTransaction(async (tx) => {
         if (req.globalVersion !== undefined) {
           const current = await rows.lockGlobalVersion(tx, nodeId, req.storeId);
           if (req.globalVersion !== -1 && current !== req.globalVersion) throw conflict('global_version does not match');
