@@ -14,7 +14,7 @@ import type { NodeRuntime } from '../runtime/types.ts';
 import { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import { WebhookService } from '../webhooks/service.ts';
 import { createBlobStore } from '../blobs/create-blob-store.ts';
-import { VssService } from '../vss/vss-service.ts';
+import { VssService, type VssMetrics } from '../vss/vss-service.ts';
 import { SigsVerifier } from '../vss/sigs-auth.ts';
 import { LogExportService } from '../logs/export-service.ts';
 import { CertificateService } from '../pki/client-certificates.ts';
@@ -76,7 +76,7 @@ export function buildServices(
   unlockSeal: UnlockSeal,
   runtime: Pick<NodeRuntime, 'assignPorts'>,
   log: Logger,
-  metrics?: AuditMetrics & ApiCallMetrics,
+  metrics?: AuditMetrics & ApiCallMetrics & VssMetrics,
 ) {
   const accounts = accountsOf(db, config);
   const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
@@ -111,7 +111,7 @@ export function buildServices(
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
   const signup = signupOf(db, config, log, audit);
-  const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: createBlobStore(config, 'vss') });
+  const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: createBlobStore(config, 'vss'), metrics });
   return { vss, accounts, signup, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 

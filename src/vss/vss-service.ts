@@ -20,12 +20,20 @@ export interface VssCaller {
   accountId: string;
 }
 
+/** What the VSS routes report (metrics/service-metrics.ts). */
+export interface VssMetrics {
+  vssAnswered(operation: string, outcome: 'ok' | 'conflict' | 'invalid' | 'no_such_key' | 'refused' | 'error', seconds: number, writtenBytes: number): void;
+  vssRefused(reason: VssAuthReason): void;
+}
+
 export class VssService {
   readonly stores: VssStoreService;
+  readonly metrics: VssMetrics | undefined;
 
   constructor(
-    private readonly opts: { db: Database; publicUrl: string; verifier: SigsVerifier; blobs: BlobStore },
+    private readonly opts: { db: Database; publicUrl: string; verifier: SigsVerifier; blobs: BlobStore; metrics?: VssMetrics },
   ) {
+    this.metrics = opts.metrics;
     this.stores = new VssStoreService(opts.db, new VssBlobValues(opts.blobs));
   }
 

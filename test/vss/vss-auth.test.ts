@@ -7,6 +7,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { createNodes } from '../helpers/tenants.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { newVssKey, vssClient } from '../helpers/vss-client.ts';
+import { parseExposition, series } from '../helpers/metrics.ts';
 
 const AUTH = 5;
 const v = (s: string) => Buffer.from(s);
@@ -112,5 +113,24 @@ describe(`VSS authentication and binding, on ${databaseLabel()}`, () => {
     // one verification, or one more if the second turned between them.
     for (const a of answers) expect([200, 401]).toContain(a.status);
     expect(verifier.verifications - before).toBeLessThanOrEqual(2);
+  });
+
+  it('counts requests by operation and outcome, written bytes, and refusals by reason', async () => {
+    const scrape = async () => parseExposition(await t.server.metrics.registry.metrics()).samples;
+    const before = await scrape();
+    const [node] = await createNodes(t, alice, [{ name: 'metered' }], { untilRunning: false });
+    const url = await t.server.services.vss.issueUrl(alice.id, node);
+    const key = newVssKey();
+    await vssClient(url, key).put('s', [{ key: 'k', version: 0, value: Buffer.alloc(100) }]);
+    await vssClient(url, key).put('s', [{ key: 'k', version: 0, value: Buffer.alloc(100) }]);
+    await vssClient(url, newVssKey()).get('s', 'k');
+    const after = await scrape();
+    const moved = (name: string, labels: Record<string, string> = {}) => (after.get(series(name, labels)) ?? 0) - (before.get(series(name, labels)) ?? 0);
+    expect(moved('rlncloud_vss_requests_total', { operation: 'putObjects', outcome: 'ok' })).toBe(1);
+    expect(moved('rlncloud_vss_requests_total', { operation: 'putObjects', outcome: 'conflict' })).toBe(1);
+    expect(moved('rlncloud_vss_requests_total', { operation: 'getObject', outcome: 'refused' })).toBe(1);
+    expect(moved('rlncloud_vss_refusals_total', { reason: 'other_key' })).toBe(1);
+    expect(moved('rlncloud_vss_written_bytes_total')).toBe(100);
+    expect(moved('rlncloud_vss_request_duration_seconds_count', { operation: 'putObjects' })).toBe(2);
   });
 });
