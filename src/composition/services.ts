@@ -111,8 +111,9 @@ export function buildServices(
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
   const signup = signupOf(db, config, log, audit);
-  const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: createBlobStore(config, 'vss'), metrics });
-  return { vss, accounts, signup, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  const vssBlobs = createBlobStore(config, 'vss');
+  const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
+  return { vss, vssBlobs, accounts, signup, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;

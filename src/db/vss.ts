@@ -137,3 +137,19 @@ export async function listVssKeys(db: Queryable, nodeId: string, storeId: string
     [nodeId, storeId, prefix, after, limit],
   );
 }
+
+/**
+ * Removes the stores of nodes DESTROYED more than `hours` ago (DESTROYED_RETENTION_HOURS: the
+ * node's record goes then too, and its store with it by cascade; this runs first so the blob
+ * objects are deleted, not orphaned). Answers the node ids whose stores went.
+ */
+export async function deleteExpiredVssStores(db: Queryable, hours: number, limit: number): Promise<string[]> {
+  const rows = await db.query<{ node_id: string }>(
+    `DELETE FROM vss_stores WHERE node_id IN (
+       SELECT s.node_id FROM vss_stores s JOIN nodes n ON n.id = s.node_id
+        WHERE n.status = 'DESTROYED' AND n.destroyed_at < now() - make_interval(hours => $1) LIMIT $2)
+     RETURNING node_id`,
+    [hours, limit],
+  );
+  return rows.map((r) => r.node_id);
+}

@@ -8,6 +8,8 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { createNodes } from '../helpers/tenants.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { newVssKey, vssClient } from '../helpers/vss-client.ts';
+import { createLogger } from '../../src/logger.ts';
+import { VssJanitor } from '../../src/vss/vss-janitor.ts';
 
 const CONFLICT = 1, INVALID = 2, NO_SUCH_KEY = 4;
 const v = (s: string) => Buffer.from(s);
@@ -144,5 +146,22 @@ describe(`VSS protocol, on ${databaseLabel()}`, () => {
     }
     const garbage = await fetch(`${url}/putObjects`, { method: 'POST', headers: { authorization: newVssKey().token() }, body: Buffer.from([0xff, 0xff, 0xff]) });
     expect(garbage.status).toBe(400);
+  });
+
+  it("removes a destroyed node's store, large values included, once DESTROYED_RETENTION_HOURS is near, and no sooner", async () => {
+    const [gone, recent] = await createNodes(t, alice, [{ name: 'gone' }, { name: 'recent' }], { untilRunning: false });
+    for (const node of [gone!, recent!]) {
+      const client = vssClient(await t.server.services.vss.issueUrl(alice.id, node), newVssKey());
+      expect((await client.put('s', [{ key: 'big', version: 0, value: Buffer.alloc(300 * 1024) }, { key: 'small', version: 0, value: v('x') }])).status).toBe(200);
+    }
+    const retention = t.config.destroyedRetentionHours;
+    await t.server.db.query(`UPDATE nodes SET status = 'DESTROYED', destroyed_at = now() - make_interval(hours => $2) WHERE id = $1`, [gone, retention]);
+    await t.server.db.query(`UPDATE nodes SET status = 'DESTROYED', destroyed_at = now() - interval '1 hour' WHERE id = $1`, [recent]);
+    const janitor = new VssJanitor({ db: t.server.db, blobs: t.server.services.vssBlobs, destroyedRetentionHours: retention, log: createLogger('silent') });
+    expect(await janitor.sweep()).toBe(1);
+    const left = await t.server.db.query<{ node_id: string }>('SELECT DISTINCT node_id FROM vss_objects WHERE node_id = ANY($1::text[])', [[gone, recent]]);
+    expect(left.map((r) => r.node_id)).toEqual([recent]);
+    expect(existsSync(join(t.config.dataDir, 'vss', 'blobs', gone!))).toBe(false);
+    expect(readdirSync(join(t.config.dataDir, 'vss', 'blobs', recent!))).toHaveLength(1);
   });
 });
