@@ -155,7 +155,8 @@ describe(`VSS protocol, on ${databaseLabel()}`, () => {
       expect((await client.put('s', [{ key: 'big', version: 0, value: Buffer.alloc(300 * 1024) }, { key: 'small', version: 0, value: v('x') }])).status).toBe(200);
     }
     const retention = t.config.destroyedRetentionHours;
-    await t.server.db.query(`UPDATE nodes SET status = 'DESTROYED', destroyed_at = now() - make_interval(hours => $2) WHERE id = $1`, [gone, retention]);
+    // Within the last hour of the retention: the sweep's, before the reconcile loop purges the node's record.
+    await t.server.db.query(`UPDATE nodes SET status = 'DESTROYED', destroyed_at = now() - make_interval(hours => $2) + interval '30 minutes' WHERE id = $1`, [gone, retention]);
     await t.server.db.query(`UPDATE nodes SET status = 'DESTROYED', destroyed_at = now() - interval '1 hour' WHERE id = $1`, [recent]);
     const janitor = new VssJanitor({ db: t.server.db, blobs: t.server.services.vssBlobs, destroyedRetentionHours: retention, log: createLogger('silent') });
     expect(await janitor.sweep()).toBe(1);
