@@ -153,3 +153,13 @@ export async function deleteExpiredVssStores(db: Queryable, hours: number, limit
   );
   return rows.map((r) => r.node_id);
 }
+
+/** Bytes of values held now in the account's VSS stores (of `nodeIds` only, when given). */
+export async function sumVssBytes(db: Queryable, accountId: string, nodeIds: readonly string[] | null): Promise<number> {
+  const [row] = await db.query<{ bytes: number }>(
+    `SELECT coalesce(sum(o.bytes), 0)::float8 AS bytes FROM vss_objects o JOIN vss_stores s ON s.node_id = o.node_id
+      WHERE s.account_id = $1 AND ($2::text[] IS NULL OR o.node_id = ANY($2::text[]))`,
+    [accountId, nodeIds],
+  );
+  return row!.bytes;
+}

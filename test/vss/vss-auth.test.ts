@@ -133,4 +133,19 @@ describe(`VSS authentication and binding, on ${databaseLabel()}`, () => {
     expect(moved('rlncloud_vss_written_bytes_total')).toBe(100);
     expect(moved('rlncloud_vss_request_duration_seconds_count', { operation: 'putObjects' })).toBe(2);
   });
+
+  it("counts a store's value bytes in its account's usage (GET /api/usage vssBytes), and no other account's", async () => {
+    const before = (await t.call('/api/usage', { token: bob.token })).json.vssBytes;
+    const [node] = await createNodes(t, bob, [{ name: 'counted' }], { untilRunning: false });
+    const client = vssClient(await t.server.services.vss.issueUrl(bob.id, node), newVssKey());
+    await client.put('s', [{ key: 'a', version: 0, value: Buffer.alloc(1000) }, { key: 'b', version: 0, value: Buffer.alloc(300 * 1024) }]);
+    await client.put('s', [{ key: 'a', version: 1, value: Buffer.alloc(10) }]);
+    const usage = await t.call('/api/usage', { token: bob.token });
+    expect(usage.status).toBe(200);
+    expect(usage.json.vssBytes - before).toBe(10 + 300 * 1024);
+    const aliceBefore = (await t.call('/api/usage', { token: alice.token })).json.vssBytes;
+    await client.delete('s', { key: 'b', version: -1 });
+    expect((await t.call('/api/usage', { token: bob.token })).json.vssBytes - before).toBe(10);
+    expect((await t.call('/api/usage', { token: alice.token })).json.vssBytes).toBe(aliceBefore);
+  });
 });
