@@ -5887,6 +5887,8 @@ export interface operations {
                             runningSeconds: number;
                             pausedSeconds: number;
                         }[];
+                        /** @description Bytes of values held now in the account's VSS stores (docs/VSS.md), whatever the month; of the token's nodes only for a token limited to some. */
+                        vssBytes: number;
                         /** @description Who spent the month's calls, the most first (calls through a client certificate are in no member). Empty for a token limited to some nodes. */
                         members: {
                             userId: string;

@@ -22,6 +22,7 @@ import type { MemberWatch } from '../events/member-watch.ts';
 import type { SseLimits } from './events/sse-stream.ts';
 import type { UsageService } from '../usage/service.ts';
 import type { ApiCallMeter } from '../usage/api-call-meter.ts';
+import type { VssService } from '../vss/vss-service.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -35,6 +36,8 @@ export interface ApiDeps {
   /** Self-service sign-up, email verification and password reset; absent: those routes are not served. */
   signup?: SignupService;
   nodes: NodeService;
+  /** LDK's VSS protocol for nodes' channel state (docs/VSS.md); absent: not served. */
+  vss?: VssService;
   webhooks: WebhookService;
   logExports: LogExportService;
   certificates: CertificateService;

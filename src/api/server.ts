@@ -77,6 +77,7 @@ import { meterApiCalls } from './api-call-meter-hook.ts';
 import { capMemberCallsRoute, capTokenCallsRoute } from './usage/cap-calls.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
 import { measureAnswers, type ApiRequestMetrics } from './request-metrics-hook.ts';
+import { vssRoutes } from './vss/vss-routes.ts';
 import { fastifyTrustProxy, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
 
 // Generous for every body this API takes (the largest is a node's settings), small enough that
@@ -197,6 +198,8 @@ export async function buildApiServer(
   acceptInvitationRoute(app, deps);
   // Sign-up, verification and password reset: the body or the emailed link is all there is.
   if (deps.signup) signupRoutes(app, deps.signup);
+  // VSS: the URL's credential and the request's signature are the credentials (api/vss/vss-routes.ts).
+  if (deps.vss) await vssRoutes(app, deps.vss);
 
   // Bearer-token routes.
   await app.register(async (scope) => {

@@ -4,8 +4,8 @@
 import type { ReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 
-/** The separate stores the service keeps: log export archives, node backups, and collected node output (Kubernetes). */
-export type BlobArea = 'exports' | 'backups' | 'node-logs';
+/** The separate stores the service keeps: log export archives, node backups, collected node output (Kubernetes), large VSS values. */
+export type BlobArea = 'exports' | 'backups' | 'node-logs' | 'vss';
 
 export interface PresignedUrl {
   url: string;

@@ -7,7 +7,7 @@ import { LocalBlobStore } from './local-blob-store.ts';
 export function createBlobStore(config: { blobStore: BlobStoreConfig; dataDir: string; publicUrl: string }, area: BlobArea = 'exports'): BlobStore {
   if (config.blobStore.kind === 'local') return new LocalBlobStore({ dataDir: config.dataDir, publicUrl: config.publicUrl, area });
   const s3 = config.blobStore;
-  const prefix = { exports: s3.prefix, backups: s3.backupPrefix, 'node-logs': s3.nodeLogPrefix }[area];
+  const prefix = { exports: s3.prefix, backups: s3.backupPrefix, 'node-logs': s3.nodeLogPrefix, vss: s3.vssPrefix }[area];
   return lazyS3BlobStore({ ...s3, prefix });
 }
 

@@ -21,6 +21,8 @@ export type BlobStoreConfig =
       backupPrefix: string;
       /** Prefix of collected node output (segments, Kubernetes); apart from the other two. */
       nodeLogPrefix: string;
+      /** Prefix of VSS values past the database's size (vss/blob-values.ts); no age sweep may touch it. */
+      vssPrefix: string;
     };
 
 export const BLOB_STORE_VARIABLES = {
@@ -73,6 +75,11 @@ export const S3_VARIABLES = {
     default: 'node-logs/',
     doc: "prefix of the nodes' collected output (segments, on Kubernetes); must not overlap the two above",
   }),
+  // Large VSS values are live channel state: only their store's writes and deletes remove them.
+  vssPrefix: variable('S3_VSS_PREFIX', text(), {
+    default: 'vss/',
+    doc: 'prefix of large VSS values (docs/VSS.md); must not overlap the three above',
+  }),
 };
 
 export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConfig {
@@ -86,6 +93,7 @@ export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConf
     ['S3_PREFIX', withSlash(s3.prefix)],
     ['S3_BACKUP_PREFIX', withSlash(s3.backupPrefix)],
     ['S3_NODE_LOG_PREFIX', withSlash(s3.nodeLogPrefix)],
+    ['S3_VSS_PREFIX', withSlash(s3.vssPrefix)],
   ]);
   return {
     kind,
@@ -97,6 +105,7 @@ export function readBlobStoreConfig(env: Env, problems: string[]): BlobStoreConf
     prefix: withSlash(s3.prefix),
     backupPrefix: withSlash(s3.backupPrefix),
     nodeLogPrefix: withSlash(s3.nodeLogPrefix),
+    vssPrefix: withSlash(s3.vssPrefix),
   };
 }
 

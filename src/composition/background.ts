@@ -16,6 +16,7 @@ import { NodeLogCollection } from '../logs/node-log-collection.ts';
 import { SegmentJanitor } from '../logs/segment-janitor.ts';
 import { collectedLogReader, type NodeLogReader } from '../logs/collected-logs.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
+import { VssJanitor } from '../vss/vss-janitor.ts';
 import { unlockAutomatically } from './backups.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
 import { rlnBackupCalls } from '../backups/rln-node-calls.ts';
@@ -40,7 +41,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'nodes' | 'unlockSeal' | 'signup'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'vssBlobs' | 'nodes' | 'unlockSeal' | 'signup'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
@@ -133,6 +134,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
   const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
+  const vssJanitor = new VssJanitor({ db, blobs: services.vssBlobs, destroyedRetentionHours: config.destroyedRetentionHours, log: log.child({ part: 'vss' }) });
   const closeTransport = { start() {}, stop: () => transport?.close() };
-  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, ...collected, monthCloser, storageMeter];
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, ...collected, monthCloser, storageMeter];
 }

@@ -15,6 +15,8 @@ import { TwoFactor } from '../accounts/two-factor.ts';
 import { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import { WebhookService } from '../webhooks/service.ts';
 import { createBlobStore } from '../blobs/create-blob-store.ts';
+import { VssService, type VssMetrics } from '../vss/vss-service.ts';
+import { SigsVerifier } from '../vss/sigs-auth.ts';
 import { LogExportService } from '../logs/export-service.ts';
 import { CertificateService } from '../pki/client-certificates.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
@@ -75,7 +77,7 @@ export function buildServices(
   unlockSeal: UnlockSeal,
   runtime: Pick<NodeRuntime, 'assignPorts'>,
   log: Logger,
-  metrics?: AuditMetrics & ApiCallMetrics,
+  metrics?: AuditMetrics & ApiCallMetrics & VssMetrics,
 ) {
   const accounts = accountsOf(db, config);
   const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
@@ -110,7 +112,9 @@ export function buildServices(
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
   const signup = signupOf(db, config, log, audit);
-  return { accounts, signup, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  const vssBlobs = createBlobStore(config, 'vss');
+  const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
+  return { vss, vssBlobs, accounts, signup, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;

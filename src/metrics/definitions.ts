@@ -19,6 +19,8 @@ export const BUILD_RESULTS = ['success', 'failure'] as const;
 export const DELIVERY_RESULTS = ['succeeded', 'retry', 'failed', 'gone'] as const;
 export const GATEWAYS = ['bearer', 'mtls'] as const;
 export const BACKUP_RESULTS = ['succeeded', 'failed'] as const;
+export const VSS_OPERATIONS = ['getObject', 'putObjects', 'deleteObject', 'listKeyVersions'] as const;
+export const VSS_OUTCOMES = ['ok', 'conflict', 'invalid', 'no_such_key', 'refused', 'error'] as const;
 
 // Buckets by what is measured: a build waits for a daemon to start (seconds to minutes), a webhook
 // for a receiver (up to WEBHOOK_TIMEOUT, 15 s), a gateway call for a node (up to its 60 s timeout).
@@ -181,6 +183,31 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       help: "The largest share of its volume in use among RUNNING nodes (0-1), as last measured; 0 before any measurement; the same on every replica.",
       registers,
       collect: fromDatabase(log, 'rlncloud_node_storage_fullest_ratio', async (gauge) => gauge.set((await fullestNodeStorage(db)) ?? 0), false),
+    }),
+    // Every channel update of a node that uses VSS waits on its write: its errors and latency are alerted on.
+    vssRequests: new Counter({
+      name: 'rlncloud_vss_requests_total',
+      help: 'VSS requests answered, by operation and outcome (ok, conflict, invalid, no_such_key, refused, error).',
+      labelNames: ['operation', 'outcome'] as const,
+      registers,
+    }),
+    vssRequestDuration: new Histogram({
+      name: 'rlncloud_vss_request_duration_seconds',
+      help: 'Time a VSS request took in the service, from its body read to its answer, by operation.',
+      labelNames: ['operation'] as const,
+      buckets: GATEWAY_BUCKETS,
+      registers,
+    }),
+    vssWrittenBytes: new Counter({
+      name: 'rlncloud_vss_written_bytes_total',
+      help: 'Bytes of values written by successful VSS puts.',
+      registers,
+    }),
+    vssRefusals: new Counter({
+      name: 'rlncloud_vss_refusals_total',
+      help: 'VSS requests refused with AUTH, by reason (malformed, stale, bad_signature, unknown_store, node_destroyed, other_key).',
+      labelNames: ['reason'] as const,
+      registers,
     }),
     backups: new Counter({
       name: 'rlncloud_backups_total',

@@ -61,6 +61,16 @@ export class ServiceMetrics implements KubernetesMetrics {
     this.metrics.certificatesServed.set(certificate, notAfter);
   }
 
+  vssAnswered(operation: string, outcome: string, seconds: number, writtenBytes: number) {
+    this.metrics.vssRequests.inc({ operation, outcome });
+    this.metrics.vssRequestDuration.observe({ operation }, seconds);
+    if (writtenBytes > 0) this.metrics.vssWrittenBytes.inc(writtenBytes);
+  }
+
+  vssRefused(reason: string) {
+    this.metrics.vssRefusals.inc({ reason });
+  }
+
   auditRecordFailed() {
     this.metrics.auditRecordFailures.inc();
   }

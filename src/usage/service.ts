@@ -7,6 +7,7 @@ import { accountUsageRows, openMonthUsage, presentAccountUsage, type AccountUsag
 import type { ApiCallMeter } from './api-call-meter.ts';
 import { SettledTime } from './settled-time.ts';
 import { findAccountCreatedAt } from '../db/accounts.ts';
+import { sumVssBytes } from '../db/vss.ts';
 import { monthOf, monthRange } from './node-time.ts';
 
 export interface UsageReportRow {
@@ -42,7 +43,7 @@ export class UsageService {
   }
 
   /** An account's usage of a month, per node and in total; `visible`: the nodes a token is limited to. */
-  async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage & CallerUsage> {
+  async accountUsage(accountId: string, month: string, visible: VisibleNodes = null): Promise<AccountUsage & CallerUsage & { vssBytes: number }> {
     const { from, to } = monthRange(month);
     // A month that ended before the account existed has no figures, not empty ones: a closed month
     // answered for it would read as a month of no use, closed by a job that never saw the account.
@@ -52,9 +53,15 @@ export class UsageService {
       throw new AppError('invalid_request', `${month} ended before the account was created; its first month is ${firstMonth}`, { firstMonth });
     }
     // Both read at once; awaited together, so a failure of either is never left unhandled.
-    const read = () => Promise.all([this.monthFigures(accountId, month, from, visible), this.callerUsage(accountId, month, visible)]);
-    const [figures, callers] = await this.betweenBatches(month, read);
-    return { ...figures, ...callers };
+    const read = () =>
+      Promise.all([
+        this.monthFigures(accountId, month, from, visible),
+        this.callerUsage(accountId, month, visible),
+        // What the stores hold now, whatever the month (docs/VSS.md): a level, not a month's sum.
+        sumVssBytes(this.deps.db, accountId, visible),
+      ]);
+    const [figures, callers, vssBytes] = await this.betweenBatches(month, read);
+    return { ...figures, ...callers, vssBytes };
   }
 
   private async monthFigures(accountId: string, month: string, from: Date, visible: VisibleNodes): Promise<AccountUsage> {

@@ -33,6 +33,7 @@ export const AccountUsage = Type.Object({
     days: Type.Array(Type.Object({ date: Type.String({ description: '`YYYY-MM-DD` (UTC).' }), runningSeconds: Type.Integer(), pausedSeconds: Type.Integer() }), {
       description: "Node time per day of the month, every day listed (days to come are zero).",
     }),
+    vssBytes: Type.Integer({ description: "Bytes of values held now in the account's VSS stores (docs/VSS.md), whatever the month; of the token's nodes only for a token limited to some." }),
     members: Type.Array(
       Type.Object({
         userId: Type.String(),

@@ -1,0 +1,165 @@
+// VSS stores and their rows (migration 0034, vss/*.ts). Versions are bigint in the database and
+// numbers here: a key would need 2^53 writes to leave the exact range.
+import type { Queryable } from './database.ts';
+
+export interface VssStoreRow {
+  node_id: string;
+  account_id: string;
+  pubkey: string | null;
+  node_status: string;
+}
+
+/** Makes the node's store with this credential hash, replacing an earlier credential (a new URL). */
+export async function upsertVssStore(db: Queryable, nodeId: string, accountId: string, credentialHash: string): Promise<void> {
+  await db.query(
+    `INSERT INTO vss_stores (node_id, account_id, credential_hash) VALUES ($1, $2, $3)
+     ON CONFLICT (node_id) DO UPDATE SET credential_hash = EXCLUDED.credential_hash`,
+    [nodeId, accountId, credentialHash],
+  );
+}
+
+/** The store whose URL carries this node id and credential, with its node's status; none when either is wrong. */
+export async function findVssStore(db: Queryable, nodeId: string, credentialHash: string): Promise<VssStoreRow | undefined> {
+  const [row] = await db.query<VssStoreRow>(
+    `SELECT s.node_id, s.account_id, s.pubkey, n.status AS node_status
+       FROM vss_stores s JOIN nodes n ON n.id = s.node_id
+      WHERE s.node_id = $1 AND s.credential_hash = $2`,
+    [nodeId, credentialHash],
+  );
+  return row;
+}
+
+/** Binds the key to the store if none is bound yet; answers the key bound now (this one or the earlier). */
+export async function bindVssKey(db: Queryable, nodeId: string, pubkey: string): Promise<string> {
+  await db.query('UPDATE vss_stores SET pubkey = $2, bound_at = now() WHERE node_id = $1 AND pubkey IS NULL', [nodeId, pubkey]);
+  const [row] = await db.query<{ pubkey: string }>('SELECT pubkey FROM vss_stores WHERE node_id = $1', [nodeId]);
+  return row!.pubkey;
+}
+
+export interface VssObjectRow {
+  key: string;
+  version: number;
+  value: Uint8Array | null;
+  blob_key: string | null;
+}
+
+export async function getVssObject(db: Queryable, nodeId: string, storeId: string, key: string): Promise<VssObjectRow | undefined> {
+  const [row] = await db.query<VssObjectRow>(
+    'SELECT key, version::float8 AS version, value, blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3',
+    [nodeId, storeId, key],
+  );
+  return row;
+}
+
+/** Locks the store's global version row (made at 0 if absent) and answers it. */
+export async function lockGlobalVersion(db: Queryable, nodeId: string, storeId: string): Promise<number> {
+  await db.query('INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [nodeId, storeId]);
+  const [row] = await db.query<{ version: number }>(
+    'SELECT version::float8 AS version FROM vss_global_versions WHERE node_id = $1 AND store_id = $2 FOR UPDATE',
+    [nodeId, storeId],
+  );
+  return row!.version;
+}
+
+export async function setGlobalVersion(db: Queryable, nodeId: string, storeId: string, version: number): Promise<void> {
+  await db.query('UPDATE vss_global_versions SET version = $3 WHERE node_id = $1 AND store_id = $2', [nodeId, storeId, version]);
+}
+
+export async function readGlobalVersion(db: Queryable, nodeId: string, storeId: string): Promise<number> {
+  const [row] = await db.query<{ version: number }>(
+    'SELECT version::float8 AS version FROM vss_global_versions WHERE node_id = $1 AND store_id = $2',
+    [nodeId, storeId],
+  );
+  return row?.version ?? 0;
+}
+
+export interface VssWrite {
+  key: string;
+  /** -1 unconditional, 0 create, n update from n. */
+  version: number;
+  value: Uint8Array | null;
+  blobKey: string | null;
+  bytes: number;
+}
+
+/** One write by the reference's rules; answers the blob key it replaced (to delete) and whether it applied. */
+export async function writeVssObject(db: Queryable, nodeId: string, storeId: string, w: VssWrite): Promise<{ applied: boolean; oldBlobKey: string | null }> {
+  const params = [nodeId, storeId, w.key, w.value, w.blobKey, w.bytes];
+  if (w.version === 0) {
+    const rows = await db.query(
+      `INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
+       ON CONFLICT DO NOTHING RETURNING key`,
+      params,
+    );
+    return { applied: rows.length === 1, oldBlobKey: null };
+  }
+  if (w.version === -1) {
+    // One statement, no lock: the CTE reads the row as of the statement's start. A concurrent write
+    // of the same key can make the blob key read older than the one replaced: that leaves an
+    // orphan object (the other write's), never deletes the value the row now names.
+    const [row] = await db.query<{ old: string | null }>(
+      `WITH old AS (SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3)
+       INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
+       ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, blob_key = EXCLUDED.blob_key,
+         bytes = EXCLUDED.bytes, updated_at = now()
+       RETURNING (SELECT blob_key FROM old) AS old`,
+      params,
+    );
+    return { applied: true, oldBlobKey: row?.old ?? null };
+  }
+  // The self-join's `o` is the row as it was before this update: its blob key is the replaced one.
+  const rows = await db.query<{ old: string | null }>(
+    `UPDATE vss_objects n SET version = n.version + 1, value = $4, blob_key = $5, bytes = $6, updated_at = now()
+       FROM vss_objects o
+      WHERE n.node_id = $1 AND n.store_id = $2 AND n.key = $3 AND n.version = $7
+        AND o.node_id = n.node_id AND o.store_id = n.store_id AND o.key = n.key
+     RETURNING o.blob_key AS old`,
+    [...params, w.version],
+  );
+  return { applied: rows.length === 1, oldBlobKey: rows[0]?.old ?? null };
+}
+
+/** Deletes a key (at `version`, or any with -1); answers whether a row went and its blob key. */
+export async function deleteVssObject(db: Queryable, nodeId: string, storeId: string, key: string, version: number): Promise<{ deleted: boolean; blobKey: string | null }> {
+  const rows = await db.query<{ blob_key: string | null }>(
+    `DELETE FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3 AND ($4::bigint = -1 OR version = $4::bigint) RETURNING blob_key`,
+    [nodeId, storeId, key, version],
+  );
+  return { deleted: rows.length === 1, blobKey: rows[0]?.blob_key ?? null };
+}
+
+/** Keys and versions after `after` (exclusive) starting with `prefix`, in key order. */
+export async function listVssKeys(db: Queryable, nodeId: string, storeId: string, prefix: string, after: string, limit: number): Promise<Array<{ key: string; version: number }>> {
+  return db.query(
+    `SELECT key, version::float8 AS version FROM vss_objects
+      WHERE node_id = $1 AND store_id = $2 AND starts_with(key, $3) AND key COLLATE "C" > $4
+      ORDER BY key COLLATE "C" LIMIT $5`,
+    [nodeId, storeId, prefix, after, limit],
+  );
+}
+
+/**
+ * Removes the stores of nodes DESTROYED more than `hours` ago (DESTROYED_RETENTION_HOURS: the
+ * node's record goes then too, and its store with it by cascade; this runs first so the blob
+ * objects are deleted, not orphaned). Answers the node ids whose stores went.
+ */
+export async function deleteExpiredVssStores(db: Queryable, hours: number, limit: number): Promise<string[]> {
+  const rows = await db.query<{ node_id: string }>(
+    `DELETE FROM vss_stores WHERE node_id IN (
+       SELECT s.node_id FROM vss_stores s JOIN nodes n ON n.id = s.node_id
+        WHERE n.status = 'DESTROYED' AND n.destroyed_at < now() - make_interval(hours => $1) LIMIT $2)
+     RETURNING node_id`,
+    [hours, limit],
+  );
+  return rows.map((r) => r.node_id);
+}
+
+/** Bytes of values held now in the account's VSS stores (of `nodeIds` only, when given). */
+export async function sumVssBytes(db: Queryable, accountId: string, nodeIds: readonly string[] | null): Promise<number> {
+  const [row] = await db.query<{ bytes: number }>(
+    `SELECT coalesce(sum(o.bytes), 0)::float8 AS bytes FROM vss_objects o JOIN vss_stores s ON s.node_id = o.node_id
+      WHERE s.account_id = $1 AND ($2::text[] IS NULL OR o.node_id = ANY($2::text[]))`,
+    [accountId, nodeIds],
+  );
+  return row!.bytes;
+}

@@ -1,0 +1,83 @@
+// The hosted VSS (docs/VSS.md): each node reaches it at its own URL,
+// `{PUBLIC_URL}/vss/<node id>/<credential>`, and signs every request like LDK's clients ("sigs").
+// The URL says which node's store; the first key that writes there is bound to it, and only that
+// key may use the store after: a store belongs to one node of one account.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from '../db/database.ts';
+import { bindVssKey, findVssStore, upsertVssStore } from '../db/vss.ts';
+import { VssError, VssErrorCode } from './messages.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import { VssBlobValues } from './blob-values.ts';
+import type { SigsVerifier } from './sigs-auth.ts';
+import { VssStoreService } from './store-service.ts';
+
+export const VSS_PATH = '/vss';
+
+const hashCredential = (credential: string) => createHash('sha256').update(credential).digest('hex');
+
+export interface VssCaller {
+  nodeId: string;
+  accountId: string;
+}
+
+/** What the VSS routes report (metrics/service-metrics.ts). */
+export interface VssMetrics {
+  vssAnswered(operation: string, outcome: 'ok' | 'conflict' | 'invalid' | 'no_such_key' | 'refused' | 'error', seconds: number, writtenBytes: number): void;
+  vssRefused(reason: VssAuthReason): void;
+}
+
+export class VssService {
+  readonly stores: VssStoreService;
+  readonly metrics: VssMetrics | undefined;
+
+  constructor(
+    private readonly opts: { db: Database; publicUrl: string; verifier: SigsVerifier; blobs: BlobStore; metrics?: VssMetrics },
+  ) {
+    this.metrics = opts.metrics;
+    this.stores = new VssStoreService(opts.db, new VssBlobValues(opts.blobs));
+  }
+
+  /**
+   * A new VSS URL for the node (its store made if it has none, keeping its rows and bound key);
+   * an earlier URL of the node stops working. For the node's configuration (--vss-url).
+   */
+  async issueUrl(accountId: string, nodeId: string): Promise<string> {
+    const credential = randomBytes(24).toString('base64url');
+    await upsertVssStore(this.opts.db, nodeId, accountId, hashCredential(credential));
+    return `${this.opts.publicUrl}${VSS_PATH}/${nodeId}/${credential}`;
+  }
+
+  /**
+   * Who is calling: the URL's store, the signed key, and (`writing`) the key bound by this call
+   * when none is yet. Every refusal is AUTH, with a reason for the log and metrics.
+   */
+  async authenticate(nodeId: string, credential: string, authorization: string | undefined, writing: boolean): Promise<VssCaller> {
+    const checked = this.opts.verifier.check(authorization);
+    if (!checked.ok) throw new VssAuthError(checked.reason);
+    const store = await findVssStore(this.opts.db, nodeId, hashCredential(credential));
+    if (!store) throw new VssAuthError('unknown_store');
+    if (store.node_status === 'DESTROYED' || store.node_status === 'DESTROYING') throw new VssAuthError('node_destroyed');
+    let bound = store.pubkey;
+    if (bound === null && writing) bound = await bindVssKey(this.opts.db, nodeId, checked.pubkey);
+    // An unbound store holds nothing: reads of it are answered (empty) for any signed key.
+    if (bound !== null && bound !== checked.pubkey) throw new VssAuthError('other_key');
+    return { nodeId: store.node_id, accountId: store.account_id };
+  }
+}
+
+export type VssAuthReason = 'malformed' | 'stale' | 'bad_signature' | 'unknown_store' | 'node_destroyed' | 'other_key';
+
+const AUTH_MESSAGES: Record<VssAuthReason, string> = {
+  malformed: 'the Authorization header is not a sigs token (key, signature, time)',
+  stale: 'the signed time is more than a day from the server clock',
+  bad_signature: 'the signature does not verify for the key and time',
+  unknown_store: 'no VSS store at this URL',
+  node_destroyed: "this URL's node is destroyed",
+  other_key: "another key is bound to this URL's store",
+};
+
+export class VssAuthError extends VssError {
+  constructor(readonly reason: VssAuthReason) {
+    super(VssErrorCode.AUTH, AUTH_MESSAGES[reason]);
+  }
+}
