@@ -2,6 +2,7 @@
 // builds (api/server.ts, with the web UI's session routes), on services that are never called.
 // Registering a route only declares it; handlers run on requests, and none is made here. This is
 // what scripts/openapi.ts writes to client/openapi.json and the typed client is generated from.
+import type { SignupService } from '../signup/service.ts';
 import type { FastifyInstance } from 'fastify';
 import { buildApiServer } from '../api/server.ts';
 import type { ApiDeps } from '../api/deps.ts';
@@ -40,6 +41,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     members: unused('members'),
     transfers: unused('transfers'),
     accountDeletion: unused('accountDeletion'),
+    signup: unused<SignupService>('signup'),
     plans: unused('plans'),
     nodes: unused('nodes'),
     webhooks: unused('webhooks'),
