@@ -10,7 +10,7 @@
 # bin/rln-cloud.mjs. The bundle is what `npm start` runs: one file loads in a fraction of the time
 # ~200 TypeScript modules take through the tsx loader, which matters for a replica's readiness and
 # so for a rolling update; and nothing is compiled at run time. The sources stay out of the image
-# except the files the service reads at run time (migrations, web assets; found from
+# except the files the service reads at run time (migrations, web assets, the VSS protocol file; found from
 # /app/package.json, see src/paths.ts) and devnode (RUNTIME=process runs it when RLN_COMMAND is
 # unset).
 
@@ -43,6 +43,7 @@ COPY --from=deps /app/node_modules node_modules
 COPY --from=bundle /app/dist dist
 COPY src/db/migrations src/db/migrations
 COPY src/web/public src/web/public
+COPY src/vss/vss.proto src/vss/vss.proto
 COPY bin bin
 COPY devnode devnode
 

@@ -14,7 +14,7 @@
 #                           assets resolve under /app
 #   /app/node_modules       production dependencies only (`npm ci --omit=dev`)
 #   /app/dist               the esbuild bundle `npm start` runs (scripts/build.mjs)
-#   /app/src/db/migrations, /app/src/web/public   what the bundle reads at run time
+#   /app/src/db/migrations, /app/src/web/public, /app/src/vss/vss.proto   what the bundle reads at run time
 #   /app/bin, /app/devnode  devnode, which RUNTIME=process runs when RLN_COMMAND is unset
 #   /etc/passwd, /etc/group root and rlncloud (uid/gid 1000)
 #   /tmp (1777), /data (1777: DATA_DIR; every file of the layer is root's, so it is world-writable
@@ -94,9 +94,10 @@ build() { # build <out.tar>
 
   # 3. What the bundle reads at run time, found from /app/package.json (src/paths.ts: projectPath),
   #    and devnode for RUNTIME=process (bin/devnode.mjs runs devnode/main.ts through tsx).
-  mkdir -p "$app/src/db" "$app/src/web"
+  mkdir -p "$app/src/db" "$app/src/web" "$app/src/vss"
   cp -r "$REPO/src/db/migrations" "$app/src/db/"
   cp -r "$REPO/src/web/public" "$app/src/web/"
+  cp "$REPO/src/vss/vss.proto" "$app/src/vss/"
   cp -r "$REPO/bin" "$app/bin"
   (cd "$REPO" && find devnode -type f ! -name '*.test.ts' -exec cp --parents {} "$app/" \;)
   rm -f "$app/package-lock.json"

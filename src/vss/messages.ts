@@ -1,9 +1,11 @@
 // The VSS wire messages, decoded and encoded by protobufjs from vss.proto (kept beside this file,
 // the reference server's file with the client-only messages left out).
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { projectPath } from '../platform/paths.ts';
 
-const root = protobuf.loadSync(fileURLToPath(new URL('./vss.proto', import.meta.url)));
+// Found from the project root (platform/paths.ts), not beside this module: the bundle in dist/
+// and the container image (Dockerfile, scripts/service-image.sh) read it from src/vss/ too.
+const root = protobuf.loadSync(projectPath('src', 'vss', 'vss.proto'));
 export const VssMessages = {
   GetObjectRequest: root.lookupType('vss.GetObjectRequest'),
   GetObjectResponse: root.lookupType('vss.GetObjectResponse'),
