@@ -117,6 +117,11 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   'GET /api/session/oidc': 'linked OpenID providers: authenticated by the session cookie',
   'POST /api/session/oidc/:provider/link': 'linking an OpenID provider: the session cookie and its CSRF token',
   'DELETE /api/session/oidc/:provider': 'unlinking an OpenID provider: the session cookie and its CSRF token',
+  // VSS (docs/VSS.md): LDK's protocol, authenticated as LDK's clients do (test/vss/vss-auth.test.ts).
+  'POST /vss/:nodeId/:credential/getObject': "VSS: the URL's credential and the node key's signature (sigs) are the credential",
+  'POST /vss/:nodeId/:credential/putObjects': "VSS: the URL's credential and the node key's signature (sigs) are the credential",
+  'POST /vss/:nodeId/:credential/deleteObject': "VSS: the URL's credential and the node key's signature (sigs) are the credential",
+  'POST /vss/:nodeId/:credential/listKeyVersions': "VSS: the URL's credential and the node key's signature (sigs) are the credential",
   'GET /downloads/*': 'log export and backup downloads: the signature in the URL is the credential',
   'GET /': 'web UI page shell (its data comes from the API)',
   'GET /sign-in': 'web UI page shell',
