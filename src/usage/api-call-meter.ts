@@ -336,6 +336,7 @@ export class ApiCallMeter {
           account.pending.set(key, (account.pending.get(key) ?? 0) + i.calls);
           account.pendingCalls += i.calls;
         }
+        this.settled(counts, kept);
         return false;
       }
       if (refused.length > 0) this.learn(counts, await findAccountCallTotals(this.deps.db, counts.from, refused));
@@ -344,9 +345,17 @@ export class ApiCallMeter {
     } catch (err) {
       this.deps.log.error({ err }, 'could not read the refused accounts\' API call totals');
       return false;
-    } finally {
-      for (const i of increments) counts.accounts.get(i.accountId)!.writing -= i.calls;
     }
+  }
+
+  /**
+   * The increments' calls are no longer being written: in the database's total (learnt in the same
+   * step), dropped, or pending again. Never later than that step: a call counted both in `known`
+   * and in `writing` would make admit refuse one call early, and the next call (after the batch)
+   * would then be admitted past a refusal.
+   */
+  private settled(counts: MonthCounts, increments: readonly ApiCallIncrement[]) {
+    for (const i of increments) counts.accounts.get(i.accountId)!.writing -= i.calls;
   }
 
   /**
@@ -356,13 +365,9 @@ export class ApiCallMeter {
    */
   private async writeIncrements(counts: MonthCounts, increments: readonly ApiCallIncrement[]): Promise<readonly ApiCallIncrement[]> {
     if (increments.length === 0) return [];
+    let totals: Awaited<ReturnType<typeof addApiCalls>>;
     try {
-      const totals = await addApiCalls(this.deps.db, counts.from, increments);
-      this.learn(counts, totals.accounts);
-      this.learnCallers(counts, totals.callers);
-      this.written(counts, increments);
-      this.report(totals.accounts, increments);
-      return [];
+      totals = await addApiCalls(this.deps.db, counts.from, increments);
     } catch (err) {
       if (!refusesData(err)) {
         this.deps.log.error({ err, calls: increments.length }, 'could not write API call counts; keeping them for the next batch');
@@ -371,6 +376,7 @@ export class ApiCallMeter {
       if (increments.length === 1) {
         const [i] = increments;
         this.deps.log.warn({ err, accountId: i!.accountId, kind: i!.kind, calls: i!.calls }, 'the database refused an API call count; dropped');
+        this.settled(counts, increments);
         this.written(counts, increments);
         return [];
       }
@@ -378,6 +384,12 @@ export class ApiCallMeter {
       const kept = await this.writeIncrements(counts, increments.slice(0, half));
       return [...kept, ...(await this.writeIncrements(counts, increments.slice(half)))];
     }
+    this.learn(counts, totals.accounts);
+    this.settled(counts, increments);
+    this.learnCallers(counts, totals.callers);
+    this.written(counts, increments);
+    this.report(totals.accounts, increments);
+    return [];
   }
 
   private learn(counts: MonthCounts, totals: readonly AccountCallTotal[]) {

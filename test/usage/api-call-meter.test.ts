@@ -179,4 +179,42 @@ describe(`the API call meter (${databaseLabel()})`, () => {
     expect(await usage.monthApiCalls('acct-b')).toBe(3);
     await m.stop();
   });
+
+  it('admits exactly the limit while a batch that wrote the last calls is still reading refused accounts', async () => {
+    // A refused account (acct-c, its month spent) is read again after every batch. While that read
+    // runs, the batch's calls are in the database's total the meter learnt: counted in what is
+    // being written as well, they made admit refuse the limit's last call (and admit one past
+    // a refusal after the batch).
+    await insertOwnerUser(t.db, 'acct-c', 'c@example.com', 'tiny');
+    let hold = false;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reading!: () => void;
+    const readStarted = new Promise<void>((resolve) => (reading = resolve));
+    const slowReads: Database = Object.create(t.db, {
+      query: {
+        value: async (sql: string, params?: unknown[]) => {
+          if (hold && sql.includes('FROM accounts a JOIN plans p')) {
+            reading();
+            await held;
+          }
+          return t.db.query(sql, params as never);
+        },
+      },
+    });
+    const m = meter(slowReads);
+    while (await call(m, 'acct-c'));
+    for (let i = 0; i < LIMIT - 2; i++) expect(await call(m, 'acct-a')).toBe(true);
+    expect(await m.flush()).toBe(true);
+    expect(await call(m, 'acct-a')).toBe(true);
+    hold = true;
+    const flushed = m.flush();
+    await readStarted;
+    expect(await call(m, 'acct-a')).toBe(true);
+    release();
+    expect(await flushed).toBe(true);
+    expect(await m.flush()).toBe(true);
+    expect(await call(m, 'acct-a')).toBe(false);
+    await m.stop();
+  });
 });
