@@ -327,6 +327,24 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     }
   });
 
+  it("has the guide's real-cluster table name every value the example overlay leaves to the operator", () => {
+    const guide = readFileSync(join(repoRoot, 'docs/DEPLOY.md'), 'utf8');
+    const start = guide.indexOf('**What you will supply, in the order the steps below need it.**');
+    expect(start).toBeGreaterThan(0);
+    const table = guide.slice(start, guide.indexOf('\n\n', guide.indexOf('| 1 |', start)));
+    const example = readFileSync(join(repoRoot, 'deploy/kubernetes/overlays/example/kustomization.yaml'), 'utf8');
+    // Each literal the example sets or leaves commented out for the operator, and each secret file.
+    const literals = [...example.matchAll(/^\s*(?:#\s*)?- ([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
+    const files = [...example.matchAll(/=(secrets\/[a-z0-9.-]+)/g)].map((m) => m[1]!);
+    expect(literals.length).toBeGreaterThan(10);
+    expect(files).toHaveLength(8);
+    const ingress = readFileSync(join(repoRoot, 'deploy/kubernetes/overlays/example/ingress.yaml'), 'utf8');
+    const ingressValues = ['ingressClassName', 'cert-manager.io/cluster-issuer'].filter((v) => ingress.includes(v));
+    expect(ingressValues).toHaveLength(2);
+    const named = (v: string) => table.includes(`\`${v}\``) || (v.startsWith('TESTNET_') && table.includes('the same `TESTNET_*`') && table.includes(`\`REGTEST_${v.slice(8)}\``));
+    expect([...literals, ...files, ...ingressValues, 'newName', 'newTag'].filter((v) => !named(v))).toEqual([]);
+  });
+
   it('names in every *_FILE variable a key of a Secret mounted at that directory', () => {
     const objects = example;
     const pod = deploymentOf(objects).spec.template.spec;
