@@ -6324,12 +6324,12 @@ export interface operations {
                         }[];
                         /** @description Bytes of values held now in the account's VSS stores (docs/VSS.md), whatever the month; of the token's nodes only for a token limited to some. */
                         vssBytes: number;
-                        /** @description Who spent the month's calls, the most first (calls through a client certificate are in no member). Empty for a token limited to some nodes. */
+                        /** @description Who spent the month's calls, the most first (calls through a client certificate are its issuer's; one the operator issued is in no member). Empty for a token limited to some nodes. */
                         members: {
                             userId: string;
                             /** @description Null once the user was deleted. */
                             email: string | null;
-                            /** @description The member's management API and bearer gateway calls, with every token and the web session. */
+                            /** @description The member's management API and gateway calls, with every token, the web session and the client certificates they issued. */
                             calls: number;
                             /** @description The member's cap (PUT /api/account/members/{userId}/monthly-api-calls); null: none. */
                             monthlyApiCalls: number | null;

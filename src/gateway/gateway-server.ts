@@ -75,7 +75,7 @@ interface Guard<Caller> {
   nodeFor(caller: Caller, target: NodeTarget, fresh: boolean): Node | Promise<Node>;
   /** The member who calls, for the audit trail (a certificate names none: its serial is in the trail). */
   memberOf?(caller: Caller): NodeRequest['member'];
-  /** Whose calls the meter counts it as (GET /api/usage's members and tokens); none for a certificate. */
+  /** Whose calls the meter counts it as (GET /api/usage's members and tokens); a certificate's are its issuer's. */
   meterCaller?(caller: Caller): { userId: string; tokenId: string };
 }
 
@@ -259,6 +259,8 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
     },
     nodeFor: (peer, target, fresh) => deps.access.certifiedNode(peer, target, fresh),
     limitKey: (peer) => `certificate:${peer.serial}`,
+    // Its issuer's calls (with their tokens and web session): a member's cap holds here too.
+    meterCaller: (peer) => ({ userId: peer.issuedBy ?? '', tokenId: '' }),
   };
   const server = https.createServer(
     {

@@ -32,6 +32,12 @@ import type { Node } from '../domain/nodes.ts';
 export interface PeerCertificate {
   serial: string;
   fingerprint: string;
+  /**
+   * The member who issued it (null: the operator did), once its record was checked: the meter
+   * counts its calls as theirs, so a member's cap holds their certificates too. A certificate's
+   * issuer never changes, so it stays with the connection.
+   */
+  issuedBy?: string | null;
 }
 
 /** The longest a positive lookup is reused (see above). */
@@ -207,6 +213,7 @@ export class NodeAccess {
     if (found.cert.revoked_at) throw new AppError('certificate_revoked', `certificate ${peer.serial} was revoked`);
     if (found.cert.not_after.getTime() <= Date.now()) throw new AppError('certificate_expired', `certificate ${peer.serial} has expired`);
     if (found !== remembered) this.certificates.set(peer.serial, found);
+    peer.issuedBy = found.cert.issued_by;
     if (found.cert.user_id !== target.userId || found.node.id !== target.nodeId) {
       throw new AppError('certificate_not_for_node', 'this client certificate was issued for another node; use that node\'s path or a certificate for this one');
     }

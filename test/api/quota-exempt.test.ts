@@ -9,6 +9,7 @@ import { createNodes } from '../helpers/tenants.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { addMember } from '../helpers/members.ts';
 import { registeredRoutes } from '../helpers/registered-routes.ts';
+import { tlsRequest, type ClientCredentials } from '../gateway/gateway-client.ts';
 import { QUOTA_EXEMPT_ROUTES, UI_READ_HEADER } from '../../src/api/quota-routes.ts';
 
 const QUOTA = 12;
@@ -168,6 +169,34 @@ describe(`caps on a member's or a token's monthly calls (${databaseLabel()})`, (
       again = await t.call('/api/nodes', { token: developer.token });
     }
     expect(again.status).toBe(200);
+  });
+
+  it("holds a capped member's client certificates too: the mutual-TLS gateway counts a certificate's calls as its issuer's", async () => {
+    const owner = await t.createUser();
+    const [nodeId] = await createNodes(t, owner, [{ name: 'capped-cert' }]);
+    const developer = await addMember(t, owner.id, 'developer');
+    // Capped before the member's first call, which reads the cap (a later change applies from a batch on).
+    const put = await t.call(`/api/account/members/${developer.id}/monthly-api-calls`, { method: 'PUT', token: owner.token, body: { monthlyApiCalls: 3 } });
+    expect(put.status, put.text).toBe(200);
+    const issued = await t.call(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: developer.token });
+    expect(issued.status, issued.text).toBe(200);
+    const creds = issued.json as ClientCredentials;
+    const viaCertificate = () => tlsRequest(t.config.userNodeUrl, `/nodes/${owner.id}/${nodeId}/nodeinfo`, { ...creds, ca: creds.certificateChain });
+    let admitted = 0;
+    let refusal: Awaited<ReturnType<typeof viaCertificate>> | undefined;
+    // The generate-cert call above was the member's first of the month.
+    for (let i = 0; i < 20 && !refusal; i++) {
+      const r = await viaCertificate();
+      if (r.status === 429) refusal = r;
+      else admitted++;
+    }
+    expect(refusal, 'the certificate was never refused').toBeDefined();
+    expect(refusal!.json.rln_cloud).toMatchObject({ code: 'quota_exceeded', details: { cap: 'member' } });
+    // cap + B - 1 with one replica, less the member's management call.
+    expect(admitted).toBeGreaterThanOrEqual(2);
+    expect(admitted).toBeLessThanOrEqual(3);
+    // The owner's own calls through the gateway are not held back.
+    expect((await t.call(`/api/nodes/${nodeId}`, { token: owner.token })).status).toBe(200);
   });
 
   it('is an owner\'s or admin\'s, for the account\'s own members and tokens, with a valid cap', async () => {

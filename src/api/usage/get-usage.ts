@@ -38,10 +38,10 @@ export const AccountUsage = Type.Object({
       Type.Object({
         userId: Type.String(),
         email: Type.Union([Type.String(), Type.Null()], { description: 'Null once the user was deleted.' }),
-        calls: Type.Integer({ description: "The member's management API and bearer gateway calls, with every token and the web session." }),
+        calls: Type.Integer({ description: "The member's management API and gateway calls, with every token, the web session and the client certificates they issued." }),
         monthlyApiCalls: Type.Union([Type.Integer(), Type.Null()], { description: "The member's cap (PUT /api/account/members/{userId}/monthly-api-calls); null: none." }),
       }),
-      { description: 'Who spent the month\'s calls, the most first (calls through a client certificate are in no member). Empty for a token limited to some nodes.' },
+      { description: 'Who spent the month\'s calls, the most first (calls through a client certificate are its issuer\'s; one the operator issued is in no member). Empty for a token limited to some nodes.' },
     ),
     tokens: Type.Array(
       Type.Object({
