@@ -109,6 +109,34 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
     expect((await t.call('/api/nodes', { headers: { cookie: full } })).status).toBe(200);
   });
 
+  it("takes the provider's word for several factors (its ID token's amr), and only that: one factor still asks for the code", async () => {
+    const subject = unique('amr');
+    const email = `${subject}@example.com`;
+    idp.as(subject, { email, email_verified: true });
+    const first = await signInWith('corp');
+    const headers = { cookie: first.cookie, 'x-csrf-token': (await whoIs(first.cookie)).csrfToken as string };
+    const begun = await t.call('/api/me/2fa/totp', { method: 'POST', headers });
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(begun.json.secret) });
+    while (Date.now() % 30_000 > 28_000) await new Promise((r) => setTimeout(r, 250));
+    expect((await t.call('/api/me/2fa/totp/confirm', { method: 'POST', headers, body: { code: totp.generate() } })).status).toBe(200);
+
+    // A password and a one-time code at the provider (RFC 8176): a full session at once.
+    idp.as(subject, { email, email_verified: true, amr: ['pwd', 'otp'] });
+    const twoFactors = await signInWith('corp');
+    expect(twoFactors.location).toBe('/');
+    expect((await t.call('/api/nodes', { headers: { cookie: twoFactors.cookie } })).status).toBe(200);
+    // "mfa" says the same in one word.
+    idp.as(subject, { email, email_verified: true, amr: ['mfa'] });
+    expect((await signInWith('corp')).location).toBe('/');
+    // A password alone, or the same method named twice: the service's own second factor is asked.
+    for (const amr of [['pwd'], ['pwd', 'pwd']]) {
+      idp.as(subject, { email, email_verified: true, amr });
+      const one = await signInWith('corp');
+      expect(one.location, JSON.stringify(amr)).toBe('/sign-in');
+      expect((await t.call('/api/nodes', { headers: { cookie: one.cookie } })).json.error.code).toBe('second_factor_required');
+    }
+  });
+
   it('signs a new person up through the provider (an account of their own on SIGNUP_PLAN) and finds them again by issuer and subject', async () => {
     const subject = unique('new');
     idp.as(subject, { email: `${subject}@example.com`, email_verified: true });

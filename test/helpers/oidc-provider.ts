@@ -41,7 +41,8 @@ export async function createOidcProvider(): Promise<TestOidcProvider> {
           grant_types: ['authorization_code'],
           response_types: ['code'],
         })),
-        claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+        // amr with the openid scope: the login's `amr` reaches the ID token only as a claim a scope asks for.
+        claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'] },
         // The service reads the person from the ID token, not from userinfo.
         conformIdTokenClaims: false,
         cookies: { keys: ['test-cookie-key'] },
