@@ -91,7 +91,7 @@ export type SessionStage = 'full' | 'second_factor' | 'enrol';
 
 /** What the first factor said about itself: an OpenID provider's `amr`/`acr` (web sessions by password say nothing). */
 export interface FirstFactor {
-  /** The provider vouches that several factors were used (its `amr` has `mfa`, or an `acr` the operator trusts). */
+  /** The provider vouches that several factors were used (its `amr` has `mfa` or two methods; `acr` is trusted for nothing). */
   multiFactor?: boolean;
 }
 
