@@ -252,13 +252,13 @@ export async function nodePage(main, { nodeId, setTitle }) {
       );
     }
     if (node.vss && node.status !== 'DESTROYED' && node.vss.usedBytes > node.vss.softLimitBytes) {
-      items.push(
-        notice(
-          'warn',
-          h('strong', {}, 'The channel state store is past its limit. '),
-          `It holds ${bytes(node.vss.usedBytes)}, more than the ${bytes(node.vss.softLimitBytes)} planned for a node. Writes are still accepted, so the channels keep working; the operator has been alerted.`,
-        ),
+      const past = notice(
+        'warn',
+        h('strong', {}, 'The channel state store is past its limit. '),
+        `It holds ${bytes(node.vss.usedBytes)}, more than the ${bytes(node.vss.softLimitBytes)} planned for a node. Writes are still accepted, so the channels keep working; the operator has been alerted.`,
       );
+      past.dataset.testid = 'vss-limit-notice';
+      items.push(past);
     }
     if (node.status === 'DESTROYED') items.push(notice('info', 'This node was destroyed; its storage is deleted and the record is kept for reference.'));
     fill(notices, items);
