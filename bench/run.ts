@@ -16,6 +16,7 @@ import { benchBareFastify, benchServiceMemory, type MemoryFigures } from './memo
 import { createTestDatabase } from '../test/helpers/database.ts';
 import { benchScale, GET_RATE, LIST_RATE, SCALE_SIZES } from './scale.ts';
 import { printClusterScale } from './scale-cluster.ts';
+import { benchVssSignature } from './vss-signature.ts';
 import { benchVss, VSS_BURST, VSS_P99_AIM_MS, VSS_RATIO_AIM, VSS_STEADY_RATE } from './vss.ts';
 import { benchPasswordHashing, HASH_RATE, HASHING_RATIO_AIM, READ_RATE } from './password-hashing.ts';
 
@@ -75,6 +76,14 @@ const sections: Record<string, () => Promise<void>> = {
     } catch (err) {
       console.log(`| skipped: ${(err as Error).message} | | | | | | |`);
     }
+  },
+  'vss-signature': async () => {
+    console.log('\n## One VSS sigs check not answered from memory (each header distinct), median of 3 runs');
+    const runs = [0, 1, 2].map(() => benchVssSignature());
+    console.log(`| key | ms per check (median) | runs ms |`);
+    console.log('|---|---|---|');
+    console.log(`| checked before | ${f(median(runs.map((r) => r.seenKeyMs)), 3)} | ${runs.map((r) => f(r.seenKeyMs, 3)).join(', ')} |`);
+    console.log(`| never seen | ${f(median(runs.map((r) => r.newKeyMs)), 3)} | ${runs.map((r) => f(r.newKeyMs, 3)).join(', ')} |`);
   },
   rollout: async () => {
     const ROLLOUT_NODES = Number(process.env.BENCH_ROLLOUT_NODES ?? 2000);

@@ -237,11 +237,12 @@ async function bootstrapDevUser(accounts: AccountService, db: Database, dataDir:
   return { email: DEV_EMAIL, token, tokenFile, password };
 }
 
-/** What the metrics report besides the service's own: the runtime's requests and its peer-port range. */
+/** What the metrics report besides the service's own: the runtime's requests, its peer-port range, the VSS soft limit. */
 function metricOptions(config: Config): MetricOptions {
-  if (!config.kubernetes) return { nodePortRange: config.nodePortRange };
+  const vss = { vssSoftLimitBytes: config.vssMaxBytesPerNode };
+  if (!config.kubernetes) return { ...vss, nodePortRange: config.nodePortRange };
   const { peerServiceType, peerPortRange, nodePortRange } = config.kubernetes;
-  if (peerServiceType === 'HostPort') return { kubernetes: true, nodePortRange: peerPortRange };
-  if (peerServiceType === 'NodePort') return { kubernetes: true, nodePortRange: { ...nodePortRange, countNodes: true } };
-  return { kubernetes: true };
+  if (peerServiceType === 'HostPort') return { ...vss, kubernetes: true, nodePortRange: peerPortRange };
+  if (peerServiceType === 'NodePort') return { ...vss, kubernetes: true, nodePortRange: { ...nodePortRange, countNodes: true } };
+  return { ...vss, kubernetes: true };
 }

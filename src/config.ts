@@ -74,6 +74,8 @@ export interface Config {
   /** Release rollouts: how many nodes upgrade at once, and how many failures pause a rollout. */
   rolloutConcurrency: number;
   rolloutFailureBudget: number;
+  /** VSS_MAX_BYTES_PER_NODE: the soft limit of a node's VSS store (alerted and shown, never refused). */
+  vssMaxBytesPerNode: number;
   /** How long a DESTROYED node stays readable before its record is deleted. */
   destroyedRetentionHours: number;
   /**
@@ -232,6 +234,12 @@ export const SERVICE_VARIABLES = {
   rolloutFailureBudget: variable('ROLLOUT_FAILURE_BUDGET', integer(0), {
     default: '3',
     doc: 'a rollout pauses when more upgrades than this have failed',
+  }),
+  // A soft limit: a store past it is alerted on and shown on its node, never refused a write (a
+  // refused write stalls the node's channels). 1 GiB is far above a busy node's channel state.
+  vssMaxBytesPerNode: variable('VSS_MAX_BYTES_PER_NODE', integer(1), {
+    default: '1073741824',
+    doc: "the bytes a node's VSS store may hold before it is alerted on and shown on the node (writes are never refused)",
   }),
   destroyedRetentionHours: variable('DESTROYED_RETENTION_HOURS', integer(1), {
     default: '168',

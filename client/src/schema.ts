@@ -1317,6 +1317,18 @@ export interface components {
                  */
                 measuredAt: string;
             } | null;
+            /** @description What the node's VSS store holds, as last measured; null while the node has no store or it was not measured yet. */
+            vss: {
+                /** @description Bytes of the values in the node's VSS store (its channel state kept by the service, docs/VSS.md). */
+                usedBytes: number;
+                /** @description VSS_MAX_BYTES_PER_NODE: past it the operator is alerted and this page says so; writes are never refused (a refused write would stall the channels). */
+                softLimitBytes: number;
+                /**
+                 * Format: date-time
+                 * @description When it was measured (every few minutes).
+                 */
+                measuredAt: string;
+            } | null;
         };
         /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
         WebhookEvent: {

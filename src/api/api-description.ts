@@ -8,7 +8,9 @@ export const API_INFO: OpenAPIV3_1.InfoObject = {
   version: '1.0.0',
   description:
     'Hosted RGB Lightning Nodes: create, list, inspect, start, stop, upgrade, configure, export logs, back up, destroy. ' +
-    "Routes take `Authorization: Bearer <API token>` (the web UI's session routes excepted); every error has one body, `Error`.",
+    "Routes take `Authorization: Bearer <API token>` (the web UI's session routes excepted); every error has one body, `Error`. " +
+    "Not described here: the VSS routes nodes write their channel state to (`POST /vss/<node id>/<credential>/<operation>`, LDK's " +
+    'binary protobuf protocol with its own signed authentication); docs/VSS.md is their reference.',
   license: { name: 'MIT', identifier: 'MIT' },
 };
 

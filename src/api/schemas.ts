@@ -121,6 +121,19 @@ export const Node = Type.Object(
       ],
       { description: 'Storage use as last measured; null until the node has run long enough to be measured once.' },
     ),
+    vss: Type.Union(
+      [
+        Type.Object({
+          usedBytes: Type.Integer({ description: "Bytes of the values in the node's VSS store (its channel state kept by the service, docs/VSS.md)." }),
+          softLimitBytes: Type.Integer({
+            description: 'VSS_MAX_BYTES_PER_NODE: past it the operator is alerted and this page says so; writes are never refused (a refused write would stall the channels).',
+          }),
+          measuredAt: Type.String({ format: 'date-time', description: 'When it was measured (every few minutes).' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'What the node\'s VSS store holds, as last measured; null while the node has no store or it was not measured yet.' },
+    ),
   },
   { $id: 'Node' },
 );

@@ -29,7 +29,7 @@ export const BLOB_STORE_VARIABLES = {
   // Local files need nothing set up, and one machine is what the defaults are for.
   kind: variable('BLOB_STORE', oneOf(['local', 's3']), {
     default: 'local',
-    doc: 'where export archives go: `local` (`DATA_DIR/exports`, served at `PUBLIC_URL/downloads/...`) or `s3`',
+    doc: "where log export archives, backups, the nodes' collected output and VSS values past 256 KiB go: `local` (`DATA_DIR/<area>/blobs/`, e.g. `DATA_DIR/vss/blobs/`; downloads served at `PUBLIC_URL/downloads/...`; one machine's) or `s3` (a prefix per area; needed with replicas on several machines)",
   }),
 };
 
@@ -78,7 +78,7 @@ export const S3_VARIABLES = {
   // Large VSS values are live channel state: only their store's writes and deletes remove them.
   vssPrefix: variable('S3_VSS_PREFIX', text(), {
     default: 'vss/',
-    doc: 'prefix of large VSS values (docs/VSS.md); must not overlap the three above',
+    doc: 'prefix of VSS values past 256 KiB (a fixed size, justified in docs/VSS.md; smaller values stay in the database); must not overlap the three above',
   }),
 };
 

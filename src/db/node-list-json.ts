@@ -18,6 +18,8 @@ export interface NodeListJsonOptions {
   /** The port and scheme of nodeApiUrl (Node.port, Node.protocol). */
   nodeApiPort: number;
   nodeApiProtocol: 'https' | 'http';
+  /** VSS_MAX_BYTES_PER_NODE (Node.vss.softLimitBytes). */
+  vssSoftLimitBytes: number;
 }
 
 // The JSON is written by concatenation, field by field in the order of the schema (the order the
@@ -71,6 +73,8 @@ const NODE_JSON = `'{"nodeId":' || ${str('n.id')}
   || ',"storage":' || CASE WHEN n.storage_measured_at IS NULL THEN 'null' ELSE
        '{"usedBytes":' || n.storage_used_bytes || ',"capacityBytes":' || n.storage_capacity_bytes
        || ',"availableBytes":' || n.storage_available_bytes || ',"measuredAt":' || ${iso('n.storage_measured_at')} || '}' END
+  || ',"vss":' || CASE WHEN n.vss_measured_at IS NULL THEN 'null' ELSE
+       '{"usedBytes":' || n.vss_bytes || ',"softLimitBytes":' || $8::bigint || ',"measuredAt":' || ${iso('n.vss_measured_at')} || '}' END
   || '}'`;
 
 /**
@@ -81,7 +85,7 @@ export async function listUserNodesJson(db: Queryable, userId: string, onlyIds: 
   const [row] = await db.query<{ body: string }>(
     `SELECT '{"nodes":[' || coalesce(string_agg(${NODE_JSON}, ',' ORDER BY n.created_at, n.id), '') || ']}' AS body
      FROM nodes n WHERE n.user_id = $1 AND ($2::text[] IS NULL OR n.id = ANY($2::text[]))`,
-    [userId, onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol],
+    [userId, onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol, opts.vssSoftLimitBytes],
   );
   return row!.body;
 }
@@ -101,9 +105,9 @@ export async function listUserNodePageJson(
     `SELECT n.id, ${NODE_JSON} AS json
      FROM (SELECT * FROM nodes WHERE user_id = $1
              AND ($2::text[] IS NULL OR id = ANY($2::text[]))
-             AND ($8::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM nodes WHERE id = $8 AND user_id = $1))
-           ORDER BY created_at, id LIMIT $9) n
+             AND ($9::text IS NULL OR (created_at, id) > (SELECT created_at, id FROM nodes WHERE id = $9 AND user_id = $1))
+           ORDER BY created_at, id LIMIT $10) n
      ORDER BY n.created_at, n.id`,
-    [userId, page.onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol, page.afterId ?? null, page.limit],
+    [userId, page.onlyIds, opts.nodeApiUrl, opts.peerHost, opts.defaultPeerPort, opts.nodeApiPort, opts.nodeApiProtocol, opts.vssSoftLimitBytes, page.afterId ?? null, page.limit],
   );
 }

@@ -30,6 +30,8 @@ export interface NodeRow {
   storage_capacity_bytes: string | number | null;
   storage_available_bytes: string | number | null;
   storage_measured_at: Date | null;
+  vss_bytes: string | number | null;
+  vss_measured_at: Date | null;
 }
 
 export function nodeFromRow(r: NodeRow): Node {
@@ -61,6 +63,8 @@ export function nodeFromRow(r: NodeRow): Node {
             availableBytes: Number(r.storage_available_bytes),
             measuredAt: r.storage_measured_at,
           },
+    vss:
+      r.vss_measured_at === null || r.vss_measured_at === undefined ? null : { usedBytes: Number(r.vss_bytes), measuredAt: r.vss_measured_at },
   };
 }
 
@@ -156,6 +160,7 @@ export async function listUserNodesWithBuilds(
       updated_at: new Date(entry.node.updated_at),
       destroyed_at: entry.node.destroyed_at === null ? null : new Date(entry.node.destroyed_at),
       storage_measured_at: entry.node.storage_measured_at === null ? null : new Date(entry.node.storage_measured_at),
+      vss_measured_at: entry.node.vss_measured_at === null ? null : new Date(entry.node.vss_measured_at),
     }),
     builds: (entry.builds ?? []).map((b) => ({
       ...b,

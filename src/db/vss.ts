@@ -154,6 +154,27 @@ export async function deleteExpiredVssStores(db: Queryable, hours: number, limit
   return rows.map((r) => r.node_id);
 }
 
+/**
+ * Records on each node with a store (not destroyed) the bytes its values take now (nodes.vss_bytes)
+ * and when. Answers how many nodes it measured.
+ */
+export async function measureVssBytes(db: Queryable): Promise<number> {
+  const rows = await db.query(
+    `UPDATE nodes n SET vss_bytes = t.bytes, vss_measured_at = now()
+       FROM (SELECT s.node_id, coalesce(sum(o.bytes), 0) AS bytes
+               FROM vss_stores s LEFT JOIN vss_objects o ON o.node_id = s.node_id GROUP BY s.node_id) t
+      WHERE n.id = t.node_id AND n.status <> 'DESTROYED'
+     RETURNING n.id`,
+  );
+  return rows.length;
+}
+
+/** Nodes (not destroyed) whose VSS store held more than `limit` bytes when last measured. */
+export async function countNodesOverVssLimit(db: Queryable, limit: number): Promise<number> {
+  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM nodes WHERE status <> 'DESTROYED' AND vss_bytes > $1`, [limit]);
+  return row!.n;
+}
+
 /** Bytes of values held now in the account's VSS stores (of `nodeIds` only, when given). */
 export async function sumVssBytes(db: Queryable, accountId: string, nodeIds: readonly string[] | null): Promise<number> {
   const [row] = await db.query<{ bytes: number }>(

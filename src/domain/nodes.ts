@@ -38,6 +38,14 @@ export interface Node {
   destroyedAt: Date | null;
   /** Its storage use as last measured (nodes/storage-meter.ts); null until the first measurement. */
   storage: NodeStorageUse | null;
+  /** What its VSS store holds, as last measured (vss/vss-janitor.ts); null while it has none measured. */
+  vss: NodeVssUse | null;
+}
+
+/** The bytes of the values in a node's VSS store (docs/VSS.md), at one moment. */
+export interface NodeVssUse {
+  usedBytes: number;
+  measuredAt: Date;
 }
 
 /** What a node's files take and the room on the volume they are on, at one moment. */

@@ -7,6 +7,7 @@ import type { Database } from '../db/database.ts';
 import { countUnfinishedJobs } from '../db/jobs.ts';
 import { countHeldPorts, countNodesHoldingPorts, countNodesByStatus } from '../db/nodes.ts';
 import { fullestNodeStorage } from '../db/node-storage.ts';
+import { countNodesOverVssLimit } from '../db/vss.ts';
 import { countRolloutsByState, countRunningRollouts, ROLLOUT_STATES } from '../db/rollouts.ts';
 import { countUnfinishedDeliveries } from '../db/webhook-deliveries.ts';
 import { NODE_STATUSES, type BuildAction } from '../domain/nodes.ts';
@@ -41,6 +42,8 @@ export interface MetricOptions {
   nodePortRange?: { from: number; to: number; countNodes?: boolean };
   /** RUNTIME=kubernetes: its requests to the API server and its pod log streams are reported. */
   kubernetes?: boolean;
+  /** VSS_MAX_BYTES_PER_NODE: rlncloud_vss_stores_over_soft_limit counts the stores past it. */
+  vssSoftLimitBytes?: number;
 }
 
 /**
@@ -202,6 +205,18 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       name: 'rlncloud_vss_written_bytes_total',
       help: 'Bytes of values written by successful VSS puts.',
       registers,
+    }),
+    // One series, not one per node: the alert says a store is past the limit, the node's page says which.
+    vssStoresOverSoftLimit: new Gauge({
+      name: 'rlncloud_vss_stores_over_soft_limit',
+      help: "Nodes whose VSS store held more than VSS_MAX_BYTES_PER_NODE when last measured (every few minutes; writes are not refused); the same on every replica.",
+      registers,
+      collect: fromDatabase(
+        log,
+        'rlncloud_vss_stores_over_soft_limit',
+        async (gauge) => gauge.set(options.vssSoftLimitBytes === undefined ? 0 : await countNodesOverVssLimit(db, options.vssSoftLimitBytes)),
+        false,
+      ),
     }),
     vssRefusals: new Counter({
       name: 'rlncloud_vss_refusals_total',

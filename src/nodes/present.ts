@@ -10,6 +10,8 @@ export interface PresentOptions {
   /** The port and scheme of nodeApiUrl (nodeApiAddress), worked out once. */
   nodeApiPort: number;
   nodeApiProtocol: 'https' | 'http';
+  /** VSS_MAX_BYTES_PER_NODE: shown beside a node's VSS use. */
+  vssSoftLimitBytes: number;
 }
 
 /** Where invoke_url points: its port (explicit, or the scheme's own) and its scheme. */
@@ -64,6 +66,11 @@ export function presentNode(n: Node, builds: BuildRow[], opts: PresentOptions) {
       capacityBytes: n.storage.capacityBytes,
       availableBytes: n.storage.availableBytes,
       measuredAt: n.storage.measuredAt.toISOString(),
+    },
+    vss: n.vss && {
+      usedBytes: n.vss.usedBytes,
+      softLimitBytes: opts.vssSoftLimitBytes,
+      measuredAt: n.vss.measuredAt.toISOString(),
     },
   };
 }

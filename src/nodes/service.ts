@@ -62,7 +62,7 @@ export interface NodeActionResult {
 export interface NodeServiceDeps {
   db: Database;
   /** Where clients reach the API and the nodes: what a node's answer tells them. */
-  config: { nodeApiUrl: string; publicUrl: string };
+  config: { nodeApiUrl: string; publicUrl: string; vssMaxBytesPerNode: number };
   /** What runs the nodes: a new node gets its ports from it. */
   runtime: Pick<NodeRuntime, 'assignPorts'>;
   /** Every webhook URL passes this before it is stored, whoever calls the service. */
@@ -81,6 +81,7 @@ export class NodeService {
       nodeApiUrl: deps.config.nodeApiUrl,
       peerHost: new URL(deps.config.publicUrl).hostname,
       ...nodeApiAddress(deps.config.nodeApiUrl),
+      vssSoftLimitBytes: deps.config.vssMaxBytesPerNode,
     };
     this.listJsonOpts = { ...this.presentOpts, defaultPeerPort: DEFAULT_PEER_PORT };
   }

@@ -2,7 +2,7 @@
 // instead of serializing objects: these are the bytes the object path (GET /api/nodes/{id},
 // serialized by the Node schema) sends for each node, for every kind of field value: settings with and without a webhook URL, builds in
 // progress, failed with and without an error, a runtime's peer host and port or the defaults,
-// automatic unlock on or off, names that need escaping, timestamps with microseconds, storage measured or not.
+// automatic unlock on or off, names that need escaping, timestamps with microseconds, storage and VSS store measured or not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
@@ -41,6 +41,8 @@ describe(`GET /api/nodes as the database's JSON, on ${databaseLabel()}`, () => {
               storage_measured_at = '2026-01-03 04:05:06.789012+00' WHERE id = $1`,
       [ids[1]],
     );
+    // A VSS store measured (past 2^32 bytes too) on another node.
+    await db.query(`UPDATE nodes SET vss_bytes = 5368709121, vss_measured_at = '2026-01-04 05:06:07.890123+00' WHERE id = $1`, [ids[2]]);
     // Phases: a finished build shows its outcome whatever step it was last on; one in progress its
     // step, or QUEUED before the first.
     const builds = [

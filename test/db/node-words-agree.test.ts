@@ -31,7 +31,7 @@ describe(`the Node answer and the node words agree, on ${databaseLabel()}`, () =
     const node = await insertNode(db.db, { id: newId(), userId: user.id, name: 'words', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v-words', settings: {}, restPort: null, peerPort: null });
     const build = await insertBuild(db.db, { nodeId: node.id, action: 'create', imageVersion: 'v-words' });
     const failed = { ...build, status: 'FAILURE' as const, error: 'it failed', finished_at: new Date() };
-    const answer = presentNode(node, [build, failed], { nodeApiUrl: 'http://127.0.0.1:1', peerHost: 'h', nodeApiPort: 1, nodeApiProtocol: 'http' });
+    const answer = presentNode(node, [build, failed], { nodeApiUrl: 'http://127.0.0.1:1', peerHost: 'h', nodeApiPort: 1, nodeApiProtocol: 'http', vssSoftLimitBytes: 1 });
     expect(Object.keys(answer)).toEqual(Object.keys(Node.properties));
     // `error` is the one optional field: present only on a failed build.
     const buildFields = Object.keys(Build.properties);

@@ -194,6 +194,65 @@ export const ALERT_CASES: Record<string, AlertCase> = {
       [`rlncloud_gateway_request_duration_seconds_bucket{${one},gateway="bearer",status_class="2xx",le="+Inf"}`]: '0+100x25',
     },
   },
+  RlnCloudVssWritesFailing: {
+    evalTime: '6m',
+    // replica one's puts all fail (its database or blob store gone) while replica two's succeed
+    fires: {
+      [`rlncloud_vss_requests_total{${one},operation="putObjects",outcome="error"}`]: '0+5x10',
+      [`rlncloud_vss_requests_total{${one},operation="getObject",outcome="ok"}`]: '0+5x10',
+      [`rlncloud_vss_requests_total{${two},operation="putObjects",outcome="ok"}`]: '0+50x10',
+    },
+    labels: { instance: '10.0.0.5:9464' },
+    // failures among writes that succeed, and failures that stopped 3 minutes ago
+    quiet: {
+      [`rlncloud_vss_requests_total{${one},operation="putObjects",outcome="error"}`]: '0+5x10',
+      [`rlncloud_vss_requests_total{${one},operation="putObjects",outcome="ok"}`]: '0+1x10',
+      [`rlncloud_vss_requests_total{${two},operation="deleteObject",outcome="error"}`]: '0+5x3 15+0x7',
+    },
+  },
+  RlnCloudVssErrors: {
+    evalTime: '12m',
+    // two requests in a hundred fail
+    fires: {
+      [`rlncloud_vss_requests_total{${one},operation="putObjects",outcome="error"}`]: '0+2x15',
+      [`rlncloud_vss_requests_total{${two},operation="putObjects",outcome="ok"}`]: '0+98x15',
+    },
+    labels: {},
+    // conflicts and refusals are the clients': only server errors count, and one in a thousand is not enough
+    quiet: {
+      [`rlncloud_vss_requests_total{${one},operation="putObjects",outcome="error"}`]: '0+1x15',
+      [`rlncloud_vss_requests_total{${one},operation="putObjects",outcome="conflict"}`]: '0+100x15',
+      [`rlncloud_vss_requests_total{${two},operation="getObject",outcome="refused"}`]: '0+100x15',
+      [`rlncloud_vss_requests_total{${two},operation="putObjects",outcome="ok"}`]: '0+999x15',
+    },
+  },
+  RlnCloudVssSlow: {
+    evalTime: '15m',
+    // one write in ten takes between 0.25 and 1 s
+    fires: {
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="putObjects",le="0.25"}`]: '0+90x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="putObjects",le="1"}`]: '0+100x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="putObjects",le="+Inf"}`]: '0+100x20',
+    },
+    labels: {},
+    // fast writes, and slow reads (a restore listing and reading large values)
+    quiet: {
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="putObjects",le="0.25"}`]: '0+100x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="putObjects",le="1"}`]: '0+100x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="putObjects",le="+Inf"}`]: '0+100x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="getObject",le="0.25"}`]: '0+0x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="getObject",le="1"}`]: '0+0x20',
+      [`rlncloud_vss_request_duration_seconds_bucket{${one},operation="getObject",le="+Inf"}`]: '0+100x20',
+    },
+  },
+  RlnCloudVssStoreOverSoftLimit: {
+    evalTime: '17m',
+    // every replica reports the same count: one alert, not one per replica
+    fires: { [`rlncloud_vss_stores_over_soft_limit{${one}}`]: '1+0x20', [`rlncloud_vss_stores_over_soft_limit{${two}}`]: '1+0x20' },
+    labels: {},
+    // none past the limit, or one past it for less than 15 minutes (its old values deleted since)
+    quiet: { [`rlncloud_vss_stores_over_soft_limit{${one}}`]: '0+0x20', [`rlncloud_vss_stores_over_soft_limit{${two}}`]: '0+0x10 1+0x5 0+0x5' },
+  },
   RlnCloudReconcileStalled: {
     evalTime: '15m',
     // the holder's last pass at minute 2; the other replica never passes (its start, minute 0)

@@ -3,8 +3,8 @@
 // production gets there: a release whose image does not start fails its upgrades and pauses its
 // rollout, a node created on it is FAILED, the node port range is used up, webhooks go to a
 // receiver that refuses them, and an audit event cannot be recorded. Then its database is slow
-// (statements that sleep; on PostgreSQL more than its pool holds), then goes away, then the service
-// stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
+// (statements that sleep; on PostgreSQL more than its pool holds), then goes away (while users call
+// the API and a node writes to VSS), then the service stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
 // or not, as the state says.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { randomNodePortRange } from '../helpers/ports.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
 import { createNodes } from '../helpers/tenants.ts';
+import { newVssKey, vssClient } from '../helpers/vss-client.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { ALERT_CASES } from './alert-cases.ts';
 import { rawRequest } from '../gateway/gateway-client.ts';
@@ -58,6 +59,8 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape; failingCalls?: Scrape[] } = {};
   /** What the API and the bearer gateway answered while the database was gone. */
   const failedAnswers: number[] = [];
+  /** What VSS answered a node's writes while the database was gone. */
+  const failedVssWrites: number[] = [];
 
   const scrape = async (): Promise<Scrape> => {
     const res = await fetch(`http://${instance}/metrics`);
@@ -82,6 +85,10 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
 
     const settings = { webhookUrl: receiver.url };
     [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    // The running node keeps its channel state in VSS: its writes succeed while the database is there.
+    const vss = vssClient(await t.server.services.vss.issueUrl(owner.id, running!), newVssKey());
+    const vssWrite = async () => (await vss.put('s', [{ key: 'monitor', version: -1, value: Buffer.alloc(100) }])).status;
+    expect(await vssWrite()).toBe(200);
     // The audit table out of reach for one audited action (a certificate issued): it goes ahead, unrecorded.
     await t.server.db.exec('ALTER TABLE audit_events RENAME TO audit_events_away');
     expect((await t.call(`/api/nodes/${running}/generate-cert`, { method: 'POST', token: owner.token })).status).toBe(200);
@@ -120,6 +127,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       for (let call = 0; call < 6; call++) {
         failedAnswers.push((await t.call('/api/nodes', { token: owner.token })).status);
         failedAnswers.push((await rawRequest(t.config.nodeApiUrl, `/${owner.id}/${running}/nodeinfo`, { headers: { authorization: `Bearer ${owner.token}` } })).status);
+        failedVssWrites.push(await vssWrite());
       }
       scrapes.failingCalls.push(await scrape());
     }
@@ -199,6 +207,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     const expectations = [
       { alert: 'RlnCloudApiErrors', evalTime: '7m', firing: [{}] },
       { alert: 'RlnCloudGatewayErrors', evalTime: '7m', firing: [{ gateway: 'bearer' }] },
+    ];
+    const result = testRules([{ inputSeries: inputSeries(scrapes.failingCalls!, instance, 2), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires RlnCloudVssWritesFailing (for the replica) and RlnCloudVssErrors while VSS writes fail for want of the database', () => {
+    expect(failedVssWrites.filter((status) => status !== 500)).toEqual([]);
+    const expectations = [
+      { alert: 'RlnCloudVssWritesFailing', evalTime: '7m', firing: [{ instance }] },
+      { alert: 'RlnCloudVssErrors', evalTime: '7m', firing: [{}] },
     ];
     const result = testRules([{ inputSeries: inputSeries(scrapes.failingCalls!, instance, 2), expectations }]);
     expect(result.ok, result.output).toBe(true);

@@ -47,6 +47,10 @@ describe(`VSS authentication and binding, on ${databaseLabel()}`, () => {
     // A flipped signature byte.
     const flipped = good.slice(0, 70) + (good[70] === '0' ? '1' : '0') + good.slice(71);
     refused(await vssClient(urls.a1, key, { token: () => flipped }).get('s', 'k'));
+    // The same signature with s in the high half (n - s): valid for OpenSSL, not for libsecp256k1.
+    const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const highS = (N - BigInt(`0x${good.slice(130, 194)}`)).toString(16).padStart(64, '0');
+    refused(await vssClient(urls.a1, key, { token: () => `${good.slice(0, 130)}${highS}${good.slice(194)}` }).get('s', 'k'));
     // More than a day old, and more than a day ahead, though well signed.
     refused(await vssClient(urls.a1, key, { token: () => key.token(now - 24 * 3600 - 60) }).get('s', 'k'));
     refused(await vssClient(urls.a1, key, { token: () => key.token(now + 24 * 3600 + 60) }).get('s', 'k'));

@@ -13,6 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
+import { newVssKey, vssClient } from '../helpers/vss-client.ts';
+import { VssJanitor } from '../../src/vss/vss-janitor.ts';
+import { createLogger } from '../../src/logger.ts';
 
 const run = promisify(execFile);
 // CHROMIUM_PATH only to try the skip path on a machine that has Chromium.
@@ -64,7 +67,8 @@ describe.skipIf(!hasChromium)(
       hooks = createServer((req, res) => req.resume().on('end', () => res.end('ok')));
       await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
       hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hooks`;
-      t = await startTestServer();
+      // A small VSS soft limit, so the node page's VSS row and notice are reached with small writes.
+      t = await startTestServer({ VSS_MAX_BYTES_PER_NODE: '1000' });
       // Starter plan: a new release does not upgrade these nodes by itself, the Upgrade button does.
       alice = await t.createUser(undefined, 'alice@example.com');
       await t.server.services.accounts.setPassword(alice.email, PASSWORD);
@@ -248,6 +252,22 @@ describe.skipIf(!hasChromium)(
       await page.locator('[data-testid=node-status]', { hasText: 'Unlocked' }).waitFor();
       await shot('node-backups');
       rmSync(saved);
+    });
+
+    step("shows the node's VSS store beside its soft limit, and a notice once past it (writes still accepted)", async () => {
+      const client = vssClient(await t.server.services.vss.issueUrl(alice.id, nodeId), newVssKey());
+      const measure = () => new VssJanitor({ db: t.server.db, blobs: t.server.services.vssBlobs, destroyedRetentionHours: 168, log: createLogger('silent') }).measure();
+      expect((await client.put('s', [{ key: 'a', version: 0, value: Buffer.alloc(600) }])).status).toBe(200);
+      await measure();
+      await page.goto(url(nodePath(nodeId)));
+      await page.locator('[data-testid=node-vss]', { hasText: '600 B of 1000 B (soft limit)' }).waitFor();
+      expect(await page.getByTestId('vss-limit-notice').count()).toBe(0);
+      expect((await client.put('s', [{ key: 'b', version: 0, value: Buffer.alloc(600) }])).status).toBe(200);
+      await measure();
+      await page.goto(url(nodePath(nodeId)));
+      await page.locator('[data-testid=node-vss]', { hasText: '1.2 KiB of 1000 B (soft limit: past it, writes still accepted)' }).waitFor();
+      expect(await page.getByTestId('vss-limit-notice').textContent()).toContain('The channel state store is past its limit.');
+      await shot('node-vss-past-limit');
     });
 
     step('turns automatic unlock on with the node password and off again', async () => {

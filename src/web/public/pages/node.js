@@ -251,6 +251,15 @@ export async function nodePage(main, { nodeId, setTitle }) {
         ),
       );
     }
+    if (node.vss && node.status !== 'DESTROYED' && node.vss.usedBytes > node.vss.softLimitBytes) {
+      const past = notice(
+        'warn',
+        h('strong', {}, 'The channel state store is past its limit. '),
+        `It holds ${bytes(node.vss.usedBytes)}, more than the ${bytes(node.vss.softLimitBytes)} planned for a node. Writes are still accepted, so the channels keep working; the operator has been alerted.`,
+      );
+      past.dataset.testid = 'vss-limit-notice';
+      items.push(past);
+    }
     if (node.status === 'DESTROYED') items.push(notice('info', 'This node was destroyed; its storage is deleted and the record is kept for reference.'));
     fill(notices, items);
   };
@@ -266,6 +275,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
       row('Peer address', copyable(`${node.peerDNS}:${node.peerPort}`)),
       row('Wallet', node.initialized ? 'Initialised' : 'Not initialised'),
       row('Storage', storageUse(node.storage)),
+      ...(node.vss ? row('Channel state (VSS)', vssUse(node.vss)) : []),
       row('Created', time(node.createdAt)),
       row('Updated', time(node.updatedAt)),
     );
@@ -437,6 +447,17 @@ function bytes(n) {
     i++;
   }
   return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** What the node's VSS store holds as last measured, beside its soft limit (docs/VSS.md). */
+function vssUse(vss) {
+  const past = vss.usedBytes > vss.softLimitBytes;
+  return h(
+    'span',
+    { dataset: { testid: 'node-vss' } },
+    `${bytes(vss.usedBytes)} of ${bytes(vss.softLimitBytes)} (soft limit${past ? ': past it, writes still accepted' : ''}) `,
+    h('span', { class: 'small muted' }, ['as of ', time(vss.measuredAt)]),
+  );
 }
 
 /** The node's storage use as last measured: what its files take, and the room left on its volume. */
