@@ -107,6 +107,14 @@ const describeImport = (i: Import) => `${i.from} -> ${i.to}`;
 const importsInto = (targets: string[], filter: (i: Import) => boolean) =>
   crossing.filter((i) => targets.includes(partOf(i.to)) && filter(i)).map(describeImport);
 
+/** Members of an interface that a caller must ask about (`name?`): each is a branch on which implementation it has. */
+function optionalMembers(path: string, interfaceName: string): string[] {
+  const file = ts.createSourceFile(path, readFileSync(join(SRC, path), 'utf8'), ts.ScriptTarget.Latest);
+  const declaration = file.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === interfaceName);
+  if (!declaration) throw new Error(`no interface ${interfaceName} in ${path}`);
+  return declaration.members.filter((m) => m.questionToken !== undefined).map((m) => m.name?.getText(file) ?? '?');
+}
+
 describe('the layers of src/', () => {
   it('sees the imports (the parser works)', () => {
     expect(crossing.length).toBeGreaterThan(100);
@@ -148,6 +156,10 @@ describe('the layers of src/', () => {
 
   it('keeps the node row inside db/: every other part speaks the domain Node (domain/nodes.ts)', () => {
     expect(sources.filter((f) => partOf(f.path) !== 'db' && /\bNodeRow\b/.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+
+  it('asks a runtime nothing about which one it is: no optional member on its interface', () => {
+    expect(optionalMembers(join('runtime', 'types.ts'), 'NodeRuntime')).toEqual([]);
   });
 
   it('keeps runtime/ apart from the database and the services', () => {

@@ -111,7 +111,7 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: BuildRow, isRetry
         // A wrong password or a corrupt file: the node is FAILED with the reason, never RUNNING without its wallet.
         if ('failed' in restore) return finish(deps, build, 'FAILURE', { type: 'buildFailed' }, `restore failed: ${restore.failed}`);
       }
-      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(node.id) });
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
       return;
     }
     case 'stop': {
@@ -163,7 +163,7 @@ export async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildR
     }
     return { outcome: 'FAILURE', happened: { type: 'upgradeRolledBack', imageVersion: previous }, error: `${reason}; rolled back to ${previous}` };
   }
-  return { outcome: 'SUCCESS', happened: { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(node.id) } };
+  return { outcome: 'SUCCESS', happened: { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(target) } };
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {

@@ -32,7 +32,7 @@ export type NodeRequest =
    * A create, start or upgrade build brought the daemon up; `imageVersion` when it changed the
    * image, `peer` when the runtime gives the node its peer address (a Kubernetes Service).
    */
-  | { type: 'startBuildSucceeded'; imageVersion?: string; peer?: { host: string; port: number } }
+  | { type: 'startBuildSucceeded'; imageVersion?: string; peer?: { host: string | null; port: number | null } }
   | { type: 'stopBuildSucceeded' }
   | { type: 'destroyBuildSucceeded' }
   /** The new image did not come up, the previous one (`imageVersion`) did. */
