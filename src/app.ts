@@ -12,6 +12,7 @@ import { migrate } from './db/migrate.ts';
 import { releaseAllLeases } from './db/jobs.ts';
 import { releaseAllNodeLogClaims } from './db/node-log-claims.ts';
 import { countUsers } from './db/users.ts';
+import { usedPorts } from './db/nodes.ts';
 import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import type { Logger } from './logger.ts';
 import type { AccountService } from './accounts/service.ts';
@@ -111,7 +112,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
-    const runtime = parts.runtime ?? (await createRuntime(config, log.child({ part: 'runtime', runtime: config.runtime }), metrics));
+    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);

@@ -107,6 +107,63 @@ const describeImport = (i: Import) => `${i.from} -> ${i.to}`;
 const importsInto = (targets: string[], filter: (i: Import) => boolean) =>
   crossing.filter((i) => targets.includes(partOf(i.to)) && filter(i)).map(describeImport);
 
+/** Members of an interface that a caller must ask about (`name?`): each is a branch on which implementation it has. */
+function optionalMembers(path: string, interfaceName: string): string[] {
+  const file = ts.createSourceFile(path, readFileSync(join(SRC, path), 'utf8'), ts.ScriptTarget.Latest);
+  const declaration = file.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === interfaceName);
+  if (!declaration) throw new Error(`no interface ${interfaceName} in ${path}`);
+  return declaration.members.filter((m) => m.questionToken !== undefined).map((m) => m.name?.getText(file) ?? '?');
+}
+
+/** Names ending in `Row` that a file outside db/ imports from db/ (`path: Name`). */
+function rowImports(): string[] {
+  const found: string[] = [];
+  for (const source of sources.filter((f) => partOf(f.path) !== 'db')) {
+    const file = ts.createSourceFile(source.path, source.text, ts.ScriptTarget.Latest);
+    for (const statement of file.statements) {
+      if (!(ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) || !statement.moduleSpecifier) continue;
+      const target = relative(SRC, resolve(SRC, source.path, '..', (statement.moduleSpecifier as ts.StringLiteral).text));
+      if (partOf(target) !== 'db') continue;
+      const bindings = ts.isImportDeclaration(statement) ? statement.importClause?.namedBindings : statement.exportClause;
+      const names = bindings && (ts.isNamedImports(bindings) || ts.isNamedExports(bindings)) ? bindings.elements.map((e) => (e.propertyName ?? e.name).text) : [];
+      for (const name of names) if (/^[A-Z]\w*Row$/.test(name)) found.push(`${source.path}: ${name}`);
+    }
+  }
+  return found.sort();
+}
+
+/**
+ * Row types still imported outside db/ when the rule came (issue #39 mapped BuildRow and NodeRow to
+ * the domain's Build and Node). The list may only shrink: map one to a domain type, then remove it here.
+ */
+const ROW_IMPORTS_LEFT = [
+  'accounts/members.ts: AccountMemberRow',
+  'accounts/members.ts: InvitationRow',
+  'accounts/ownership-transfer.ts: TransferRow',
+  'accounts/service.ts: MemberRow',
+  'accounts/service.ts: TokenRow',
+  'audit/audit-log.ts: AuditEventRow',
+  'backups/backup-run.ts: BackupRow',
+  'backups/janitor.ts: BackupRow',
+  'backups/present.ts: BackupRow',
+  'backups/service.ts: BackupRow',
+  'events/event-hub.ts: FeedEventRow',
+  'events/present.ts: FeedEventRow',
+  'jobs/worker.ts: JobRow',
+  'logs/export-service.ts: LogExportRow',
+  'mail/outbox.ts: OutboxRow',
+  'nodes/restore-fence.ts: BackupRow',
+  'oidc/service.ts: MemberRow',
+  'pki/client-certificates.ts: CertificateRow',
+  'usage/account-usage.ts: ApiCallCountRow',
+  'usage/account-usage.ts: ClosedNodeMonthRow',
+  'usage/api-call-meter.ts: ApiCallCountRow',
+  'usage/api-call-meter.ts: ApiCallerCountRow',
+  'web/sessions.ts: MemberRow',
+  'webhooks/service.ts: AttemptRow',
+  'webhooks/service.ts: DeliveryRow',
+].map((entry) => entry.replaceAll('/', sep));
+
 describe('the layers of src/', () => {
   it('sees the imports (the parser works)', () => {
     expect(crossing.length).toBeGreaterThan(100);
@@ -148,6 +205,16 @@ describe('the layers of src/', () => {
 
   it('keeps the node row inside db/: every other part speaks the domain Node (domain/nodes.ts)', () => {
     expect(sources.filter((f) => partOf(f.path) !== 'db' && /\bNodeRow\b/.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+
+  it('keeps *Row types inside db/: no other part imports one (but the ones left to map, a list that only shrinks)', () => {
+    const found = rowImports();
+    expect(found.filter((entry) => !ROW_IMPORTS_LEFT.includes(entry))).toEqual([]);
+    expect(ROW_IMPORTS_LEFT.filter((entry) => !found.includes(entry)), 'mapped since: remove from ROW_IMPORTS_LEFT').toEqual([]);
+  });
+
+  it('asks a runtime nothing about which one it is: no optional member on its interface', () => {
+    expect(optionalMembers(join('runtime', 'types.ts'), 'NodeRuntime')).toEqual([]);
   });
 
   it('keeps runtime/ apart from the database and the services', () => {

@@ -12,9 +12,7 @@ import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { WebhookSender } from '../webhooks/send-webhook.ts';
 import { logExportJob } from '../logs/export-job.ts';
 import { ExportJanitor } from '../logs/export-janitor.ts';
-import { NodeLogCollection } from '../logs/node-log-collection.ts';
-import { SegmentJanitor } from '../logs/segment-janitor.ts';
-import { collectedLogReader, type NodeLogReader } from '../logs/collected-logs.ts';
+import { nodeLogsOf } from '../logs/runtime-logs.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
 import { VssJanitor } from '../vss/vss-janitor.ts';
 import { unlockAutomatically } from './backups.ts';
@@ -69,13 +67,7 @@ function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<Backgrou
 }
 
 export function buildBackground({ db, config, runtime, services, rln, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
-  // One export path, two sources chosen here once: the process runtime's files (one machine, the
-  // laptop default, unchanged), or the segments every replica shares where a runtime hands the
-  // output on to be collected once (Kubernetes).
-  const collection = runtime.logFollower
-    ? new NodeLogCollection({ db, blobs: services.nodeLogBlobs, follower: runtime.logFollower, holder: replicaId, config, log: log.child({ part: 'node-logs' }) })
-    : undefined;
-  const logs: NodeLogReader = collection ? collectedLogReader(db, services.nodeLogBlobs) : { readLogs: (nodeId, range) => runtime.readLogs!(nodeId, range) };
+  const nodeLogs = nodeLogsOf(runtime.logs, { db, blobs: services.nodeLogBlobs, holder: replicaId, config, log: log.child({ part: 'node-logs' }) });
   const builds = { db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, rln, log: log.child({ part: 'builds' }), metrics };
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
   // Without SMTP_URL messages stay in the outbox: no job is enqueued, none is run.
@@ -86,7 +78,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
       linkRequestJob({ signup: services.signup }),
       ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
       ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
-      logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
+      logExportJob({ db, logs: nodeLogs.reader, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
       rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),
     ],
@@ -128,13 +120,10 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     log: log.child({ part: 'backups' }),
     metrics,
   });
-  const collected = collection
-    ? [collection, new SegmentJanitor({ db, blobs: services.nodeLogBlobs, config, log: log.child({ part: 'node-logs' }) })]
-    : [];
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
   const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
   const vssJanitor = new VssJanitor({ db, blobs: services.vssBlobs, destroyedRetentionHours: config.destroyedRetentionHours, log: log.child({ part: 'vss' }) });
   const closeTransport = { start() {}, stop: () => transport?.close() };
-  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, ...collected, monthCloser, storageMeter];
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, ...nodeLogs.parts, monthCloser, storageMeter];
 }

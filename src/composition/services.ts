@@ -2,7 +2,7 @@
 // operator commands use, through the same functions. Constructors here do no I/O; whatever reads
 // files or the network (the CA, the runtime) is loaded by the caller and handed in.
 import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
 import { MemberService } from '../accounts/members.ts';
 import { OwnershipTransfers } from '../accounts/ownership-transfer.ts';
@@ -75,7 +75,7 @@ export function buildServices(
   config: Config,
   ca: CertificateAuthority | undefined,
   unlockSeal: UnlockSeal,
-  runtime: Pick<NodeRuntime, 'assignPorts'>,
+  runtime: Pick<NodeRuntime<Queryable>, 'assignPorts'>,
   log: Logger,
   metrics?: AuditMetrics & ApiCallMetrics & VssMetrics,
 ) {

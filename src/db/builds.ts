@@ -1,6 +1,7 @@
-// Builds: the numbered history of everything the control plane did to a node.
+// Builds: the numbered history of everything the control plane did to a node. Rows are mapped to
+// the domain Build (domain/nodes.ts) here; the row never leaves db/.
 import type { Queryable } from './database.ts';
-import type { BuildAction, BuildStatus, BuildStep } from '../domain/nodes.ts';
+import type { Build, BuildAction, BuildStatus, BuildStep } from '../domain/nodes.ts';
 
 export interface BuildRow {
   node_id: string;
@@ -16,6 +17,23 @@ export interface BuildRow {
   finished_at: Date | null;
 }
 
+export function buildFromRow(r: BuildRow): Build {
+  return {
+    nodeId: r.node_id,
+    buildNumber: r.build_number,
+    action: r.action,
+    status: r.status,
+    imageVersion: r.image_version,
+    previousImageVersion: r.previous_image_version,
+    error: r.error,
+    phase: r.phase,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+const queryBuilds = async (db: Queryable, sql: string, params: unknown[]) => (await db.query<BuildRow>(sql, params)).map(buildFromRow);
+
 export interface NewBuild {
   nodeId: string;
   action: BuildAction;
@@ -30,7 +48,8 @@ export async function insertBuild(db: Queryable, b: NewBuild) {
 /** Numbers and records one new build per node (distinct nodes), in one statement. */
 export async function insertBuilds(db: Queryable, builds: NewBuild[]) {
   if (builds.length === 0) return [];
-  const rows = await db.query<BuildRow>(
+  const rows = await queryBuilds(
+    db,
     `INSERT INTO builds (node_id, build_number, action, status, image_version, previous_image_version)
      SELECT b.node_id, (SELECT coalesce(max(x.build_number), 0) + 1 FROM builds x WHERE x.node_id = b.node_id),
             b.action, 'IN_PROGRESS', b.image_version, b.previous_image_version
@@ -43,23 +62,24 @@ export async function insertBuilds(db: Queryable, builds: NewBuild[]) {
       builds.map((b) => b.previousImageVersion ?? null),
     ],
   );
-  const byNode = new Map(rows.map((r) => [r.node_id, r]));
+  const byNode = new Map(rows.map((r) => [r.nodeId, r]));
   return builds.map((b) => byNode.get(b.nodeId)!);
 }
 
 export async function findBuild(db: Queryable, nodeId: string, buildNumber: number) {
   return (
-    await db.query<BuildRow>('SELECT * FROM builds WHERE node_id = $1 AND build_number = $2', [nodeId, buildNumber])
+    await queryBuilds(db, 'SELECT * FROM builds WHERE node_id = $1 AND build_number = $2', [nodeId, buildNumber])
   )[0];
 }
 
 export async function findBuildInProgress(db: Queryable, nodeId: string) {
-  return (await db.query<BuildRow>(`SELECT * FROM builds WHERE node_id = $1 AND status = 'IN_PROGRESS'`, [nodeId]))[0];
+  return (await queryBuilds(db, `SELECT * FROM builds WHERE node_id = $1 AND status = 'IN_PROGRESS'`, [nodeId]))[0];
 }
 
 export async function finishBuild(db: Queryable, nodeId: string, buildNumber: number, status: 'SUCCESS' | 'FAILURE', error?: string) {
   return (
-    await db.query<BuildRow>(
+    await queryBuilds(
+      db,
       `UPDATE builds SET status = $3, error = $4, finished_at = now()
        WHERE node_id = $1 AND build_number = $2 AND status = 'IN_PROGRESS' RETURNING *`,
       [nodeId, buildNumber, status, error ?? null],
@@ -68,7 +88,7 @@ export async function finishBuild(db: Queryable, nodeId: string, buildNumber: nu
 }
 
 /** One key per build, for maps of builds taken from several nodes. */
-export const buildKey = (b: { node_id: string; build_number: number }) => `${b.node_id}:${b.build_number}`;
+export const buildKey = (b: Pick<Build, 'nodeId' | 'buildNumber'>) => `${b.nodeId}:${b.buildNumber}`;
 
 /**
  * Closes many builds in one statement, each with its own status and error. Returns those that were
@@ -79,7 +99,8 @@ export async function finishBuilds(
   ends: Array<{ nodeId: string; buildNumber: number; status: 'SUCCESS' | 'FAILURE'; error?: string }>,
 ) {
   if (ends.length === 0) return [];
-  return db.query<BuildRow>(
+  return queryBuilds(
+    db,
     `UPDATE builds b SET status = e.status, error = e.error, finished_at = now()
      FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS e(node_id, build_number, status, error)
      WHERE b.node_id = e.node_id AND b.build_number = e.build_number AND b.status = 'IN_PROGRESS'
@@ -91,7 +112,8 @@ export async function finishBuilds(
 /** Builds in progress among these, in one query (a batch job looks up what is left to do). */
 export async function findOpenBuilds(db: Queryable, which: Array<{ nodeId: string; buildNumber: number }>) {
   if (which.length === 0) return [];
-  return db.query<BuildRow>(
+  return queryBuilds(
+    db,
     `SELECT b.* FROM builds b JOIN unnest($1::text[], $2::int[]) AS w(node_id, build_number)
        ON b.node_id = w.node_id AND b.build_number = w.build_number
      WHERE b.status = 'IN_PROGRESS'`,
@@ -116,13 +138,10 @@ export async function setBuildPhase(db: Queryable, nodeId: string, buildNumber: 
 }
 
 /** Builds of many nodes in one query, grouped by node, oldest first. */
-export async function buildsByNode(db: Queryable, nodeIds: string[]): Promise<Map<string, BuildRow[]>> {
-  const byNode = new Map<string, BuildRow[]>(nodeIds.map((id) => [id, []]));
+export async function buildsByNode(db: Queryable, nodeIds: string[]): Promise<Map<string, Build[]>> {
+  const byNode = new Map<string, Build[]>(nodeIds.map((id) => [id, []]));
   if (nodeIds.length === 0) return byNode;
-  const rows = await db.query<BuildRow>(
-    'SELECT * FROM builds WHERE node_id = ANY($1) ORDER BY node_id, build_number',
-    [nodeIds],
-  );
-  for (const row of rows) byNode.get(row.node_id)?.push(row);
+  const rows = await queryBuilds(db, 'SELECT * FROM builds WHERE node_id = ANY($1) ORDER BY node_id, build_number', [nodeIds]);
+  for (const build of rows) byNode.get(build.nodeId)?.push(build);
   return byNode;
 }

@@ -1,7 +1,7 @@
 // Nodes: the record of what a user asked for (desired_state) and what is true now (status).
 import type { Queryable } from './database.ts';
-import type { BuildRow } from './builds.ts';
-import type { DesiredState, Network, Node, NodeSettings, NodeStatus } from '../domain/nodes.ts';
+import { buildFromRow, type BuildRow } from './builds.ts';
+import type { Build, DesiredState, Network, Node, NodeSettings, NodeStatus } from '../domain/nodes.ts';
 import { jsonParam } from './storable-text.ts';
 import { SLOT_STATUSES } from '../domain/node-status-meaning.ts';
 
@@ -139,7 +139,7 @@ export async function listUserNodesWithBuilds(
   db: Queryable,
   userId: string,
   page: { afterId?: string; limit?: number; onlyIds?: readonly string[] | null } = {},
-): Promise<Array<{ node: Node; builds: BuildRow[] }>> {
+): Promise<Array<{ node: Node; builds: Build[] }>> {
   // A page is the nodes after `afterId` in (created_at, id) order: stable while nodes are added.
   // `onlyIds`: just these (a token limited to some nodes); null or absent: every node.
   const [row] = await db.query<{ nodes: Array<{ node: Json<NodeRow>; builds: Json<BuildRow>[] | null }> }>(
@@ -162,11 +162,9 @@ export async function listUserNodesWithBuilds(
       storage_measured_at: entry.node.storage_measured_at === null ? null : new Date(entry.node.storage_measured_at),
       vss_measured_at: entry.node.vss_measured_at === null ? null : new Date(entry.node.vss_measured_at),
     }),
-    builds: (entry.builds ?? []).map((b) => ({
-      ...b,
-      started_at: new Date(b.started_at),
-      finished_at: b.finished_at === null ? null : new Date(b.finished_at),
-    })),
+    builds: (entry.builds ?? []).map((b) =>
+      buildFromRow({ ...b, started_at: new Date(b.started_at), finished_at: b.finished_at === null ? null : new Date(b.finished_at) }),
+    ),
   }));
 }
 

@@ -77,6 +77,22 @@ export type BuildStep = (typeof BUILD_STEPS)[number];
 export const BUILD_PHASES = ['QUEUED', ...BUILD_STEPS, 'DONE', 'FAILED'] as const;
 export type BuildPhase = (typeof BUILD_PHASES)[number];
 
+/** One thing the control plane did or does to a node's daemon, numbered per node. Mapped from its row by db/builds.ts. */
+export interface Build {
+  nodeId: string;
+  buildNumber: number;
+  action: BuildAction;
+  status: BuildStatus;
+  imageVersion: string;
+  /** What the node ran before (an upgrade's rollback target); null where nothing ran before. */
+  previousImageVersion: string | null;
+  error: string | null;
+  /** The step a build in progress is on (nodes/build-job.ts); null before the first, and kept once finished. */
+  phase: BuildStep | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
 /** The phase a build shows: its outcome once finished, else the step it is on (QUEUED before the first). */
 export function buildPhaseOf(status: BuildStatus, step: BuildStep | null): BuildPhase {
   if (status === 'SUCCESS') return 'DONE';

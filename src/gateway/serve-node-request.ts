@@ -16,6 +16,7 @@ import { parseUnlockInput } from '../rln/unlock-body.ts';
 import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { ApiNode } from '../domain/node-answer.ts';
 
 export interface NodeRequestDeps {
   rln: Pick<RlnClient, 'forward' | 'call'>;
@@ -84,8 +85,8 @@ function recorder(deps: NodeRequestDeps, r: NodeRequest): ((status: number) => P
   };
 }
 
-/** GET {gateway}/<user_id>/<node_id>: what the control plane knows, without asking the node. */
-export function statusDocument(node: Node) {
+/** GET {gateway}/<user_id>/<node_id>: what the control plane knows, without asking the node (fields of the Node answer). */
+export function statusDocument(node: Node): Pick<ApiNode, 'nodeId' | 'name' | 'network' | 'status' | 'locked' | 'initialized' | 'rln_commit_id'> {
   return {
     nodeId: node.id,
     name: node.name,

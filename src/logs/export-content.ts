@@ -2,14 +2,13 @@
 // node's whole build history (what the control plane did to it, when, and why it failed), then
 // its daemon output in the range. Builds are few and explain the log, so they are never cut by
 // the range.
-import type { BuildRow } from '../db/builds.ts';
 import type { LogRange } from './read-range.ts';
-import type { Node } from '../domain/nodes.ts';
+import type { Build, Node } from '../domain/nodes.ts';
 
 export interface ExportHeader {
   taskId: string;
   node: Pick<Node, 'id' | 'name' | 'network' | 'status' | 'imageVersion'>;
-  builds: BuildRow[];
+  builds: Build[];
   range: LogRange;
   exportedAt: Date;
 }
@@ -29,11 +28,11 @@ export function formatExportHeader(h: ExportHeader): string {
   return `${lines.join('\n')}\n`;
 }
 
-function formatBuild(b: BuildRow): string {
-  const version = b.previous_image_version && b.previous_image_version !== b.image_version ? `${b.previous_image_version} -> ${b.image_version}` : b.image_version;
-  const finished = b.finished_at ? `finished ${b.finished_at.toISOString()}` : 'not finished';
+function formatBuild(b: Build): string {
+  const version = b.previousImageVersion && b.previousImageVersion !== b.imageVersion ? `${b.previousImageVersion} -> ${b.imageVersion}` : b.imageVersion;
+  const finished = b.finishedAt ? `finished ${b.finishedAt.toISOString()}` : 'not finished';
   const error = b.error ? `, error: ${oneLine(b.error)}` : '';
-  return `# build #${b.build_number} ${b.action} ${version} ${b.status} started ${b.started_at.toISOString()} ${finished}${error}`;
+  return `# build #${b.buildNumber} ${b.action} ${version} ${b.status} started ${b.startedAt.toISOString()} ${finished}${error}`;
 }
 
 export async function* exportContent(header: ExportHeader, daemonOutput: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {

@@ -3,11 +3,11 @@
 // batch of a rollout's upgrades (rollout-upgrades-job.ts) ends together, so a thousand upgrades
 // cost a few dozen transactions, not a thousand.
 import type { Queryable } from '../db/database.ts';
-import { buildKey, finishBuilds, type BuildRow } from '../db/builds.ts';
+import { buildKey, finishBuilds } from '../db/builds.ts';
 import { lockNodes } from '../db/nodes.ts';
 import { settleRolloutNodes } from '../db/rollouts.ts';
 import type { NodeEventInput } from '../db/node-events.ts';
-import type { Node } from '../domain/nodes.ts';
+import type { Build, Node } from '../domain/nodes.ts';
 import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
 import { changeNodes, type NodeChange } from './transition.ts';
 import { enqueueAutoUnlock } from './auto-unlock-job.ts';
@@ -21,10 +21,10 @@ export interface BuildEnd {
   error?: string;
 }
 
-type Which = Pick<BuildRow, 'node_id' | 'build_number'>;
+type Which = Pick<Build, 'nodeId' | 'buildNumber'>;
 
 /** Whether a build moves the node to another image version (an upgrade, or a start that applies one). */
-export const changesImage = (b: BuildRow) => (b.action === 'upgrade' || b.action === 'start') && b.image_version !== b.previous_image_version;
+export const changesImage = (b: Build) => (b.action === 'upgrade' || b.action === 'start') && b.imageVersion !== b.previousImageVersion;
 
 /**
  * Closes the builds and applies their outcomes to their nodes, atomically, with the events they
@@ -36,18 +36,18 @@ export const changesImage = (b: BuildRow) => (b.action === 'upgrade' || b.action
 export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends: Array<{ which: Which; end: BuildEnd }>) {
   const endOf = new Map(ends.map(({ which, end }) => [buildKey(which), end]));
   const finished = await deps.db.transaction(async (tx) => {
-    const nodes = new Map((await lockNodes(tx, [...new Set(ends.map((e) => e.which.node_id))])).map((n) => [n.id, n]));
+    const nodes = new Map((await lockNodes(tx, [...new Set(ends.map((e) => e.which.nodeId))])).map((n) => [n.id, n]));
     const builds = await finishBuilds(
       tx,
-      ends.map(({ which, end }) => ({ nodeId: which.node_id, buildNumber: which.build_number, status: end.outcome, error: end.error })),
+      ends.map(({ which, end }) => ({ nodeId: which.nodeId, buildNumber: which.buildNumber, status: end.outcome, error: end.error })),
     );
     const changes: Array<{ before: Node; change: NodeChange; alsoRecord?: (after: Node) => NodeEventInput[]; happened: NodeRequest }> = [];
     // Each node as it is afterwards, with what happened to it.
     const after: Array<{ happened: NodeRequest; node: Node }> = [];
     const settled: Parameters<typeof settleRolloutNodes>[1] = [];
-    const closed: BuildRow[] = [];
+    const closed: Build[] = [];
     for (const build of builds) {
-      const node = nodes.get(build.node_id);
+      const node = nodes.get(build.nodeId);
       const end = endOf.get(buildKey(build))!;
       if (!node) continue; // purged meanwhile: nothing to apply, nothing to count
       closed.push(build);
@@ -59,19 +59,19 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
         const alsoRecord = changesImage(build) ? (changed: Node) => [upgradeEvent(changed, build, outcome, end.error)] : undefined;
         changes.push({ before: node, change: decision.change, alsoRecord, happened: end.happened });
       }
-      if (changesImage(build)) settled.push({ version: build.image_version, nodeId: node.id, outcome, error: end.error });
+      if (changesImage(build)) settled.push({ version: build.imageVersion, nodeId: node.id, outcome, error: end.error });
     }
     (await changeNodes(tx, changes)).forEach((node, i) => after.push({ happened: changes[i]!.happened, node }));
     for (const { happened, node } of after) await daemonStarted(tx, happened, node);
     for (const version of await settleRolloutNodes(tx, settled)) {
       // One request per batch: its first build names it (rollout-pass-job.ts coalesces the rest).
-      await enqueueRolloutPass(tx, version, `build:${closed[0]!.node_id}:${closed[0]!.build_number}`);
+      await enqueueRolloutPass(tx, version, `build:${closed[0]!.nodeId}:${closed[0]!.buildNumber}`);
     }
     return closed;
   });
   // Counted once committed, so a build is counted once whichever attempt or replica finished it.
   for (const build of finished) {
-    const seconds = Math.max(0, (build.finished_at ?? build.started_at).getTime() - build.started_at.getTime()) / 1000;
+    const seconds = Math.max(0, (build.finishedAt ?? build.startedAt).getTime() - build.startedAt.getTime()) / 1000;
     deps.metrics?.buildFinished(build.action, endOf.get(buildKey(build))!.outcome === 'SUCCESS' ? 'success' : 'failure', seconds);
   }
 }
@@ -82,8 +82,8 @@ async function daemonStarted(tx: Queryable, happened: NodeRequest, node: Node) {
 }
 
 /** What the user is told about an image change (the rollout learns it through settleRolloutNodes). */
-function upgradeEvent(node: Node, build: BuildRow, outcome: 'succeeded' | 'failed', error?: string): NodeEventInput {
-  const versions = { fromVersion: build.previous_image_version, toVersion: build.image_version };
+function upgradeEvent(node: Node, build: Build, outcome: 'succeeded' | 'failed', error?: string): NodeEventInput {
+  const versions = { fromVersion: build.previousImageVersion, toVersion: build.imageVersion };
   return outcome === 'succeeded'
     ? { node, eventType: 'NODE_UPGRADE_COMPLETED', details: versions }
     : { node, eventType: 'NODE_UPGRADE_FAILED', details: { ...versions, reason: error, status: node.status, runningVersion: node.imageVersion } };

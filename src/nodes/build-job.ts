@@ -2,9 +2,9 @@
 // point the job runs again from the top and converges on the same result.
 import { Type } from '@sinclair/typebox';
 import type { Database } from '../db/database.ts';
-import { findBuild, setBuildPhase, type BuildRow } from '../db/builds.ts';
+import { findBuild, setBuildPhase } from '../db/builds.ts';
 import { findNode } from '../db/nodes.ts';
-import type { BuildAction, BuildStep, Node } from '../domain/nodes.ts';
+import type { Build, BuildAction, BuildStep, Node } from '../domain/nodes.ts';
 import type { NodeRequest } from './lifecycle.ts';
 import { changesImage, endBuilds, type BuildEnd } from './build-end.ts';
 import type { Logger } from '../logger.ts';
@@ -69,7 +69,7 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
       const node = await findNode(deps.db, p.nodeId);
       const build = await findBuild(deps.db, p.nodeId, p.buildNumber);
       if (!node || !build || build.status !== 'IN_PROGRESS') return; // done before a crash, or node purged
-      const log = deps.log.child({ nodeId: node.id, build: build.build_number, action: build.action });
+      const log = deps.log.child({ nodeId: node.id, build: build.buildNumber, action: build.action });
       log.info({ attempt: job.attempts }, 'build running');
       await carryOut(deps, node, build, job.attempts > 1);
       log.info('build succeeded');
@@ -77,22 +77,22 @@ export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {
     async onGiveUp(p, error) {
       // A node created from a backup: the sealed password is erased with the build's end.
       await deps.restorer?.abandon(p.nodeId, error.message);
-      await finish(deps, { node_id: p.nodeId, build_number: p.buildNumber }, 'FAILURE', { type: 'buildFailed' }, error.message);
+      await finish(deps, { nodeId: p.nodeId, buildNumber: p.buildNumber }, 'FAILURE', { type: 'buildFailed' }, error.message);
     },
   };
 }
 
 /** Closes one build (build-end.ts closes any number). */
-const finish = (deps: BuildJobDeps, which: Pick<BuildRow, 'node_id' | 'build_number'>, outcome: BuildEnd['outcome'], happened: NodeRequest, error?: string) =>
+const finish = (deps: BuildJobDeps, which: Pick<Build, 'nodeId' | 'buildNumber'>, outcome: BuildEnd['outcome'], happened: NodeRequest, error?: string) =>
   endBuilds(deps, [{ which, end: { outcome, happened, error } }]);
 
-async function carryOut(deps: BuildJobDeps, node: Node, build: BuildRow, isRetry: boolean) {
+async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: boolean) {
   const { runtime } = deps;
   if (changesImage(build)) {
     const end = await replaceImage(deps, node, build, (phase) => enterPhase(deps, build, phase));
     return finish(deps, build, end.outcome, end.happened, end.error);
   }
-  const spec = specOf(node, build.image_version);
+  const spec = specOf(node, build.imageVersion);
   const step = (phase: BuildStep) => enterPhase(deps, build, phase);
   switch (build.action) {
     case 'create':
@@ -111,7 +111,7 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: BuildRow, isRetry
         // A wrong password or a corrupt file: the node is FAILED with the reason, never RUNNING without its wallet.
         if ('failed' in restore) return finish(deps, build, 'FAILURE', { type: 'buildFailed' }, `restore failed: ${restore.failed}`);
       }
-      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(node.id) });
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
       return;
     }
     case 'stop': {
@@ -130,8 +130,8 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: BuildRow, isRetry
 }
 
 /** Tells users what the build is doing now (Build.currentPhase). */
-async function enterPhase(deps: BuildJobDeps, build: BuildRow, phase: BuildStep) {
-  await setBuildPhase(deps.db, build.node_id, build.build_number, phase);
+async function enterPhase(deps: BuildJobDeps, build: Build, phase: BuildStep) {
+  await setBuildPhase(deps.db, build.nodeId, build.buildNumber, phase);
 }
 
 /**
@@ -140,8 +140,8 @@ async function enterPhase(deps: BuildJobDeps, build: BuildRow, phase: BuildStep)
  * back: the build is a FAILURE with the reason and the node RUNNING (locked) on its old version;
  * only if that fails too is the node FAILED. `enter` records each step (Build.currentPhase).
  */
-export async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildRow, enter: (phase: BuildStep) => Promise<void>): Promise<BuildEnd> {
-  const target = specOf(node, build.image_version);
+export async function replaceImage(deps: BuildJobDeps, node: Node, build: Build, enter: (phase: BuildStep) => Promise<void>): Promise<BuildEnd> {
+  const target = specOf(node, build.imageVersion);
   try {
     await enter('PROVISIONING');
     await deps.runtime.provision(target);
@@ -150,9 +150,9 @@ export async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildR
     await enter('WAITING_FOR_DAEMON');
     await waitUntilAnswering(deps, target);
   } catch (err) {
-    const previous = build.previous_image_version ?? node.imageVersion;
-    const reason = `version ${build.image_version} did not come up healthy: ${(err as Error).message}`;
-    deps.log.warn({ nodeId: node.id, build: build.build_number, reason }, 'rolling back to the previous version');
+    const previous = build.previousImageVersion ?? node.imageVersion;
+    const reason = `version ${build.imageVersion} did not come up healthy: ${(err as Error).message}`;
+    deps.log.warn({ nodeId: node.id, build: build.buildNumber, reason }, 'rolling back to the previous version');
     try {
       await enter('ROLLING_BACK');
       const back = specOf(node, previous);
@@ -163,7 +163,7 @@ export async function replaceImage(deps: BuildJobDeps, node: Node, build: BuildR
     }
     return { outcome: 'FAILURE', happened: { type: 'upgradeRolledBack', imageVersion: previous }, error: `${reason}; rolled back to ${previous}` };
   }
-  return { outcome: 'SUCCESS', happened: { type: 'startBuildSucceeded', imageVersion: build.image_version, peer: deps.runtime.peerAddress(node.id) } };
+  return { outcome: 'SUCCESS', happened: { type: 'startBuildSucceeded', imageVersion: build.imageVersion, peer: deps.runtime.peerAddress(target) } };
 }
 
 async function waitUntilAnswering(deps: BuildJobDeps, spec: NodeSpec) {

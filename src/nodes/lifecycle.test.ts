@@ -78,7 +78,7 @@ describe('the lifecycle table', () => {
   }
 
   describe('while a build is in progress', () => {
-    const build: BuildInProgress = { build_number: 3, action: 'stop' };
+    const build: BuildInProgress = { buildNumber: 3, action: 'stop' };
     const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede'];
     const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;
 

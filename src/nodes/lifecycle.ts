@@ -4,8 +4,7 @@
 // carries the answer out in the same transaction with applyDecision / changeNodes (transition.ts),
 // enqueueing the build if there is one. The lifecycle table of docs/API.md is rendered from this one
 // (readme/lifecycle-table.ts), so adding a status or a request happens here and nowhere else.
-import type { BuildRow } from '../db/builds.ts';
-import type { BuildAction, NodeStatus, Node } from '../domain/nodes.ts';
+import type { Build, BuildAction, NodeStatus, Node } from '../domain/nodes.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { NodeChange } from './transition.ts';
 
@@ -32,7 +31,7 @@ export type NodeRequest =
    * A create, start or upgrade build brought the daemon up; `imageVersion` when it changed the
    * image, `peer` when the runtime gives the node its peer address (a Kubernetes Service).
    */
-  | { type: 'startBuildSucceeded'; imageVersion?: string; peer?: { host: string; port: number } }
+  | { type: 'startBuildSucceeded'; imageVersion?: string; peer?: { host: string | null; port: number | null } }
   | { type: 'stopBuildSucceeded' }
   | { type: 'destroyBuildSucceeded' }
   /** The new image did not come up, the previous one (`imageVersion`) did. */
@@ -52,7 +51,7 @@ type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
 /** What decide() looks at: the node's row as the caller locked it. */
 export type LifecycleNode = Pick<Node, 'id' | 'status' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'autoUnlockSealed' | 'supersededBy'>;
-export type BuildInProgress = Pick<BuildRow, 'build_number' | 'action'>;
+export type BuildInProgress = Pick<Build, 'buildNumber' | 'action'>;
 
 export type RefusalCode = Extract<
   ErrorCode,
@@ -127,8 +126,8 @@ const buildRunning: Check = {
   refusal: {
     code: 'build_in_progress',
     message: ({ node, build }) =>
-      `node ${node.id} has a build in progress (#${build!.build_number}, ${build!.action}); try again when it completes`,
-    details: ({ build }) => ({ buildNumber: build!.build_number, action: build!.action }),
+      `node ${node.id} has a build in progress (#${build!.buildNumber}, ${build!.action}); try again when it completes`,
+    details: ({ build }) => ({ buildNumber: build!.buildNumber, action: build!.action }),
   },
 };
 

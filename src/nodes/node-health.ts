@@ -6,7 +6,7 @@ import { buildsByNode } from '../db/builds.ts';
 import type { Database } from '../db/database.ts';
 import { findUserNode } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
-import { presentBuild } from './present.ts';
+import { presentBuild, type ApiBuild } from './present.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
 import type { RlnClient } from '../rln/client.ts';
 import { answerJson, type RlnAnswer } from '../rln/answer.ts';
@@ -34,7 +34,7 @@ export interface NodeHealthReport {
   locked: boolean;
   initialized: boolean;
   imageVersion: string;
-  lastBuild: ReturnType<typeof presentBuild> | null;
+  lastBuild: ApiBuild | null;
   daemon: DaemonHealth;
   checkedAt: string;
 }

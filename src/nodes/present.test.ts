@@ -11,6 +11,6 @@ describe('nodeApiAddress', () => {
   });
 
   it("names a build by its node and number, which never change", () => {
-    expect(buildId({ node_id: 'a'.repeat(32), build_number: 7 })).toBe(`${'a'.repeat(32)}-7`);
+    expect(buildId({ nodeId: 'a'.repeat(32), buildNumber: 7 })).toBe(`${'a'.repeat(32)}-7`);
   });
 });

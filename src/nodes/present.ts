@@ -1,6 +1,9 @@
-// How a node and its builds look in API responses (the SPEC's Node and Build shapes).
-import type { BuildRow } from '../db/builds.ts';
-import { buildPhaseOf, type Node } from '../domain/nodes.ts';
+// How a node and its builds look in API responses: the SPEC's Node and Build shapes, whose fields
+// domain/node-answer.ts defines (the return types make the compiler ask for each).
+import { buildPhaseOf, type Build, type Node } from '../domain/nodes.ts';
+import type { ApiBuild, ApiNode } from '../domain/node-answer.ts';
+
+export type { ApiBuild, ApiNode };
 
 export const DEFAULT_PEER_PORT = 9735;
 
@@ -22,24 +25,24 @@ export function nodeApiAddress(nodeApiUrl: string): Pick<PresentOptions, 'nodeAp
 }
 
 /** A build's id: its node and number, which never change (builds have no other key). */
-export const buildId = (b: Pick<BuildRow, 'node_id' | 'build_number'>) => `${b.node_id}-${b.build_number}`;
+export const buildId = (b: Pick<Build, 'nodeId' | 'buildNumber'>) => `${b.nodeId}-${b.buildNumber}`;
 
-export function presentBuild(b: BuildRow) {
+export function presentBuild(b: Build): ApiBuild {
   return {
     id: buildId(b),
-    buildNumber: b.build_number,
+    buildNumber: b.buildNumber,
     buildStatus: b.status,
     buildComplete: b.status !== 'IN_PROGRESS',
     currentPhase: buildPhaseOf(b.status, b.phase ?? null),
-    timestamp: b.started_at.toISOString(),
+    timestamp: b.startedAt.toISOString(),
     action: b.action,
-    imageVersion: b.image_version,
-    finishedAt: b.finished_at ? b.finished_at.toISOString() : null,
+    imageVersion: b.imageVersion,
+    finishedAt: b.finishedAt ? b.finishedAt.toISOString() : null,
     ...(b.error ? { error: b.error } : {}),
   };
 }
 
-export function presentNode(n: Node, builds: BuildRow[], opts: PresentOptions) {
+export function presentNode(n: Node, builds: Build[], opts: PresentOptions): ApiNode {
   return {
     nodeId: n.id,
     name: n.name,
@@ -74,8 +77,6 @@ export function presentNode(n: Node, builds: BuildRow[], opts: PresentOptions) {
     },
   };
 }
-
-export type ApiNode = ReturnType<typeof presentNode>;
 
 /**
  * The answer to POST /api/nodes (SPEC endpoint 2): the SPEC's fields, and the whole Node as GET

@@ -9,10 +9,10 @@
 // Like the build job, every step is idempotent: after a crash the job runs again from the top, and
 // only the builds still in progress are carried out again.
 import { Type } from '@sinclair/typebox';
-import { findOpenBuilds, setBuildPhases, type BuildRow } from '../db/builds.ts';
+import { findOpenBuilds, setBuildPhases } from '../db/builds.ts';
 import type { Queryable } from '../db/database.ts';
 import { findNodes } from '../db/nodes.ts';
-import type { BuildStep } from '../domain/nodes.ts';
+import type { Build, BuildStep } from '../domain/nodes.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { endBuilds } from './build-end.ts';
@@ -41,13 +41,13 @@ export function rolloutUpgradesJob(deps: BuildJobDeps): JobDefinition<RolloutUpg
     backoffMs: exponentialBackoff(1_000, 30_000),
     async handle(p, job) {
       const builds = await findOpenBuilds(deps.db, p.builds);
-      const nodes = new Map((await findNodes(deps.db, builds.map((b) => b.node_id))).map((n) => [n.id, n]));
-      const open = builds.filter((b) => nodes.has(b.node_id)); // a purged node has nothing left to upgrade
+      const nodes = new Map((await findNodes(deps.db, builds.map((b) => b.nodeId))).map((n) => [n.id, n]));
+      const open = builds.filter((b) => nodes.has(b.nodeId)); // a purged node has nothing left to upgrade
       if (open.length === 0) return;
       deps.log.info({ version: p.version, builds: open.length, attempt: job.attempts }, 'rollout upgrades running');
       const phases = coalescedPhases(deps.db);
       const ends = await Promise.all(
-        open.map(async (build) => ({ which: build, end: await replaceImage(deps, nodes.get(build.node_id)!, build, (phase) => phases.enter(build, phase)) })),
+        open.map(async (build) => ({ which: build, end: await replaceImage(deps, nodes.get(build.nodeId)!, build, (phase) => phases.enter(build, phase)) })),
       );
       await endBuilds(deps, ends);
       const failed = ends.filter((e) => e.end.outcome === 'FAILURE').length;
@@ -56,7 +56,7 @@ export function rolloutUpgradesJob(deps: BuildJobDeps): JobDefinition<RolloutUpg
     async onGiveUp(p, error) {
       await endBuilds(
         deps,
-        p.builds.map((b) => ({ which: { node_id: b.nodeId, build_number: b.buildNumber }, end: { outcome: 'FAILURE', happened: { type: 'buildFailed' }, error: error.message } })),
+        p.builds.map((b) => ({ which: { nodeId: b.nodeId, buildNumber: b.buildNumber }, end: { outcome: 'FAILURE', happened: { type: 'buildFailed' }, error: error.message } })),
       );
     },
   };
@@ -70,8 +70,8 @@ function coalescedPhases(db: Queryable) {
   let pending: Array<{ nodeId: string; buildNumber: number; phase: BuildStep }> = [];
   let flush: Promise<void> | undefined;
   return {
-    enter(build: BuildRow, phase: BuildStep): Promise<void> {
-      pending.push({ nodeId: build.node_id, buildNumber: build.build_number, phase });
+    enter(build: Build, phase: BuildStep): Promise<void> {
+      pending.push({ nodeId: build.nodeId, buildNumber: build.buildNumber, phase });
       flush ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
         const steps = pending;
         pending = [];

@@ -7,7 +7,7 @@ import { requireRoomFor } from '../domain/plan-limits.ts';
 import { countsAsRunning } from '../domain/node-status-meaning.ts';
 import type { PlanDefinition } from '../domain/plans.ts';
 import { enqueueBuild } from './enqueue-build.ts';
-import { countLiveNodes, countRunningNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode, usedPorts } from '../db/nodes.ts';
+import { countLiveNodes, countRunningNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
@@ -64,7 +64,7 @@ export interface NodeServiceDeps {
   /** Where clients reach the API and the nodes: what a node's answer tells them. */
   config: { nodeApiUrl: string; publicUrl: string; vssMaxBytesPerNode: number };
   /** What runs the nodes: a new node gets its ports from it. */
-  runtime: Pick<NodeRuntime, 'assignPorts'>;
+  runtime: Pick<NodeRuntime<Queryable>, 'assignPorts'>;
   /** Every webhook URL passes this before it is stored, whoever calls the service. */
   checkWebhookUrl: WebhookUrlCheck;
   /** Seals a restore password for the node's create build (backups/restore-into-node.ts); absent: restores refused. */
@@ -167,7 +167,7 @@ export class NodeService {
       }
       const release = await latestRelease(tx);
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
-      const ports = await this.deps.runtime.assignPorts(() => usedPorts(tx));
+      const ports = await this.deps.runtime.assignPorts(tx);
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)');
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.

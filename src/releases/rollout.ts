@@ -100,7 +100,7 @@ export async function advanceRollout(tx: Queryable, version: string): Promise<Ro
     await setRolloutNodes(tx, version, 'skipped', skipped.map((n) => ({ nodeId: n.id })));
     await setRolloutNodes(tx, version, 'deferred', deferred.map((n) => ({ nodeId: n.id })));
     const builds = upgrade.length === 0 ? [] : await enqueueRolloutUpgrades(tx, await changeNodes(tx, upgrade), version);
-    await setRolloutNodes(tx, version, 'upgrading', builds.map((b) => ({ nodeId: b.node_id, buildNumber: b.build_number })));
+    await setRolloutNodes(tx, version, 'upgrading', builds.map((b) => ({ nodeId: b.nodeId, buildNumber: b.buildNumber })));
     started += builds.length;
     free -= builds.length;
   }

@@ -3,7 +3,7 @@
 import type { KubernetesConfig } from './kubernetes/settings.ts';
 import type { Logger } from '../logger.ts';
 import { ProcessRuntime } from './process.ts';
-import type { NodeRuntime } from './types.ts';
+import type { NodeRuntime, TakenPorts } from './types.ts';
 import type { KubernetesMetrics } from './kubernetes/api-requests.ts';
 
 /** The settings the runtimes are chosen and built from (RUNTIME, K8S_*, RLN_COMMAND, NODE_PORT_RANGE, LOG_FILE*, the environment daemons see). */
@@ -18,13 +18,17 @@ export interface RuntimeSettings {
   daemonEnvironment: NodeJS.ProcessEnv;
 }
 
-/** The runtime, started: its watches running (Kubernetes) or its orphans stopped (process). */
-export async function createRuntime(config: RuntimeSettings, log: Logger, metrics?: KubernetesMetrics): Promise<NodeRuntime> {
+/**
+ * The runtime, started: its watches running (Kubernetes) or its orphans stopped (process).
+ * `takenPorts`: the ports nodes hold, read inside the transaction that creates a node (db/nodes.ts usedPorts).
+ */
+export async function createRuntime<Within>(config: RuntimeSettings, takenPorts: TakenPorts<Within>, log: Logger, metrics?: KubernetesMetrics): Promise<NodeRuntime<Within>> {
   const logRotation = { maxFileBytes: config.logs.maxFileBytes, maxFiles: config.logs.maxFiles };
   if (config.kubernetes) {
     const { KubernetesRuntime } = await import('./kubernetes/runtime.ts');
     return KubernetesRuntime.start({
       config: config.kubernetes,
+      takenPorts,
       defaultPeerHost: new URL(config.publicUrl).hostname,
       metrics,
       log,
@@ -32,6 +36,7 @@ export async function createRuntime(config: RuntimeSettings, log: Logger, metric
   }
   const runtime = new ProcessRuntime({
     dataDir: config.dataDir,
+    takenPorts,
     rlnCommand: config.rlnCommand,
     nodePortRange: config.nodePortRange,
     daemonEnvironment: config.daemonEnvironment,

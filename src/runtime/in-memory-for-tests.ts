@@ -4,8 +4,8 @@
 // that answers like a locked node; versions named `fail-*` point at a closed port and never come up.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
-import type { LogRange } from '../logs/read-range.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus } from './types.ts';
+import type { RuntimeLogs } from '../logs/runtime-logs.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalStorageFiles } from './local-storage-files.ts';
@@ -84,8 +84,9 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
 
   async awaitRunning() {}
 
-  peerAddress(): undefined {
-    return undefined;
+  /** Nobody peers with these nodes: what they were given (the service's host, RLN's port). */
+  peerAddress(spec: NodeSpec): PeerAddress {
+    return { host: null, port: spec.peerPort };
   }
 
   isReady() {
@@ -96,7 +97,8 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
     return '';
   }
 
-  async *readLogs(_nodeId: string, _range: LogRange): AsyncIterable<Buffer> {}
+  /** The daemons write nothing. */
+  readonly logs: RuntimeLogs = { kind: 'files', read: async function* () {} };
 
   onUnexpectedExit() {}
 

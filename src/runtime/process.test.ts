@@ -16,7 +16,7 @@ describe('the process runtime', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('stops a daemon without leaving a timer running, and hands it no secret', async () => {
-    const runtime = new ProcessRuntime({ dataDir, rlnCommand: undefined, nodePortRange: { from: 0, to: -1 }, daemonEnvironment: process.env, log: createLogger('silent') });
+    const runtime = new ProcessRuntime({ dataDir, takenPorts: async () => new Set<number>(), rlnCommand: undefined, nodePortRange: { from: 0, to: -1 }, daemonEnvironment: process.env, log: createLogger('silent') });
     const before = timers();
     process.env.DATABASE_URL_FOR_THIS_TEST = 'postgres://app:hunter2@db/rln';
     const spec = { nodeId: 'a'.repeat(32), network: 'regtest' as const, imageVersion: 'devnode-0.1.0', restPort: await freePort(), peerPort: await freePort() };
@@ -33,4 +33,21 @@ describe('the process runtime', () => {
     }
     expect(timers()).toBeLessThanOrEqual(before);
   }, 30_000);
+
+  it('reads the taken ports with the query it was built with, inside what assignPorts is given, and always says where peers reach a node', async () => {
+    const asked: string[] = [];
+    const runtime = new ProcessRuntime<string>({
+      dataDir,
+      takenPorts: async (within) => (asked.push(within), new Set([40000, 40001])),
+      rlnCommand: undefined,
+      nodePortRange: { from: 40000, to: 40003 },
+      daemonEnvironment: process.env,
+      log: createLogger('silent'),
+    });
+    expect(await runtime.assignPorts('the create transaction')).toEqual({ restPort: 40002, peerPort: 40003 });
+    expect(asked).toEqual(['the create transaction']);
+    const spec = { nodeId: 'b'.repeat(32), network: 'regtest' as const, imageVersion: 'devnode-0.1.0', restPort: 40002, peerPort: 40003 };
+    expect(runtime.peerAddress(spec)).toEqual({ host: null, port: 40003 });
+    expect(runtime.logs.kind).toBe('files');
+  });
 });

@@ -7,12 +7,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, RuntimeStatus } from './types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { daemonEnvironment } from './daemon-env.ts';
 import { isProcessAlive } from '../platform/process-alive.ts';
 import { RotatingLog, type LogRotation } from '../logs/rotating-log.ts';
-import { readLogRange, type LogRange } from '../logs/read-range.ts';
+import { readLogRange } from '../logs/read-range.ts';
+import type { RuntimeLogs } from '../logs/runtime-logs.ts';
 import { CURRENT_LOG } from '../logs/log-files.ts';
 import { tailLogFile } from '../logs/tail-log.ts';
 import { projectPath } from '../platform/paths.ts';
@@ -34,8 +35,10 @@ interface PidFile {
   imageVersion: string;
 }
 
-export interface ProcessRuntimeOptions {
+export interface ProcessRuntimeOptions<Within = unknown> {
   dataDir: string;
+  /** The ports other nodes hold (NodeRuntime.assignPorts). */
+  takenPorts: TakenPorts<Within>;
   /** Command template for the daemon; unset runs devnode. */
   rlnCommand: string | undefined;
   /** Where each node's REST and peer ports come from (NODE_PORT_RANGE). */
@@ -50,14 +53,14 @@ export interface ProcessRuntimeOptions {
   logRotation?: LogRotation;
 }
 
-export class ProcessRuntime implements NodeRuntime {
+export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
   /** Only the daemons it started: a repair by start() is a restart, recorded by the reconcile loop. */
   readonly reportsEveryRestart = false;
   private readonly daemons = new Map<string, Daemon>();
   private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
   private readonly nodesDir: string;
 
-  constructor(private readonly opts: ProcessRuntimeOptions) {
+  constructor(private readonly opts: ProcessRuntimeOptions<Within>) {
     this.nodesDir = join(opts.dataDir, 'nodes');
     mkdirSync(this.nodesDir, { recursive: true });
   }
@@ -68,6 +71,8 @@ export class ProcessRuntime implements NodeRuntime {
   private pidPath = (nodeId: string) => join(this.dir(nodeId), 'daemon.pid');
   /** The current log file; rotated ones sit beside it (see logs/log-files.ts). */
   logPath = (nodeId: string) => join(this.dir(nodeId), CURRENT_LOG);
+  /** Each daemon's output is in its rotating log files, read where they are. */
+  readonly logs: RuntimeLogs = { kind: 'files', read: (nodeId, range) => readLogRange(this.dir(nodeId), range) };
 
   /** Stops daemons that a previous, crashed instance of the service left running. */
   async stopOrphans(): Promise<number> {
@@ -84,8 +89,8 @@ export class ProcessRuntime implements NodeRuntime {
     return stopped;
   }
 
-  async assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined> {
-    const pair = await allocatePortPair(this.opts.nodePortRange, await taken());
+  async assignPorts(within: Within): Promise<NodePorts | undefined> {
+    const pair = await allocatePortPair(this.opts.nodePortRange, await this.opts.takenPorts(within));
     return pair && { restPort: pair[0], peerPort: pair[1] };
   }
 
@@ -198,18 +203,14 @@ export class ProcessRuntime implements NodeRuntime {
   /** start() returns with the child spawned: there is nothing more the runtime can wait for. */
   async awaitRunning(_spec: NodeSpec, _timeoutMs: number) {}
 
-  /** Peers reach the node at the service's public host and its own peer port (nodes/present.ts). */
-  peerAddress(_nodeId: string): undefined {
-    return undefined;
+  /** The service's public host (null: nodes/present.ts fills it in) and the peer port the node was given. */
+  peerAddress(spec: NodeSpec): PeerAddress {
+    return { host: null, port: spec.peerPort };
   }
 
   /** Local processes need nothing synced before the runtime can answer. */
   isReady() {
     return true;
-  }
-
-  readLogs(nodeId: string, range: LogRange) {
-    return readLogRange(this.dir(nodeId), range);
   }
 
   tailLog(nodeId: string, maxBytes = 2048) {

@@ -1,8 +1,7 @@
 // What runs the node daemons. One interface covers a node's whole lifecycle; an implementation is
 // chosen once at start-up (`process` on one machine; Kubernetes past it).
 import type { Network } from '../domain/nodes.ts';
-import type { LogRange } from '../logs/read-range.ts';
-import type { NodeLogFollower } from '../logs/node-log-follower.ts';
+import type { RuntimeLogs } from '../logs/runtime-logs.ts';
 
 export interface NodeSpec {
   nodeId: string;
@@ -23,10 +22,13 @@ export interface NodePorts {
   peerPort: number | null;
 }
 
-/** Where Lightning peers reach a node (the SPEC's peerDNS and peerPort). */
+/**
+ * Where Lightning peers reach a node (the SPEC's peerDNS and peerPort), as the node stores it: a
+ * null host is the service's public host, a null port RLN's default (nodes/present.ts).
+ */
 export interface PeerAddress {
-  host: string;
-  port: number;
+  host: string | null;
+  port: number | null;
 }
 
 /**
@@ -49,13 +51,25 @@ export interface NodeEndpoint {
   port: number;
 }
 
-export interface NodeRuntime {
+/**
+ * The ports nodes hold now, read inside `within`, the transaction that stores the new node (the
+ * composition gives db/nodes.ts usedPorts, whose lock makes creations running at once pick one after
+ * the other). A runtime that hands out host ports is given it when it is built; `within` is opaque to it.
+ */
+export type TakenPorts<Within> = (within: Within) => Promise<Set<number>>;
+
+/**
+ * Every member is required: what differs between runtimes is answered by each (its logs part, its
+ * peer address), so no caller asks which runtime it has (src/architecture.test.ts keeps it so).
+ * `Within`: what assignPorts reads the taken ports inside (TakenPorts).
+ */
+export interface NodeRuntime<Within = unknown> {
   /**
-   * The ports a new node gets: a free pair of NODE_PORT_RANGE on the process runtime (`taken`:
-   * the ports other nodes hold, asked only by runtimes that hand out host ports), none on
-   * Kubernetes (null ports). undefined when none are left.
+   * The ports a new node gets: a free pair of NODE_PORT_RANGE on the process runtime (from the
+   * ports its TakenPorts query reads inside `within`), none on Kubernetes (null ports) unless its
+   * peers use host ports. undefined when none are left.
    */
-  assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined>;
+  assignPorts(within: Within): Promise<NodePorts | undefined>;
   /** Creates the node's storage. Idempotent. */
   provision(spec: NodeSpec): Promise<void>;
   /** Starts the daemon on spec.imageVersion; a daemon already running that version is kept. */
@@ -86,10 +100,10 @@ export interface NodeRuntime {
    */
   awaitRunning(spec: NodeSpec, timeoutMs: number): Promise<void>;
   /**
-   * Where Lightning peers reach the node when the runtime decides it (a Kubernetes Service);
-   * undefined where the service's public host and the node's peer port say it (process).
+   * Where Lightning peers reach the node, recorded when a daemon has started: the service's public
+   * host and the peer port the node was given (process), or what its Kubernetes Service says.
    */
-  peerAddress(nodeId: string): PeerAddress | undefined;
+  peerAddress(spec: NodeSpec): PeerAddress;
   /** Whether the runtime's view of its nodes is current (the Kubernetes watches are synced; always, for local processes). */
   isReady(): boolean;
   /**
@@ -100,15 +114,8 @@ export interface NodeRuntime {
   storageFiles: NodeStorageFiles;
   /** The last lines the daemon wrote, for error messages and diagnostics. */
   tailLog(nodeId: string, maxBytes?: number): Promise<string>;
-  /**
-   * The daemon's collected output received in [range.from, range.to), oldest first, as lines
-   * `<ISO time received> <stream> <line>`; streamed, never loaded whole (log exports read 100s of MB).
-   * Where the runtime keeps it in files of this machine (process); absent where it hands the
-   * output on through `logFollower` to be stored where every replica reads it (Kubernetes).
-   */
-  readLogs?(nodeId: string, range: LogRange): AsyncIterable<Buffer>;
-  /** Follows the output of nodes it is told to (Kubernetes: one replica per node, logs/node-log-collection.ts). */
-  readonly logFollower?: NodeLogFollower;
+  /** Where the daemons' output is read: files of this machine (process), or followed to be collected (Kubernetes). */
+  readonly logs: RuntimeLogs;
   /**
    * True when every start or end of a daemon the runtime did not ask for is reported through
    * onUnexpectedExit (Kubernetes restarts containers itself and repairs objects without touching

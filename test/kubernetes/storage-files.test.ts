@@ -81,7 +81,7 @@ describeOnCluster('storage files of a node on the kubernetes runtime (test clust
     const problems: string[] = [];
     const config = readKubernetesConfig({ KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '512Mi', ...SMALL_NODE_PODS }, problems);
     expect(problems).toEqual([]);
-    runtime = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log: createLogger('warn') });
+    runtime = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log: createLogger('warn') });
     await runtime.start(spec);
     await runtime.awaitRunning(spec, 120_000);
   }, 180_000);
@@ -162,7 +162,7 @@ describeOnCluster('storage files of a node on the kubernetes runtime (test clust
     await kubectl(['-n', namespace, 'create', 'role', 'files-watch', '--verb=list,watch', '--resource=pods,services,statefulsets.apps']);
     await kubectl(['-n', namespace, 'create', 'rolebinding', 'files-watch', '--role=files-watch', `--serviceaccount=${namespace}:files-limited`]);
     const config = readKubernetesConfig({ KUBECONFIG: kubeconfig, K8S_NAMESPACE: namespace }, []);
-    const limited = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log: createLogger('silent') });
+    const limited = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log: createLogger('silent') });
     try {
       await until('the limited runtime to see the pod', async () => limited.isReady() && (await limited.status(nodeId)).state === 'running');
       await expect(limited.storageFiles.read(nodeId, 'backup-a.enc')).rejects.toThrow(

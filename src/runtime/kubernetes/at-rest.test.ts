@@ -135,7 +135,7 @@ describe('the kubernetes runtime against a fake API server', () => {
     writeFileSync(kubeconfig, kc.exportConfig());
     const metrics = recorder();
     const config = readKubernetesConfig({ KUBECONFIG: kubeconfig, K8S_NAMESPACE: NAMESPACE }, []);
-    const runtime = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log, metrics });
+    const runtime = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log, metrics });
     try {
       expect(runtime.isReady()).toBe(true);
       await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 3, watch: 3 }));
@@ -190,7 +190,7 @@ describe('the kubernetes runtime against a fake API server', () => {
     const kubeconfig = join(dir, 'kubeconfig-daemons');
     writeFileSync(kubeconfig, fakeKubeConfig(api.url).exportConfig());
     const config = readKubernetesConfig({ KUBECONFIG: kubeconfig, K8S_NAMESPACE: NAMESPACE }, []);
-    const runtime = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log, metrics: recorder() });
+    const runtime = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log, metrics: recorder() });
     try {
       await eventually(() => expect(api.asked.filter((a) => a.includes(`/namespaces/${NAMESPACE}/pods watch `)).length).toBeGreaterThan(0));
       let version = 100;
@@ -219,7 +219,7 @@ describe('the kubernetes runtime against a fake API server', () => {
     const kubeconfig = join(dir, 'kubeconfig-starting');
     writeFileSync(kubeconfig, fakeKubeConfig(api.url).exportConfig());
     const config = readKubernetesConfig({ KUBECONFIG: kubeconfig, K8S_NAMESPACE: NAMESPACE }, []);
-    const runtime = await KubernetesRuntime.start({ config, defaultPeerHost: '127.0.0.1', log, metrics: recorder() });
+    const runtime = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log, metrics: recorder() });
     try {
       await eventually(() => expect(api.asked.filter((a) => a.includes(`/namespaces/${NAMESPACE}/pods watch `)).length).toBeGreaterThan(1));
       let version = 1000;

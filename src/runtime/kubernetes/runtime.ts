@@ -6,7 +6,8 @@
 import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus } from '../types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus, TakenPorts } from '../types.ts';
+import type { RuntimeLogs } from '../../logs/runtime-logs.ts';
 import type { KubernetesConfig } from './settings.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
 import {
@@ -32,8 +33,10 @@ import type { ApiVerb, KubernetesMetrics } from './api-requests.ts';
 import { CountedExec } from './counted-clients.ts';
 import { podProblem } from './pod-problems.ts';
 
-export interface KubernetesRuntimeOptions {
+export interface KubernetesRuntimeOptions<Within = unknown> {
   config: KubernetesConfig;
+  /** The peer ports other nodes hold, asked with K8S_PEER_SERVICE_TYPE=HostPort only (NodeRuntime.assignPorts). */
+  takenPorts: TakenPorts<Within>;
   /** The peer address when K8S_PEER_HOST is unset and no load balancer gave one. */
   defaultPeerHost: string;
   /** Told of every API request and of the pod log streams held open (metrics/); absent: nobody counts. */
@@ -46,7 +49,7 @@ const GONE_TIMEOUT_MS = 90_000;
 /** How long a pod whose containers have ended may stay in deletion before it is removed at once. */
 const STUCK_DELETION_MS = 5_000;
 
-export class KubernetesRuntime implements NodeRuntime {
+export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> {
   readonly reportsEveryRestart = true;
   /** Files in a node's volume, reached through exec in its running pod (pod-storage-files.ts). */
   readonly storageFiles: NodeStorageFiles;
@@ -55,7 +58,9 @@ export class KubernetesRuntime implements NodeRuntime {
   private readonly sets: WatchedObjects<V1StatefulSet>;
   private readonly services: WatchedObjects<V1Service>;
   /** Follows the pod logs of the nodes whose log claim this replica holds (logs/node-log-collection.ts). */
-  readonly logFollower: PodLogCollector;
+  private readonly logFollower: PodLogCollector;
+  /** A pod's log is gone with the pod: followed, to be stored where every replica reads it. */
+  readonly logs: RuntimeLogs;
   private readonly core: CoreV1Api;
   private readonly count: (verb: ApiVerb) => void;
   private readonly exitListeners: Array<(nodeId: string, detail: string) => void> = [];
@@ -69,13 +74,13 @@ export class KubernetesRuntime implements NodeRuntime {
   /** Resolved on every watched change: what awaitRunning and the waits for deletion wake on. */
   private changed: Array<() => void> = [];
 
-  static async start(opts: KubernetesRuntimeOptions): Promise<KubernetesRuntime> {
+  static async start<Within>(opts: KubernetesRuntimeOptions<Within>): Promise<KubernetesRuntime<Within>> {
     const runtime = new KubernetesRuntime(opts);
     await runtime.begin();
     return runtime;
   }
 
-  private constructor(private readonly opts: KubernetesRuntimeOptions) {
+  private constructor(private readonly opts: KubernetesRuntimeOptions<Within>) {
     const kc = loadKubeConfig(opts.config.kubeconfig);
     const metrics = opts.metrics;
     const count = (verb: ApiVerb) => metrics?.kubernetesApiRequested(verb);
@@ -108,6 +113,7 @@ export class KubernetesRuntime implements NodeRuntime {
     const currentPod = (nodeId: string) => this.pods.get(podName(nodeId));
     const onStreams = (delta: 1 | -1) => metrics?.nodeLogStreamsChanged(delta);
     this.logFollower = new PodLogCollector({ kc, namespace, log, currentPod, count, onStreams });
+    this.logs = { kind: 'followed', follower: this.logFollower };
     this.storageFiles = new PodStorageFiles({ exec: new CountedExec(kc, count), namespace, currentPod });
   }
 
@@ -143,10 +149,10 @@ export class KubernetesRuntime implements NodeRuntime {
    * with HostPort the peer port each node gets on its machine, unique in the cluster (so a pod
    * rescheduled to another machine never collides there), from the ports no node holds.
    */
-  async assignPorts(taken: () => Promise<Set<number>>): Promise<NodePorts | undefined> {
+  async assignPorts(within: Within): Promise<NodePorts | undefined> {
     const { peerServiceType, peerPortRange: range } = this.opts.config;
     if (peerServiceType !== 'HostPort') return { restPort: null, peerPort: null };
-    const held = await taken();
+    const held = await this.opts.takenPorts(within);
     for (let port = range.from; port <= range.to; port++) if (!held.has(port)) return { restPort: null, peerPort: port };
     return undefined;
   }
@@ -242,19 +248,26 @@ export class KubernetesRuntime implements NodeRuntime {
     return { host, port: REST_PORT };
   }
 
-  peerAddress(nodeId: string): PeerAddress | undefined {
+  /**
+   * What the node's peer Service (or, with HostPort, its StatefulSet and pod) says. Asked once the
+   * pod is ready, when the watches have seen them; until they have, K8S_PEER_HOST (or the service's
+   * public host) and the port the node holds now.
+   */
+  peerAddress(spec: NodeSpec): PeerAddress {
+    const nodeId = spec.nodeId;
+    const fixedHost = this.opts.config.peerHost ?? this.opts.defaultPeerHost;
+    const unknown = { host: this.opts.config.peerHost ?? null, port: spec.peerPort };
     if (this.opts.config.peerServiceType === 'HostPort') {
       // The machine the pod runs on; it changes when the pod is rescheduled elsewhere.
       const port = hostPortOf(this.sets.get(workloadName(nodeId)));
       const host = this.opts.config.peerHost ?? this.pods.get(podName(nodeId))?.status?.hostIP;
-      return port && host ? { host, port } : undefined;
+      return port && host ? { host, port } : unknown;
     }
     const service = this.peerServiceOf(nodeId);
-    if (!service) return undefined;
-    const fixedHost = this.opts.config.peerHost ?? this.opts.defaultPeerHost;
+    if (!service) return unknown;
     if (this.opts.config.peerServiceType === 'NodePort') {
       const port = service.spec?.ports?.[0]?.nodePort;
-      return port ? { host: fixedHost, port } : undefined;
+      return port ? { host: fixedHost, port } : unknown;
     }
     const ingress = service.status?.loadBalancer?.ingress?.[0];
     return { host: this.opts.config.peerHost ?? ingress?.hostname ?? ingress?.ip ?? fixedHost, port: PEER_PORT };

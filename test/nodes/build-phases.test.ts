@@ -56,11 +56,11 @@ describe(`build phases on ${databaseLabel()}`, () => {
 
   async function run(nodeId: string, action: BuildAction, imageVersion: string, previous?: string) {
     const build = await insertBuild(db, { nodeId, action, imageVersion, previousImageVersion: previous });
-    current = { nodeId, buildNumber: build.build_number };
+    current = { nodeId, buildNumber: build.buildNumber };
     expect(buildPhaseOf(build.status, build.phase)).toBe('QUEUED');
     seen.length = 0;
-    await job().handle({ v: 1, nodeId, buildNumber: build.build_number }, { attempts: 1 } as JobRow);
-    const done = await findBuild(db, nodeId, build.build_number);
+    await job().handle({ v: 1, nodeId, buildNumber: build.buildNumber }, { attempts: 1 } as JobRow);
+    const done = await findBuild(db, nodeId, build.buildNumber);
     return { calls: [...seen], phase: buildPhaseOf(done!.status, done!.phase) };
   }
 
