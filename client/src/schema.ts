@@ -1171,6 +1171,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification emails
+         * @description Which kinds of notification email you receive. Yours alone: no member sees or changes another's.
+         */
+        get: operations["getNotificationPreferences"];
+        /**
+         * Turn notification emails on or off
+         * @description Sets the kinds named in the body and answers all of them. Every member may set their own; only owners and admins receive notifications. An unknown kind or a value that is not a boolean answers 400 `invalid_request`.
+         */
+        put: operations["setNotificationPreferences"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/unlock": {
         parameters: {
             query?: never;
@@ -4453,7 +4477,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -6675,6 +6699,141 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotificationPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Which notification emails you receive, each kind on until you turn it off. They go to the owner and admins of the account whose address is verified; developers and viewers receive none, whatever they set here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A node of the account became FAILED (a build could not bring its daemon up). */
+                        nodeFailed: boolean;
+                        /** @description A backup of a node of the account failed. */
+                        backupFailed: boolean;
+                        /** @description The account has made 80% of its plan's API calls of the month (UTC). */
+                        apiCalls80: boolean;
+                        /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
+                        apiCalls100: boolean;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setNotificationPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The kinds to turn on (true) or off (false); the kinds not named stay as they are. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node of the account became FAILED (a build could not bring its daemon up). */
+                    nodeFailed?: boolean;
+                    /** @description A backup of a node of the account failed. */
+                    backupFailed?: boolean;
+                    /** @description The account has made 80% of its plan's API calls of the month (UTC). */
+                    apiCalls80?: boolean;
+                    /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
+                    apiCalls100?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Which notification emails you receive, each kind on until you turn it off. They go to the owner and admins of the account whose address is verified; developers and viewers receive none, whatever they set here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A node of the account became FAILED (a build could not bring its daemon up). */
+                        nodeFailed: boolean;
+                        /** @description A backup of a node of the account failed. */
+                        backupFailed: boolean;
+                        /** @description The account has made 80% of its plan's API calls of the month (UTC). */
+                        apiCalls80: boolean;
+                        /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
+                        apiCalls100: boolean;
+                    };
+                };
             };
             /** @description The one error body of the management API. */
             400: {

@@ -34,6 +34,7 @@ import { newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { EMAIL_ADDRESS, type AccountService, type AuthenticatedUser } from './service.ts';
 import { normalEmail } from '../domain/email.ts';
+import type { Mailer } from '../mail/mailer.ts';
 
 /** How long an invitation link can be used. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -80,6 +81,9 @@ export class MemberService {
       accounts: Pick<AccountService, 'memberChanged'>;
       /** The service's public base URL (PUBLIC_URL): invitation links point at its web UI. */
       publicUrl: string;
+      /** Emails invitation links when it delivers (SMTP_URL), and verification links to people who joined through a copied one. */
+      mailer?: Pick<Mailer, 'enqueue' | 'delivers'>;
+      serviceName?: string;
     },
   ) {}
 

@@ -30,6 +30,7 @@ import { StorageMeter } from '../nodes/storage-meter.ts';
 import { sendEmailJob } from '../mail/send-email-job.ts';
 import { smtpTransport } from '../mail/transport.ts';
 import { linkRequestJob } from '../signup/link-request-job.ts';
+import { nodeEventNoticeJob } from '../notifications/node-event-job.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -41,7 +42,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'vssBlobs' | 'nodes' | 'unlockSeal' | 'signup'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'vssBlobs' | 'nodes' | 'unlockSeal' | 'signup' | 'notifications'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
@@ -84,6 +85,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     db,
     definitions: [
       linkRequestJob({ signup: services.signup }),
+      nodeEventNoticeJob({ notifications: services.notifications }),
       ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
       ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
@@ -108,6 +110,8 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   });
   // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
   db.commitSignals.on('node-events', () => webhookDispatcher.wake());
+  // A node event may have queued its notice (migration 0035's trigger), which no 'jobs' signal announces.
+  db.commitSignals.on('node-events', () => worker.wake());
   const reconciler = new Reconciler({
     db,
     runtime,
