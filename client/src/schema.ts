@@ -1038,7 +1038,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member
-         * @description Owner or admin. The link is valid for 7 days and once. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
+         * @description Owner or admin. The link is valid for 7 days and once. When the service sends email (SMTP_URL) it goes to the invitee and the answer has `emailed: true` and no link; otherwise the answer carries `invitationUrl` to pass on. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
          */
         post: operations["inviteMember"];
         delete?: never;
@@ -2239,6 +2239,8 @@ export interface operations {
                         accountId: string;
                         /** @description Any role but owner: an account has one. */
                         role: "admin" | "developer" | "viewer";
+                        /** @description True when the invitation was emailed to this address, which accepting it proves. False for a link passed on by hand: a verification link was emailed, and signing in waits for it (403 `email_not_verified`). */
+                        emailVerified: boolean;
                     };
                 };
             };
@@ -6164,8 +6166,10 @@ export interface operations {
                          * @description Only on a revoked invitation (`?status=revoked`).
                          */
                         revokedAt?: string;
-                        /** @description The web UI's page that accepts it, with the one-time secret: shown only in this answer. */
-                        invitationUrl: string;
+                        /** @description The link was emailed to the invitee (the service sends email): it is not in this answer, and accepting it verifies their address. */
+                        emailed: boolean;
+                        /** @description Only when not emailed: the web UI's page that accepts it, with the one-time secret, shown only in this answer. Whoever joins through it verifies their address by email before signing in. */
+                        invitationUrl?: string;
                     };
                 };
             };

@@ -84,7 +84,15 @@ export function buildServices(
 ) {
   const accounts = accountsOf(db, config);
   const mailer = mailerOf(config, log);
-  const members = new MemberService({ db, accounts, publicUrl: config.publicUrl, mailer, serviceName: config.mail.serviceName });
+  const audit = auditOf(db, log, metrics);
+  const signup = signupOf(db, config, log, audit);
+  const members = new MemberService({
+    db,
+    accounts,
+    publicUrl: config.publicUrl,
+    mailer,
+    sendVerification: (tx, userId, email) => signup.sendVerification(tx, userId, email),
+  });
   const transfers = new OwnershipTransfers({ db, accounts });
   const plans = plansOf(db);
   const releases = releasesOf(db, config);
@@ -111,7 +119,6 @@ export function buildServices(
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
-  const audit = auditOf(db, log, metrics);
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const notifications = new Notifications({ db, mailer, publicUrl: config.publicUrl, connectPageUrl: config.connectPageUrl, log: log.child({ part: 'notifications' }) });
   const meter = new ApiCallMeter({
@@ -123,7 +130,6 @@ export function buildServices(
     onThreshold: (t) => notifications.notifyApiCalls(t),
   });
   const usage = new UsageService({ db, meter });
-  const signup = signupOf(db, config, log, audit);
   const vssBlobs = createBlobStore(config, 'vss');
   const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
   return { vss, vssBlobs, accounts, signup, notifications, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };

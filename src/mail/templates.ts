@@ -59,7 +59,7 @@ const TEMPLATES: Record<EmailKind, Template> = {
     after: () => [],
   },
   invitation: {
-    subject: (c, f) => `You are invited to ${f.account} on ${c.serviceName}`,
+    subject: (c, f) => `${f.inviter} invited you to ${c.serviceName}`,
     before: (c, f) => [`${f.inviter} invited you to join their account on ${c.serviceName} as ${f.role}. Open this link within 7 days to choose a password and join:`],
     label: 'Accept the invitation',
     after: () => ['If you did not expect this, ignore this message: nothing happens without the link.'],
