@@ -31,6 +31,7 @@ import { sendEmailJob } from '../mail/send-email-job.ts';
 import { smtpTransport } from '../mail/transport.ts';
 import { linkRequestJob } from '../signup/link-request-job.ts';
 import { nodeEventNoticeJob } from '../notifications/node-event-job.ts';
+import { OutboxJanitor } from '../mail/outbox-janitor.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -139,6 +140,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
   const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
   const vssJanitor = new VssJanitor({ db, blobs: services.vssBlobs, destroyedRetentionHours: config.destroyedRetentionHours, log: log.child({ part: 'vss' }) });
+  const outboxJanitor = new OutboxJanitor({ db, retentionDays: config.mail.retentionDays, log: log.child({ part: 'mail' }) });
   const closeTransport = { start() {}, stop: () => transport?.close() };
-  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, ...collected, monthCloser, storageMeter];
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, outboxJanitor, ...collected, monthCloser, storageMeter];
 }
