@@ -94,7 +94,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('DELETE', '/api/sessions/:id', () => `/api/sessions/${ZEROS}`, { accountWide: true, credential: true }),
   // The caller's own notification emails (test/api/notifications.test.ts).
   route('GET', '/api/notifications', () => '/api/notifications', { accountWide: true }),
-  route('PUT', '/api/notifications', () => '/api/notifications', { accountWide: true, body: () => ({ nodeFailed: true }) }),
+  route('PUT', '/api/notifications', () => '/api/notifications', { accountWide: true, credential: true, body: () => ({ nodeFailed: true }) }),
 ];
 
 /**
