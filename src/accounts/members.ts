@@ -2,8 +2,9 @@
 // a role; with SMTP_URL set the one-time link is emailed to the invitee (and never shown to the
 // inviter), without it the inviter is given the link to pass on. Whoever opens it sets a password
 // and becomes a member; only an emailed link proves the address (issue #45): a person who joins
-// through a copied one verifies it by the emailed link sign-up uses before they can sign in. Members are listed, their role changed, and removed: a user belongs to one account, so
-// removing a member removes the user, and with it their tokens, sessions and certificates at once.
+// through a copied one verifies it by the emailed link sign-up uses before they can sign in.
+// Members are listed, their role changed, and removed: a user belongs to one account, so removing
+// a member removes the user, and with it their tokens, sessions and certificates at once.
 // Removing a member, or demoting them below admin, also revokes the invitations they made, in the
 // same transaction (issue #36): an invitation must not outlive its maker's right to invite.
 import { createHash, randomBytes } from 'node:crypto';
@@ -85,7 +86,7 @@ export class MemberService {
       publicUrl: string;
       /** Emails invitation links when it delivers (SMTP_URL); absent: links are handed to the inviter. */
       mailer?: Pick<Mailer, 'enqueue' | 'delivers'>;
-      /** Writes a verification link and its email for a person who joined through a copied link (signup/service.ts). */
+      /** Writes a verification link and its email for a person who joined through a copied link (signup/service.ts); absent (tests of other things), none is written. */
       sendVerification?: (tx: Queryable, userId: string, email: string) => Promise<void>;
     },
   ) {}

@@ -10,6 +10,19 @@ import { addMember } from '../helpers/members.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { upsertPlan } from '../../src/db/plans.ts';
 import { backUp, initWallet } from '../backups/backup-helpers.ts';
+import { Notifications } from '../../src/notifications/service.ts';
+import { Mailer } from '../../src/mail/mailer.ts';
+import { createLogger } from '../../src/logger.ts';
+
+/** The notifications of another replica: its own services on the same database. */
+const anotherReplicasNotifications = (t: TestServer) =>
+  new Notifications({
+    db: t.server.db,
+    mailer: new Mailer({ config: t.config.mail, publicUrl: t.config.publicUrl, log: createLogger('silent') }),
+    publicUrl: t.config.publicUrl,
+    connectPageUrl: t.config.connectPageUrl,
+    log: createLogger('silent'),
+  });
 
 const LIMITED_PLAN = 'notify-ten-calls';
 const LIMIT = 10;
@@ -85,6 +98,16 @@ describe(`notification emails on ${databaseLabel()}`, () => {
     expect(mail!.text).toContain(`${t.config.connectPageUrl}/${failed}`);
     expect(mail!.text).toContain('Account page');
     for (const other of [developer, viewer, stranger]) expect(subjects(other)).toEqual([]);
+    // The notice's job run again (a retry after a crash between its emails and its completion): nothing more is sent.
+    const [event] = await t.server.db.query<{ id: number }>(
+      `SELECT id FROM node_events WHERE node_id = $1 AND event_type = 'NODE_STATUS_UPDATED' AND payload -> 'details' ->> 'status' = 'FAILED'`,
+      [failed],
+    );
+    await t.server.db.query(`INSERT INTO jobs (kind, payload, max_attempts) VALUES ('notification.node-event', $1::jsonb, 1)`, [JSON.stringify({ v: 1, eventId: Number(event!.id) })]);
+    for (let i = 0; i < 100 && (await t.server.db.query(`SELECT 1 FROM jobs WHERE kind = 'notification.node-event' AND state IN ('queued', 'running')`)).length > 0; i++) await settle(100);
+    expect(await t.server.db.query(`SELECT state FROM jobs WHERE kind = 'notification.node-event' AND state <> 'done'`)).toEqual([]);
+    await settle();
+    expect(subjects(owner)).toEqual(['Node doomed failed on Example Cloud']);
     // The next release is one that starts: the other tests' nodes come up.
     await t.server.services.releases.publish(`devnode-0.2.${Date.now()}`, { concurrency: 1, failureBudget: 1 });
   });
@@ -134,5 +157,16 @@ describe(`notification emails on ${databaseLabel()}`, () => {
     const mail = smtp.received.find((m) => m.to === limited.email && m.subject === reached100)!;
     expect(mail.text).toContain(`all ${LIMIT} API calls`);
     expect(mail.text).toContain(`${t.base}/account`);
+
+    // Replicas crossing the same threshold at once (this one's service and another built on the
+    // same database): one email. A month told already is not told again.
+    const replicas = [t.server.services.notifications, anotherReplicasNotifications(t)];
+    const month = new Date().toISOString().slice(0, 7);
+    await Promise.all(replicas.map((n) => n.notifyApiCalls({ accountId: limited.id, month: '2020-01', calls: 8, limit: LIMIT, percent: 80 })));
+    await Promise.all(replicas.map((n) => n.notifyApiCalls({ accountId: limited.id, month, calls: LIMIT, limit: LIMIT, percent: 100 })));
+    await smtp.waitFor(limited.email, 3);
+    await settle();
+    expect(subjects(limited)).toEqual([reached80, reached100, reached80]);
+    expect(subjects(limitedAdmin)).toEqual([reached100]);
   });
 });
