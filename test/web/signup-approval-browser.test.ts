@@ -94,7 +94,9 @@ describe.skipIf(!hasChromium)(`sign-up in approval mode in Chromium on ${databas
   });
 
   step('the operator approves with `rln-cloud signup approve`; the approval email arrives and the person signs in', async () => {
-    const env = { ...process.env, DATA_DIR: t.config.dataDir, DATABASE_URL: t.config.databaseUrl ?? '', SMTP_URL: smtp.url, SIGNUP_MODE: 'approval' };
+    // The service's own settings, as an operator's shell has them: on PostgreSQL the CLI writes the
+    // approval email itself, with its PUBLIC_URL in the link, and enqueues its sending (SMTP_URL).
+    const env = { ...process.env, DATA_DIR: t.config.dataDir, DATABASE_URL: t.config.databaseUrl ?? '', PUBLIC_URL: t.config.publicUrl, SMTP_URL: smtp.url, SIGNUP_MODE: 'approval' };
     const listed = await run(process.execPath, ['bin/rln-cloud.mjs', 'signup', 'list', '--json'], { env });
     expect(listed.stdout).toContain(email);
     const approved = await run(process.execPath, ['bin/rln-cloud.mjs', 'signup', 'approve', email, '--json'], { env });
