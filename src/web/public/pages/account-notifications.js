@@ -13,7 +13,7 @@ const KINDS = [
 
 export function notificationsBlock() {
   const out = h('div', { class: 'form-out' });
-  const list = h('div', { class: 'stack', dataset: { testid: 'notifications' } });
+  const list = h('div', { dataset: { testid: 'notifications' } });
   const block = h(
     'div',
     {},
@@ -48,7 +48,7 @@ export function notificationsBlock() {
     } catch (err) {
       return fill(list, errorNotice(err));
     }
-    fill(list, ...KINDS.map(([field, label]) => toggle(field, label, prefs[field])));
+    fill(list, h('div', { class: 'toggles' }, ...KINDS.map(([field, label]) => toggle(field, label, prefs[field]))));
   };
   return { block, load: show };
 }
