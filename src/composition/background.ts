@@ -111,7 +111,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   });
   // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
   db.commitSignals.on('node-events', () => webhookDispatcher.wake());
-  // A node event may have queued its notice (migration 0035's trigger), which no 'jobs' signal announces.
+  // A node event may have queued its notice (migration 0036's trigger), which no 'jobs' signal announces.
   db.commitSignals.on('node-events', () => worker.wake());
   const reconciler = new Reconciler({
     db,

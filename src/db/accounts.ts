@@ -20,7 +20,7 @@ export interface InvitationRow {
   expires_at: Date;
   accepted_at: Date | null;
   revoked_at: Date | null;
-  /** Its link went to the invitee by email: accepting it proves the address (migration 0035). */
+  /** Its link went to the invitee by email: accepting it proves the address (migration 0036). */
   emailed: boolean;
 }
 

@@ -1,4 +1,4 @@
-// Notification emails (migration 0035): who turned which kind off, which events were notified
+// Notification emails (migration 0036): who turned which kind off, which events were notified
 // already, and what a notice about a node event needs to say.
 import type { Queryable } from './database.ts';
 

@@ -1,5 +1,5 @@
 // The durable job that writes the notice of a node event (a node FAILED, a backup failed). The
-// database queues it in the transaction that records the event (migration 0035's trigger), so
+// database queues it in the transaction that records the event (migration 0036's trigger), so
 // every path that records one is covered; the notice's own key makes a retried job send nothing twice.
 import { Type } from '@sinclair/typebox';
 import { declareJob } from '../jobs/job-declaration.ts';
@@ -8,7 +8,7 @@ import type { Notifications } from './service.ts';
 
 export const NODE_EVENT_NOTICE_JOB = declareJob({
   kind: 'notification.node-event',
-  // The trigger writes this number itself (migration 0035).
+  // The trigger writes this number itself (migration 0036).
   maxAttempts: 5,
   payload: Type.Object({ v: Type.Literal(1), eventId: Type.Integer() }),
   singletonKey: (p) => `notification:node-event:${p.eventId}`,

@@ -51,7 +51,7 @@ export class Notifications {
     return this.preferences(userId);
   }
 
-  /** The notice of a node event the database queued (migration 0035's trigger): a node FAILED, a backup failed. */
+  /** The notice of a node event the database queued (migration 0036's trigger): a node FAILED, a backup failed. */
   async notifyNodeEvent(eventId: number): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       // Gone with its node (destroyed and purged): there is nothing left to tell.
