@@ -1038,7 +1038,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member
-         * @description Owner or admin. The link is valid for 7 days and once. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
+         * @description Owner or admin. The link is valid for 7 days and once. When the service sends email (SMTP_URL) it goes to the invitee and the answer has `emailed: true` and no link; otherwise the answer carries `invitationUrl` to pass on. Members plus pending invitations may not pass the plan's user limit (403 `plan_limit_reached`, details `{limit: "users", max, used, plan}`). 409 `user_exists` when the email already has a user: a user belongs to one account.
          */
         post: operations["inviteMember"];
         delete?: never;
@@ -1166,6 +1166,30 @@ export interface paths {
          * @description Your current session too (that is signing out). Another person's session answers 404 `session_not_found`, exactly like a missing one.
          */
         delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification emails
+         * @description Which kinds of notification email you receive. Yours alone: no member sees or changes another's.
+         */
+        get: operations["getNotificationPreferences"];
+        /**
+         * Turn notification emails on or off
+         * @description Sets the kinds named in the body and answers all of them. Every member may set their own; only owners and admins receive notifications. An unknown kind or a value that is not a boolean answers 400 `invalid_request`.
+         */
+        put: operations["setNotificationPreferences"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2227,6 +2251,8 @@ export interface operations {
                         accountId: string;
                         /** @description Any role but owner: an account has one. */
                         role: "admin" | "developer" | "viewer";
+                        /** @description True when the invitation was emailed to this address, which accepting it proves. False for a link passed on by hand: a verification link was emailed, and signing in waits for it (403 `email_not_verified`). */
+                        emailVerified: boolean;
                     };
                 };
             };
@@ -4465,7 +4491,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -6152,8 +6178,10 @@ export interface operations {
                          * @description Only on a revoked invitation (`?status=revoked`).
                          */
                         revokedAt?: string;
-                        /** @description The web UI's page that accepts it, with the one-time secret: shown only in this answer. */
-                        invitationUrl: string;
+                        /** @description The link was emailed to the invitee (the service sends email): it is not in this answer, and accepting it verifies their address. */
+                        emailed: boolean;
+                        /** @description Only when not emailed: the web UI's page that accepts it, with the one-time secret, shown only in this answer. Whoever joins through it verifies their address by email before signing in. */
+                        invitationUrl?: string;
                     };
                 };
             };
@@ -6687,6 +6715,141 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotificationPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Which notification emails you receive, each kind on until you turn it off. They go to the owner and admins of the account whose address is verified; developers and viewers receive none, whatever they set here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A node of the account became FAILED (a build could not bring its daemon up). */
+                        nodeFailed: boolean;
+                        /** @description A backup of a node of the account failed. */
+                        backupFailed: boolean;
+                        /** @description The account has made 80% of its plan's API calls of the month (UTC). */
+                        apiCalls80: boolean;
+                        /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
+                        apiCalls100: boolean;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setNotificationPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The kinds to turn on (true) or off (false); the kinds not named stay as they are. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A node of the account became FAILED (a build could not bring its daemon up). */
+                    nodeFailed?: boolean;
+                    /** @description A backup of a node of the account failed. */
+                    backupFailed?: boolean;
+                    /** @description The account has made 80% of its plan's API calls of the month (UTC). */
+                    apiCalls80?: boolean;
+                    /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
+                    apiCalls100?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Which notification emails you receive, each kind on until you turn it off. They go to the owner and admins of the account whose address is verified; developers and viewers receive none, whatever they set here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A node of the account became FAILED (a build could not bring its daemon up). */
+                        nodeFailed: boolean;
+                        /** @description A backup of a node of the account failed. */
+                        backupFailed: boolean;
+                        /** @description The account has made 80% of its plan's API calls of the month (UTC). */
+                        apiCalls80: boolean;
+                        /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
+                        apiCalls100: boolean;
+                    };
+                };
             };
             /** @description The one error body of the management API. */
             400: {

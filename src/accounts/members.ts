@@ -1,7 +1,10 @@
 // An account's members and invitations (issue #27): the owner or an admin invites by email with
-// a role and gets a one-time link (no e-mail is sent); whoever opens it sets a password and becomes
-// a member. Members are listed, their role changed, and removed: a user belongs to one account, so
-// removing a member removes the user, and with it their tokens, sessions and certificates at once.
+// a role; with SMTP_URL set the one-time link is emailed to the invitee (and never shown to the
+// inviter), without it the inviter is given the link to pass on. Whoever opens it sets a password
+// and becomes a member; only an emailed link proves the address (issue #45): a person who joins
+// through a copied one verifies it by the emailed link sign-up uses before they can sign in.
+// Members are listed, their role changed, and removed: a user belongs to one account, so removing
+// a member removes the user, and with it their tokens, sessions and certificates at once.
 // Removing a member, or demoting them below admin, also revokes the invitations they made, in the
 // same transaction (issue #36): an invitation must not outlive its maker's right to invite.
 import { createHash, randomBytes } from 'node:crypto';
@@ -34,6 +37,7 @@ import { newId } from '../auth/tokens.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { EMAIL_ADDRESS, type AccountService, type AuthenticatedUser } from './service.ts';
 import { normalEmail } from '../domain/email.ts';
+import type { Mailer } from '../mail/mailer.ts';
 
 /** How long an invitation link can be used. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -80,6 +84,10 @@ export class MemberService {
       accounts: Pick<AccountService, 'memberChanged'>;
       /** The service's public base URL (PUBLIC_URL): invitation links point at its web UI. */
       publicUrl: string;
+      /** Emails invitation links when it delivers (SMTP_URL); absent: links are handed to the inviter. */
+      mailer?: Pick<Mailer, 'enqueue' | 'delivers'>;
+      /** Writes a verification link and its email for a person who joined through a copied link (signup/service.ts); absent (tests of other things), none is written. */
+      sendVerification?: (tx: Queryable, userId: string, email: string) => Promise<void>;
     },
   ) {}
 
@@ -89,12 +97,13 @@ export class MemberService {
    * refused now rather than at acceptance: a user belongs to one account. A pending invitation of
    * the same email is revoked: the new one replaces it.
    */
-  async invite(inviter: AuthenticatedUser, input: { email: string; role: string }) {
+  async invite(inviter: AuthenticatedUser, input: { email: string; role: string }): Promise<InvitationView & { emailed: boolean; invitationUrl?: string }> {
     const email = normalEmail(input.email);
     if (!EMAIL_ADDRESS.test(email)) throw new AppError('invalid_request', `"${input.email.slice(0, 64)}" is not an email address`, { field: 'email' });
     if (!isInvitable(input.role)) throw new AppError('invalid_request', `role must be one of ${INVITABLE_ROLES.join(', ')}`, { field: 'role' });
     const role = input.role;
     const secret = randomBytes(32).toString('base64url');
+    const emailed = this.deps.mailer?.delivers ?? false;
     const row = await this.deps.db.transaction(async (tx) => {
       if (!(await lockAccount(tx, inviter.accountId))) throw new AppError('unauthorized', 'your account no longer exists');
       // The inviter's role as it is now, under the account's lock: a removal or demotion that
@@ -118,7 +127,7 @@ export class MemberService {
           { limit: 'users', max: plan.maxUsers, used: seats, plan: plan.name },
         );
       }
-      return insertInvitation(tx, {
+      const invitation = await insertInvitation(tx, {
         id: newId(),
         accountId: inviter.accountId,
         email,
@@ -126,9 +135,15 @@ export class MemberService {
         tokenHash: hashSecret(secret),
         invitedBy: inviter.id,
         expiresAt: new Date(Date.now() + INVITATION_TTL_MS),
+        emailed,
       });
+      if (emailed) {
+        await this.deps.mailer!.enqueue(tx, { kind: 'invitation', to: email, link: this.invitationUrl(secret), facts: { inviter: self.email, role } });
+      }
+      return invitation;
     });
-    return { ...presentInvitation(row), invitationUrl: this.invitationUrl(secret) };
+    // Emailed, the link is the invitee's alone: whoever made the invitation never sees it.
+    return emailed ? { ...presentInvitation(row), emailed: true } : { ...presentInvitation(row), emailed: false, invitationUrl: this.invitationUrl(secret) };
   }
 
   private invitationUrl(secret: string) {
@@ -185,11 +200,13 @@ export class MemberService {
     const joined = await this.deps.db.transaction(async (tx) => {
       const locked = await liveInvitation(tx, tokenHash);
       if (!locked) return undefined;
-      const user = await insertUser(tx, { id: newId(), email: locked.email, passwordHash });
+      // Only a link that went to the address by email proves it; a copied one could be anyone's.
+      const user = await insertUser(tx, { id: newId(), email: locked.email, passwordHash, verified: locked.emailed });
       if (!user) throw userExists(locked.email);
       await insertMember(tx, locked.account_id, user.id, locked.role);
       await markInvitationAccepted(tx, locked.id);
-      return { userId: user.id, email: user.email, accountId: locked.account_id, role: locked.role, invitationId: locked.id };
+      if (!locked.emailed) await this.deps.sendVerification?.(tx, user.id, user.email);
+      return { userId: user.id, email: user.email, accountId: locked.account_id, role: locked.role, invitationId: locked.id, emailVerified: locked.emailed };
     });
     if (!joined) throw await failed(gone());
     return joined;

@@ -41,6 +41,7 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
   { name: 'usage', description: 'Metered usage per calendar month (UTC): node time RUNNING and PAUSED, API and gateway calls (docs/USAGE.md).' },
   { name: 'audit', description: 'Your audit trail: security-relevant actions on your resources, who did them, from where, and how they ended.' },
   { name: 'sessions', description: 'Your web UI sessions: where you are signed in, and ending them.' },
+  { name: 'notifications', description: 'Your notification emails (a node FAILED, a backup failed, the month\'s API calls at 80% and 100%): which kinds you receive.' },
   { name: 'session (web UI)', description: "The web UI's sign-in: a session cookie and a CSRF token in place of a bearer token." },
   { name: 'sign-up and password reset', description: 'Self-service sign-up (SIGNUP_MODE), email verification and password reset: public routes whose answers are the same for a known and an unknown address.' },
   { name: 'two factors', description: 'Second factors of web sign-in: an authenticator app (TOTP) with recovery codes, and the owner\'s rule that every member has one.' },

@@ -23,6 +23,7 @@ import type { SseLimits } from './events/sse-stream.ts';
 import type { UsageService } from '../usage/service.ts';
 import type { ApiCallMeter } from '../usage/api-call-meter.ts';
 import type { VssService } from '../vss/vss-service.ts';
+import type { PersonNotifications } from './notifications/schemas.ts';
 
 export interface ApiDeps {
   accounts: AccountService;
@@ -33,6 +34,8 @@ export interface ApiDeps {
   /** The owner deleting the account. */
   accountDeletion: AccountDeletion;
   plans: PlanService;
+  /** A person's notification email preferences (GET/PUT /api/notifications). */
+  notifications: PersonNotifications;
   /** Self-service sign-up, email verification and password reset; absent: those routes are not served. */
   signup?: SignupService;
   nodes: NodeService;

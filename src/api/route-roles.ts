@@ -5,7 +5,7 @@
 // - changing the account's members and invitations, and capping a token's calls, is an admin's;
 // - changing the account itself (its plan, its owner, deleting it) is the owner's; accepting its
 //   ownership is an admin's (the one it was offered to);
-// - a person's own sessions, and leaving the account, are every member's;
+// - a person's own sessions and notification emails, and leaving the account, are every member's;
 // - every other change (nodes, tokens, certificates, backups, webhooks) is a developer's.
 // bearer-auth.ts enforces it before the route's body is read; test/api/roles.test.ts checks every
 // registered route against a table of its own.
@@ -16,7 +16,7 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 const ADMIN_PREFIXES = ['/api/account/members', '/api/account/invitations'];
 // Capping a token's calls is an admin's, whoever's token it is (a developer must not lift a cap).
 const ADMIN_ROUTES = new Set(['/api/tokens/:id/monthly-api-calls']);
-const OWN_PREFIXES = ['/api/sessions', '/api/account/leave'];
+const OWN_PREFIXES = ['/api/sessions', '/api/notifications', '/api/account/leave'];
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
 
 export function leastRoleOf(method: string, url: string | undefined): Role {

@@ -34,9 +34,9 @@ const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'DELETE /api/tokens/:id',
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
-// The person's own sessions, leaving, handing over and deleting the account count as the account's
-// people too: a scoped token may neither read nor change them.
-const MEMBER_PREFIXES = ['/api/account/members', '/api/account/invitations', '/api/sessions', '/api/account/leave', '/api/account/transfer'];
+// The person's own sessions and notification emails, leaving, handing over and deleting the account
+// count as the account's people too: a scoped token may neither read nor change them.
+const MEMBER_PREFIXES = ['/api/account/members', '/api/account/invitations', '/api/sessions', '/api/notifications', '/api/account/leave', '/api/account/transfer'];
 const isMemberRoute = (path: string) => MEMBER_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
 
 export function classifyApiRoute(method: string, url: string | undefined): ApiRouteScope {

@@ -73,6 +73,8 @@ import { listSessionsRoute } from './sessions/list-sessions.ts';
 import { endSessionRoute } from './sessions/end-session.ts';
 import { endOtherSessionsRoute } from './sessions/end-other-sessions.ts';
 import type { PersonSessions } from './sessions/schemas.ts';
+import { getNotificationPreferencesRoute } from './notifications/get-preferences.ts';
+import { setNotificationPreferencesRoute } from './notifications/set-preferences.ts';
 import { meterApiCalls } from './api-call-meter-hook.ts';
 import { capMemberCallsRoute, capTokenCallsRoute } from './usage/cap-calls.ts';
 import { getUsageRoute } from './usage/get-usage.ts';
@@ -266,6 +268,8 @@ export async function buildApiServer(
       endSessionRoute(scope, deps.web.sessions);
       endOtherSessionsRoute(scope, deps.web.sessions);
     }
+    getNotificationPreferencesRoute(scope, deps.notifications);
+    setNotificationPreferencesRoute(scope, deps.notifications);
   });
   return app;
 }

@@ -24,6 +24,7 @@ export const AUDIT_ACTIONS = [
   'session.sign_in',
   'session.ended',
   'session.others_ended',
+  'notifications.changed',
   'member.invited',
   'member.invitation_revoked',
   'member.joined',

@@ -28,6 +28,8 @@ import { StorageMeter } from '../nodes/storage-meter.ts';
 import { sendEmailJob } from '../mail/send-email-job.ts';
 import { smtpTransport } from '../mail/transport.ts';
 import { linkRequestJob } from '../signup/link-request-job.ts';
+import { nodeEventNoticeJob } from '../notifications/node-event-job.ts';
+import { OutboxJanitor } from '../mail/outbox-janitor.ts';
 
 export interface BackgroundPart {
   start(): void;
@@ -39,7 +41,7 @@ export interface BackgroundDeps {
   db: Database;
   config: Config;
   runtime: NodeRuntime;
-  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'vssBlobs' | 'nodes' | 'unlockSeal' | 'signup'>;
+  services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'vssBlobs' | 'nodes' | 'unlockSeal' | 'signup' | 'notifications'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
@@ -76,6 +78,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     db,
     definitions: [
       linkRequestJob({ signup: services.signup }),
+      nodeEventNoticeJob({ notifications: services.notifications }),
       ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
       ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs: nodeLogs.reader, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
@@ -100,6 +103,8 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   });
   // Events this process commits go out at once; other replicas' are found by the dispatcher's poll.
   db.commitSignals.on('node-events', () => webhookDispatcher.wake());
+  // A node event may have queued its notice (migration 0036's trigger), which no 'jobs' signal announces.
+  db.commitSignals.on('node-events', () => worker.wake());
   const reconciler = new Reconciler({
     db,
     runtime,
@@ -124,6 +129,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
   const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
   const vssJanitor = new VssJanitor({ db, blobs: services.vssBlobs, destroyedRetentionHours: config.destroyedRetentionHours, log: log.child({ part: 'vss' }) });
+  const outboxJanitor = new OutboxJanitor({ db, retentionDays: config.mail.retentionDays, log: log.child({ part: 'mail' }) });
   const closeTransport = { start() {}, stop: () => transport?.close() };
-  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, ...nodeLogs.parts, monthCloser, storageMeter];
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, outboxJanitor, ...nodeLogs.parts, monthCloser, storageMeter];
 }

@@ -42,6 +42,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     transfers: unused('transfers'),
     accountDeletion: unused('accountDeletion'),
     signup: unused<SignupService>('signup'),
+    notifications: unused('notifications'),
     plans: unused('plans'),
     nodes: unused('nodes'),
     webhooks: unused('webhooks'),

@@ -32,6 +32,7 @@ import { passwordGate } from '../auth/passwords.ts';
 import { Mailer } from '../mail/mailer.ts';
 import { Outbox } from '../mail/outbox.ts';
 import { SignupService } from '../signup/service.ts';
+import { Notifications } from '../notifications/service.ts';
 
 // The gate is the process's (auth/passwords.ts): whichever services are built, serving or operator, set its limits.
 const accountsOf = (db: Database, config: Config) => {
@@ -49,11 +50,13 @@ const webhookKeysOf = (config: Config) =>
 const certificatesOf = (db: Database, config: Config, ca: CertificateAuthority | undefined) =>
   new CertificateService({ db, maxValidityDays: config.nodeAccess.clientCertDays, userNodeUrl: config.userNodeUrl, ca });
 
+const mailerOf = (config: Config, log: Logger) => new Mailer({ config: config.mail, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) });
+
 const signupOf = (db: Database, config: Config, log: Logger, audit: AuditLog) =>
   new SignupService({
     db,
     config: config.signup,
-    mailer: new Mailer({ config: config.mail, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) }),
+    mailer: mailerOf(config, log),
     publicUrl: config.publicUrl,
     serviceName: config.mail.serviceName,
     audit,
@@ -80,7 +83,16 @@ export function buildServices(
   metrics?: AuditMetrics & ApiCallMetrics & VssMetrics,
 ) {
   const accounts = accountsOf(db, config);
-  const members = new MemberService({ db, accounts, publicUrl: config.publicUrl });
+  const mailer = mailerOf(config, log);
+  const audit = auditOf(db, log, metrics);
+  const signup = signupOf(db, config, log, audit);
+  const members = new MemberService({
+    db,
+    accounts,
+    publicUrl: config.publicUrl,
+    mailer,
+    sendVerification: (tx, userId, email) => signup.sendVerification(tx, userId, email),
+  });
   const transfers = new OwnershipTransfers({ db, accounts });
   const plans = plansOf(db);
   const releases = releasesOf(db, config);
@@ -107,14 +119,20 @@ export function buildServices(
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
-  const audit = auditOf(db, log, metrics);
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
-  const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
+  const notifications = new Notifications({ db, mailer, publicUrl: config.publicUrl, connectPageUrl: config.connectPageUrl, log: log.child({ part: 'notifications' }) });
+  const meter = new ApiCallMeter({
+    db,
+    flushIntervalMs: config.usage.flushIntervalMs,
+    batchSize: config.usage.flushBatch,
+    log: log.child({ part: 'usage' }),
+    metrics,
+    onThreshold: (t) => notifications.notifyApiCalls(t),
+  });
   const usage = new UsageService({ db, meter });
-  const signup = signupOf(db, config, log, audit);
   const vssBlobs = createBlobStore(config, 'vss');
   const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
-  return { vss, vssBlobs, accounts, signup, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { vss, vssBlobs, accounts, signup, notifications, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;

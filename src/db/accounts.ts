@@ -20,9 +20,11 @@ export interface InvitationRow {
   expires_at: Date;
   accepted_at: Date | null;
   revoked_at: Date | null;
+  /** Its link went to the invitee by email: accepting it proves the address (migration 0036). */
+  emailed: boolean;
 }
 
-const INVITATION_COLUMNS = 'id, account_id, email, role, invited_by, created_at, expires_at, accepted_at, revoked_at';
+const INVITATION_COLUMNS = 'id, account_id, email, role, invited_by, created_at, expires_at, accepted_at, revoked_at, emailed';
 
 /** The account's members, the owner first, then by when they joined. */
 export async function listAccountMembers(db: Queryable, accountId: string) {
@@ -101,13 +103,13 @@ export async function countSeats(db: Queryable, accountId: string) {
 
 export async function insertInvitation(
   db: Queryable,
-  i: { id: string; accountId: string; email: string; role: InvitationRow['role']; tokenHash: string; invitedBy: string; expiresAt: Date },
+  i: { id: string; accountId: string; email: string; role: InvitationRow['role']; tokenHash: string; invitedBy: string; expiresAt: Date; emailed: boolean },
 ) {
   return (
     await db.query<InvitationRow>(
-      `INSERT INTO account_invitations (id, account_id, email, role, token_hash, invited_by, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${INVITATION_COLUMNS}`,
-      [i.id, i.accountId, i.email, i.role, i.tokenHash, i.invitedBy, i.expiresAt],
+      `INSERT INTO account_invitations (id, account_id, email, role, token_hash, invited_by, expires_at, emailed)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${INVITATION_COLUMNS}`,
+      [i.id, i.accountId, i.email, i.role, i.tokenHash, i.invitedBy, i.expiresAt, i.emailed],
     )
   )[0]!;
 }

@@ -43,3 +43,19 @@ export async function findLiveEmailLink(db: Queryable, tokenHash: string, purpos
     await db.query<EmailLinkRow>(`SELECT * FROM email_links WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > now()`, [tokenHash, purpose])
   )[0];
 }
+
+/**
+ * Deletes links that can no longer be used (used, or expired) for `graceHours` (the cleanup,
+ * mail/outbox-janitor.ts); answers how many. Either way the link answers the same invalid_link.
+ */
+export async function deleteDeadEmailLinks(db: Queryable, graceHours: number, limit: number) {
+  return (
+    await db.query(
+      `DELETE FROM email_links WHERE token_hash IN (
+         SELECT token_hash FROM email_links
+         WHERE least(used_at, expires_at) < now() - make_interval(hours => $1) LIMIT $2
+       ) RETURNING token_hash`,
+      [graceHours, limit],
+    )
+  ).length;
+}

@@ -53,3 +53,15 @@ export async function sentRecently(db: Queryable, recipient: string, kind: strin
   );
   return rows.length > 0;
 }
+
+/** Deletes messages older than `olderThanDays`, sent or not (the cleanup, mail/outbox-janitor.ts); answers how many. */
+export async function deleteOldOutboxMessages(db: Queryable, olderThanDays: number, limit: number) {
+  return (
+    await db.query(
+      `DELETE FROM email_outbox WHERE id IN (
+         SELECT id FROM email_outbox WHERE created_at < now() - make_interval(days => $1) ORDER BY created_at LIMIT $2
+       ) RETURNING id`,
+      [olderThanDays, limit],
+    )
+  ).length;
+}

@@ -21,7 +21,7 @@ describe('Mailer', () => {
   it('without SMTP_URL keeps the message in the outbox, enqueues no sending, and logs its link', async () => {
     const { db, statements } = recordingDb();
     const { lines, log } = recordingLog();
-    const mailer = new Mailer({ config: { smtpUrl: undefined, from: 'x', serviceName: 'RLN Cloud' }, publicUrl: 'http://127.0.0.1:8080', log });
+    const mailer = new Mailer({ config: { smtpUrl: undefined, from: 'x', serviceName: 'RLN Cloud', retentionDays: 30 }, publicUrl: 'http://127.0.0.1:8080', log });
     await mailer.enqueue(db, { kind: 'verify-email', to: 'a@example.com', link: LINK });
     expect(statements.some((s) => s.includes('INSERT INTO email_outbox'))).toBe(true);
     expect(statements.some((s) => s.includes('INSERT INTO jobs'))).toBe(false);
@@ -31,7 +31,7 @@ describe('Mailer', () => {
   it('with SMTP_URL enqueues the sending job in the same transaction, and logs no link', async () => {
     const { db, statements } = recordingDb();
     const { lines, log } = recordingLog();
-    const mailer = new Mailer({ config: { smtpUrl: 'smtp://127.0.0.1:25', from: 'x', serviceName: 'RLN Cloud' }, publicUrl: 'http://127.0.0.1:8080', log });
+    const mailer = new Mailer({ config: { smtpUrl: 'smtp://127.0.0.1:25', from: 'x', serviceName: 'RLN Cloud', retentionDays: 30 }, publicUrl: 'http://127.0.0.1:8080', log });
     await mailer.enqueue(db, { kind: 'verify-email', to: 'a@example.com', link: LINK });
     expect(statements.filter((s) => s.includes('INSERT INTO email_outbox') || s.includes('INSERT INTO jobs'))).toHaveLength(2);
     expect(lines).toEqual([]);

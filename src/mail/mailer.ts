@@ -9,7 +9,7 @@ import { insertJob } from '../db/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { MailConfig } from './settings.ts';
 import { SEND_EMAIL_JOB } from './send-email-job.ts';
-import { renderEmail, type EmailKind } from './templates.ts';
+import { renderEmail, type EmailFacts, type EmailKind } from './templates.ts';
 
 export class Mailer {
   constructor(private readonly deps: { config: MailConfig; publicUrl: string; log: Logger }) {}
@@ -19,9 +19,9 @@ export class Mailer {
     return this.deps.config.smtpUrl !== undefined;
   }
 
-  async enqueue(tx: Queryable, message: { kind: EmailKind; to: string; link: string }): Promise<string> {
+  async enqueue(tx: Queryable, message: { kind: EmailKind; to: string; link: string; facts?: EmailFacts }): Promise<string> {
     const id = randomBytes(16).toString('hex');
-    const rendered = renderEmail(message.kind, message.link, { serviceName: this.deps.config.serviceName, publicUrl: this.deps.publicUrl });
+    const rendered = renderEmail(message.kind, message.link, { serviceName: this.deps.config.serviceName, publicUrl: this.deps.publicUrl }, message.facts);
     await insertOutboxMessage(tx, { id, kind: message.kind, recipient: message.to, ...rendered });
     if (this.delivers) {
       await insertJob(tx, SEND_EMAIL_JOB.newJob({ v: 1, messageId: id }));

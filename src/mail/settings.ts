@@ -1,5 +1,5 @@
 // Configuration of email delivery (mail/), read by config.ts with the rest of the environment.
-import { matching, text } from '../env/formats.ts';
+import { integer, matching, text } from '../env/formats.ts';
 import { readEnv, variable, type Env } from '../env/variable.ts';
 
 export interface MailConfig {
@@ -9,6 +9,8 @@ export interface MailConfig {
   from: string;
   /** The service's name as messages say it. */
   serviceName: string;
+  /** Days an outbox message is kept before the cleanup deletes it (mail/outbox-janitor.ts). */
+  retentionDays: number;
 }
 
 export const MAIL_VARIABLES = {
@@ -27,9 +29,15 @@ export const MAIL_VARIABLES = {
     default: 'RLN Cloud',
     doc: "the service's name in email subjects and bodies",
   }),
+  // A month: long enough to answer "did you send me that?"; at least two days, since the once-a-day
+  // sign-up attempt notice is decided from the outbox's last day.
+  retentionDays: variable('MAIL_RETENTION_DAYS', integer(2, 3650), {
+    default: '30',
+    doc: 'days an outbox message (sent, or never sent) is kept, for `rln-cloud mail list`, before a cleanup every replica runs deletes it (docs/ACCOUNTS.md "Email")',
+  }),
 };
 
 export function readMailConfig(env: Env, problems: string[]): MailConfig {
   const values = readEnv(MAIL_VARIABLES, env, problems);
-  return { smtpUrl: values.smtpUrl, from: values.from, serviceName: values.serviceName };
+  return { smtpUrl: values.smtpUrl, from: values.from, serviceName: values.serviceName, retentionDays: values.retentionDays };
 }

@@ -1,6 +1,11 @@
 // The messages the service sends, each a plain-text and an HTML body from one small template, with
 // the service's name and its public URL. Every value put into the HTML is escaped.
-export type EmailKind = 'verify-email' | 'password-reset' | 'signup-attempt' | 'signup-approved';
+import type { NotificationKind } from '../domain/notifications.ts';
+
+export type EmailKind = 'verify-email' | 'password-reset' | 'signup-attempt' | 'signup-approved' | 'invitation' | NotificationKind;
+
+/** What a message says besides its link (a node's name, a month's limit), by name. */
+export type EmailFacts = Record<string, string>;
 
 export interface RenderedEmail {
   subject: string;
@@ -17,12 +22,16 @@ const escapeHtml = (s: string) =>
   s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
 
 interface Template {
-  subject: (c: TemplateContext) => string;
+  subject: (c: TemplateContext, f: EmailFacts) => string;
   /** Paragraphs before the link, the link's label, paragraphs after it. */
-  before: (c: TemplateContext) => string[];
+  before: (c: TemplateContext, f: EmailFacts) => string[];
   label: string;
-  after: (c: TemplateContext) => string[];
+  after: (c: TemplateContext, f: EmailFacts) => string[];
 }
+
+// Every notification says why the person gets it and where to stop it.
+const WHY_NOTIFIED = 'You receive this as an owner or admin of the account. Turn these messages off, each kind on its own, in the Security section of your Account page.';
+
 
 const TEMPLATES: Record<EmailKind, Template> = {
   'verify-email': {
@@ -49,13 +58,43 @@ const TEMPLATES: Record<EmailKind, Template> = {
     label: 'Sign in',
     after: () => [],
   },
+  invitation: {
+    subject: (c, f) => `${f.inviter} invited you to ${c.serviceName}`,
+    before: (c, f) => [`${f.inviter} invited you to join their account on ${c.serviceName} as ${f.role}. Open this link within 7 days to choose a password and join:`],
+    label: 'Accept the invitation',
+    after: () => ['If you did not expect this, ignore this message: nothing happens without the link.'],
+  },
+  'node-failed': {
+    subject: (c, f) => `Node ${f.node} failed on ${c.serviceName}`,
+    before: (_c, f) => [`Your node ${f.node} (${f.nodeId}) is FAILED: a build could not bring its daemon up. Its page shows its events and logs; start or upgrade it again from there:`],
+    label: 'Open the node',
+    after: () => [WHY_NOTIFIED],
+  },
+  'backup-failed': {
+    subject: (c, f) => `A backup of node ${f.node} failed on ${c.serviceName}`,
+    before: (_c, f) => [`The backup ${f.backupId} of your node ${f.node} (${f.nodeId}) failed: ${f.reason}`, 'Its page shows the node\'s backups; take another from there:'],
+    label: 'Open the node',
+    after: () => [WHY_NOTIFIED],
+  },
+  'api-calls-80': {
+    subject: (c) => `Your ${c.serviceName} account has used 80% of this month's API calls`,
+    before: (_c, f) => [`Your account has made ${f.used} of the ${f.limit} API calls its plan allows in ${f.month} (UTC). Past ${f.limit}, calls are refused (429 quota_exceeded) until the month ends or the plan changes. Usage per member and token is on your Account page:`],
+    label: 'See the usage',
+    after: () => [WHY_NOTIFIED],
+  },
+  'api-calls-100': {
+    subject: (c) => `Your ${c.serviceName} account has used all of this month's API calls`,
+    before: (_c, f) => [`Your account has made all ${f.limit} API calls its plan allows in ${f.month} (UTC): further calls are refused (429 quota_exceeded) until the month ends or the plan changes. Usage per member and token is on your Account page:`],
+    label: 'See the usage',
+    after: () => [WHY_NOTIFIED],
+  },
 };
 
 /** The message of `kind`, its link being `link` (a URL under PUBLIC_URL). */
-export function renderEmail(kind: EmailKind, link: string, context: TemplateContext): RenderedEmail {
+export function renderEmail(kind: EmailKind, link: string, context: TemplateContext, facts: EmailFacts = {}): RenderedEmail {
   const t = TEMPLATES[kind];
-  const before = t.before(context);
-  const after = t.after(context);
+  const before = t.before(context, facts);
+  const after = t.after(context, facts);
   const text = [...before, '', link, '', ...after, '', `-- ${context.serviceName}, ${context.publicUrl}`, ''].join('\n');
   const p = (s: string) => `<p>${escapeHtml(s)}</p>`;
   const html = [
@@ -67,5 +106,5 @@ export function renderEmail(kind: EmailKind, link: string, context: TemplateCont
     `<p style="color: #666">${escapeHtml(context.serviceName)}, <a href="${escapeHtml(context.publicUrl)}">${escapeHtml(context.publicUrl)}</a></p>`,
     '</body></html>',
   ].join('\n');
-  return { subject: t.subject(context), text, html };
+  return { subject: t.subject(context, facts), text, html };
 }

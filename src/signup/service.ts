@@ -248,6 +248,11 @@ export class SignupService {
     return `${this.deps.publicUrl}${path}${token ? `#token=${token}` : ''}`;
   }
 
+  /** A verification link and its email for a person whose address nothing proved yet (a member who joined through a copied invitation link), in `tx`. */
+  async sendVerification(tx: Queryable, userId: string, email: string) {
+    await this.sendLink(tx, userId, email, 'verify');
+  }
+
   /** A new one-time link for the person (earlier ones of its purpose stop working) and its email, in `tx`. */
   private async sendLink(tx: Queryable, userId: string, email: string, purpose: LinkPurpose) {
     const token = randomBytes(32).toString('base64url');

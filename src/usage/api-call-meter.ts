@@ -46,6 +46,12 @@ export interface ApiCallMeterDeps {
   batchSize: number;
   log: Logger;
   metrics?: ApiCallMetrics;
+  /**
+   * Told when a batch's answered total shows an account at 80% or 100% of its month's limit, at
+   * most once per account, month and threshold in this process (notifications/ makes it once
+   * across replicas). Off the requests' path: it runs after the batch, and may write.
+   */
+  onThreshold?: (t: { accountId: string; month: string; calls: number; limit: number; percent: 80 | 100 }) => Promise<void>;
   now?: () => number;
 }
 
@@ -62,6 +68,8 @@ interface AccountCount {
   writing: number;
   /** The first read of the account's total, while it runs. */
   reading?: Promise<void>;
+  /** The highest share of its limit (80, 100) onThreshold was told of this month; 0: none. */
+  noticed: 0 | 80 | 100;
   /** Its members ('user:<id>') and tokens ('token:<id>') that called this month, for their caps. */
   callers: Map<string, CallerCount>;
 }
@@ -164,7 +172,7 @@ export class ApiCallMeter {
     const counts = this.current;
     let account = counts.accounts.get(accountId);
     if (!account) {
-      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0, callers: new Map() };
+      account = { known: 0, limit: undefined, plan: undefined, pending: new Map(), pendingCalls: 0, writing: 0, callers: new Map(), noticed: 0 };
       counts.accounts.set(accountId, account);
       account.reading = this.readTotals(counts, [accountId]);
     }
@@ -389,7 +397,27 @@ export class ApiCallMeter {
     this.learnCallers(counts, totals.callers);
     this.written(counts, increments);
     this.report(totals.accounts, increments);
+    this.noticeThresholds(counts, totals.accounts);
     return [];
+  }
+
+  /** Tells onThreshold of accounts whose written total reached 80% or 100% of their limit since it last did. */
+  private noticeThresholds(counts: MonthCounts, totals: readonly AccountCallTotal[]) {
+    const notify = this.deps.onThreshold;
+    if (!notify) return;
+    for (const t of totals) {
+      const account = counts.accounts.get(t.accountId);
+      if (!account || t.limit === null || t.limit === undefined || t.limit <= 0) continue;
+      const percent = t.calls >= t.limit ? 100 : t.calls * 5 >= t.limit * 4 ? 80 : 0;
+      if (percent === 0 || percent <= account.noticed) continue;
+      const before = account.noticed;
+      account.noticed = percent;
+      notify({ accountId: t.accountId, month: counts.month, calls: t.calls, limit: t.limit, percent }).catch((err: unknown) => {
+        // Told again after the next batch: the notice's key keeps it to one email.
+        if (account.noticed === percent) account.noticed = before;
+        this.deps.log.error({ err, accountId: t.accountId, percent }, 'could not write the API call notice');
+      });
+    }
   }
 
   private learn(counts: MonthCounts, totals: readonly AccountCallTotal[]) {

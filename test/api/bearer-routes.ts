@@ -92,6 +92,9 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/sessions', () => '/api/sessions', { accountWide: true }),
   route('DELETE', '/api/sessions', () => '/api/sessions', { accountWide: true, credential: true }),
   route('DELETE', '/api/sessions/:id', () => `/api/sessions/${ZEROS}`, { accountWide: true, credential: true }),
+  // The caller's own notification emails (test/api/notifications.test.ts).
+  route('GET', '/api/notifications', () => '/api/notifications', { accountWide: true }),
+  route('PUT', '/api/notifications', () => '/api/notifications', { accountWide: true, credential: true, body: () => ({ nodeFailed: true }) }),
 ];
 
 /**

@@ -33,8 +33,16 @@ describe(`account members on ${databaseLabel()}`, () => {
     expect(invited.status, invited.text).toBe(201);
     const joined = await accept(secretOf(invited.json.invitationUrl));
     expect(joined.status, joined.text).toBe(201);
+    await verifyFromOutbox(email);
     const token = await t.server.services.accounts.createToken(email, 'member');
     return { id: joined.json.userId, email, token: token.token, tokenId: token.id, role };
+  };
+  /** Opens the verification link a member who joined through a copied link was sent (no SMTP here: it waits in the outbox). */
+  const verifyFromOutbox = async (email: string) => {
+    const [message] = await t.server.db.query<{ text_body: string }>(`SELECT text_body FROM email_outbox WHERE recipient = $1 AND kind = 'verify-email'`, [email]);
+    const token = message!.text_body.match(/#token=([A-Za-z0-9_-]{43})/)![1];
+    const r = await t.call('/api/signup/verify', { method: 'POST', body: { token } });
+    expect(r.status, r.text).toBe(200);
   };
   const signIn = async (email: string, password = PASSWORD) => {
     const r = await t.call('/api/session', { method: 'POST', body: { email, password } });
@@ -62,6 +70,8 @@ describe(`account members on ${databaseLabel()}`, () => {
         role: 'developer',
         createdAt: expect.any(String),
         expiresAt: expect.any(String),
+        // No SMTP_URL here: the inviter passes the link on (test/api/invitation-email.test.ts has both).
+        emailed: false,
         invitationUrl: expect.stringMatching(new RegExp(`^${t.base}/invitation#token=[A-Za-z0-9_-]{43}$`)),
       });
       const days = (Date.parse(r.json.expiresAt) - Date.parse(r.json.createdAt)) / 86_400_000;
@@ -76,13 +86,14 @@ describe(`account members on ${databaseLabel()}`, () => {
       expect(JSON.stringify(stored)).not.toContain(secretOf(r.json.invitationUrl));
     });
 
-    it('is accepted once: the new user is a member of the account with its role, and can sign in', async () => {
+    it('is accepted once: the new user is a member of the account with its role, and signs in once their address is verified', async () => {
       const email = `once-${Date.now()}@example.com`;
       const invited = await invite(owner, { email, role: 'viewer' });
       const secret = secretOf(invited.json.invitationUrl);
       const joined = await accept(secret);
       expect(joined.status, joined.text).toBe(201);
-      expect(joined.json).toEqual({ userId: expect.stringMatching(/^[0-9a-f]{32}$/), email, accountId: owner.id, role: 'viewer' });
+      // A link passed on by hand proves nothing about the address (issue #45).
+      expect(joined.json).toEqual({ userId: expect.stringMatching(/^[0-9a-f]{32}$/), email, accountId: owner.id, role: 'viewer', emailVerified: false });
       const again = await accept(secret, 'another-password');
       expect(again.status).toBe(404);
       expect(again.json.error.code).toBe('invitation_not_found');
@@ -90,6 +101,10 @@ describe(`account members on ${databaseLabel()}`, () => {
       const members = (await t.call('/api/account/members', { token: owner.token })).json.members;
       expect(members[0]).toEqual({ userId: owner.id, email: owner.email, role: 'owner', joinedAt: expect.any(String) });
       expect(members).toContainEqual({ userId: joined.json.userId, email, role: 'viewer', joinedAt: expect.any(String) });
+      const unverified = await t.call('/api/session', { method: 'POST', body: { email, password: PASSWORD } });
+      expect(unverified.status).toBe(403);
+      expect(unverified.json.error.code).toBe('email_not_verified');
+      await verifyFromOutbox(email);
       await signIn(email);
     });
 

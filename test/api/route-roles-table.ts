@@ -62,4 +62,6 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/sessions': 'viewer',
   'DELETE /api/sessions': 'viewer',
   'DELETE /api/sessions/:id': 'viewer',
+  'GET /api/notifications': 'viewer',
+  'PUT /api/notifications': 'viewer',
 };

@@ -62,7 +62,7 @@ describe(`accounts made from the users of a database before 0020, on ${databaseL
     await db.query(`UPDATE accounts SET plan = 'scale' WHERE id = $1`, [userId]);
     const invited = await members.invite({ ...owner, plan: 'scale' }, { email: 'second@example.com', role: 'viewer' });
     expect(invited.invitationUrl).toMatch(/^http:\/\/service\.test\/invitation#token=[A-Za-z0-9_-]{43}$/);
-    const joined = await members.accept({ token: invited.invitationUrl.split('#token=')[1]!, password: 'a-good-password' }, '127.0.0.1');
+    const joined = await members.accept({ token: invited.invitationUrl!.split('#token=')[1]!, password: 'a-good-password' }, '127.0.0.1');
     expect(joined).toMatchObject({ accountId: userId, role: 'viewer', email: 'second@example.com' });
     const memberToken = (await accounts.createToken('second@example.com', 'm')).token;
     expect(await accounts.authenticate(memberToken)).toMatchObject({ id: joined.userId, accountId: userId, role: 'viewer' });

@@ -1,7 +1,8 @@
 // The Account page's Security section in a real browser (Chromium through playwright-core, as
 // test/web/account-browser.test.ts): one person signed in from two browsers sees both sessions,
 // this browser's marked; ending the other from the page signs that browser out. Then the owner
-// hands the account to an admin, who accepts from their page and deletes the account.
+// hands the account to an admin, who accepts from their page and deletes the account. Between the
+// two, a kind of notification email is turned off and on again from the section's checkboxes.
 // Skipped without /usr/bin/chromium unless REQUIRE_BROWSER_TESTS=1, which makes that a failure.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,6 +83,27 @@ describe.skipIf(!hasChromium)(`security section in Chromium on ${databaseLabel()
       await expect.poll(() => laptop.locator('[data-testid=sessions] tbody tr').count()).toBe(1);
     } catch (err) {
       throw new Error(`${(err as Error).message}\nlaptop: ${(await laptop.locator('main').innerText().catch(() => '?')).slice(0, 400)}\n${consoleLines.join('\n')}`);
+    }
+  }, 60_000);
+
+  it('turns a kind of notification email off and on with its checkbox, which the API then answers', async () => {
+    try {
+      // The laptop is still signed in from the test before.
+      await laptop.goto(`${t.base}/account`);
+      const box = laptop.getByLabel('A backup failed');
+      await expect.poll(() => box.isChecked()).toBe(true);
+      await box.uncheck();
+      await laptop.locator('[data-testid=security]').getByText('A backup failed: off.').waitFor();
+      expect((await t.call('/api/notifications', { token: person.token })).json).toEqual({ nodeFailed: true, backupFailed: false, apiCalls80: true, apiCalls100: true });
+      await laptop.reload();
+      await expect.poll(() => laptop.getByLabel('A backup failed').isChecked()).toBe(false);
+      expect(await laptop.getByLabel('A node failed').isChecked()).toBe(true);
+      await shot(laptop, 'account-notifications');
+      await laptop.getByLabel('A backup failed').check();
+      await laptop.locator('[data-testid=security]').getByText('A backup failed: on.').waitFor();
+      expect((await t.call('/api/notifications', { token: person.token })).json.backupFailed).toBe(true);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\nlaptop: ${(await laptop.locator('main').innerText().catch(() => '?')).slice(0, 600)}\n${consoleLines.join('\n')}`);
     }
   }, 60_000);
 

@@ -1,5 +1,6 @@
 // POST /api/account/invitations/accept: public, the invitation's secret is the credential. Creates
-// the invited user with a password, a member of the inviting account; they then sign in.
+// the invited user with a password, a member of the inviting account; they then sign in, once
+// their address is verified (at once when the invitation was emailed to it).
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { errorResponses } from '../schemas.ts';
@@ -20,6 +21,9 @@ const AcceptResponse = Type.Object({
   email: Type.String(),
   accountId: Type.String({ description: "The account joined: its id is the `<user_id>` in its nodes' URLs." }),
   role: InvitableRoleField,
+  emailVerified: Type.Boolean({
+    description: 'True when the invitation was emailed to this address, which accepting it proves. False for a link passed on by hand: a verification link was emailed, and signing in waits for it (403 `email_not_verified`).',
+  }),
 });
 
 export function acceptInvitationRoute(app: FastifyInstance, { members, audit }: Pick<ApiDeps, 'members' | 'audit'>) {

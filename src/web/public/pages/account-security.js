@@ -1,9 +1,11 @@
 // The Account page's Security section: where the signed-in person is signed in (device, address,
-// signed in, last seen), with an End button per session and one for all the others. Ending the
+// signed in, last seen), with an End button per session and one for all the others, and which
+// notification emails they receive (account-notifications.js). Ending the
 // current session is signing out, so its row has no button (the header's Sign out does that).
 import { api } from '../api.js';
 import { errorNotice, fill, h, runAction, table, time } from '../dom.js';
 import { providersBlock } from './account-providers.js';
+import { notificationsBlock } from './account-notifications.js';
 
 export function securitySection() {
   const out = h('div', { class: 'form-out' });
@@ -52,11 +54,12 @@ export function securitySection() {
   });
 
   const providers = providersBlock();
+  const notifications = notificationsBlock();
   const card = h(
     'section',
     { class: 'card', dataset: { testid: 'security' } },
     h('div', { class: 'card-head' }, h('h2', {}, 'Security'), endOthers),
-    h('div', { class: 'card-body' }, h('p', { class: 'muted' }, 'Where you are signed in. A password change signs you out everywhere. ', h('a', { href: '/two-factor', dataset: { testid: 'two-factor-link' } }, 'Two-factor authentication')), out, list, providers.block),
+    h('div', { class: 'card-body' }, h('p', { class: 'muted' }, 'Where you are signed in. A password change signs you out everywhere. ', h('a', { href: '/two-factor', dataset: { testid: 'two-factor-link' } }, 'Two-factor authentication')), out, list, providers.block, notifications.block),
   );
-  return { card, load: () => Promise.all([show(), providers.load()]) };
+  return { card, load: () => Promise.all([show(), providers.load(), notifications.load()]) };
 }

@@ -164,12 +164,14 @@ export async function accountPage(main, { setTitle }) {
     const r = await api('/api/account/invitations', { method: 'POST', body: { email: email.value, role: role.value } });
     fill(
       inviteOut,
-      notice(
-        'warn',
-        h('strong', {}, `Invitation for ${r.email} (${r.role}) created. `),
-        'Send this link yourself: no e-mail is sent, and it is shown only this once. It works once, for 7 days.',
-        copyable(r.invitationUrl, { testId: 'invitation-url' }),
-      ),
+      r.emailed
+        ? notice('ok', h('strong', {}, `Invitation for ${r.email} (${r.role}) sent. `), 'Its link went to that address by email; it works once, for 7 days.')
+        : notice(
+            'warn',
+            h('strong', {}, `Invitation for ${r.email} (${r.role}) created. `),
+            'Send this link yourself: this service sends no e-mail, and it is shown only this once. It works once, for 7 days; whoever joins through it verifies their address by email before signing in.',
+            copyable(r.invitationUrl, { testId: 'invitation-url' }),
+          ),
     );
     form.reset();
     await showInvitations();

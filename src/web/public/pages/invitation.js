@@ -1,6 +1,7 @@
 // The target of an invitation link: {PUBLIC_URL}/invitation#token=<secret>. The secret rides in the
 // fragment, which the browser never sends to a server (nor in a Referer); the page posts it with the
-// chosen password, then signs the new member in.
+// chosen password, then signs the new member in; one who joined through a link passed on by hand
+// (not emailed) is asked to verify their address first.
 import { api, signIn } from '../api.js';
 import { fill, h, notice } from '../dom.js';
 
@@ -31,6 +32,10 @@ export async function invitationPage(main, { setTitle }) {
       const joined = await api('/api/account/invitations/accept', { method: 'POST', body: { token, password: password.value }, quietAuth: true });
       // The secret is spent: keep it out of the history from here on.
       history.replaceState(null, '', location.pathname);
+      if (!joined.emailVerified) {
+        // A link passed on by hand proves nothing about the address: it is verified by email first.
+        return fill(main, h('section', { class: 'card narrow', dataset: { testid: 'invitation-verify' } }, h('h1', {}, 'Check your email'), notice('ok', `You joined. A link to verify ${joined.email} is on its way: open it, then sign in.`)));
+      }
       await signIn(joined.email, password.value);
       location.assign('/account');
     } catch (err) {
