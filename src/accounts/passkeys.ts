@@ -35,6 +35,10 @@ const RP_NAME = 'RLN Cloud';
 // Long enough to find a security key and touch it; a challenge is worth nothing after.
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const MAX_PASSKEYS = 20;
+// EdDSA, ES256, RS256 (COSE ids): what authenticators make. Named here rather than left to the
+// library, whose default probes the runtime for post-quantum ML-DSA (an experimental Web Crypto
+// feature on Node 24 that prints a warning, absent on Node 20): the same list on both.
+const ALGORITHMS = [-8, -7, -257];
 
 export interface RelyingParty {
   id: string;
@@ -114,6 +118,7 @@ export class Passkeys {
       // Discoverable, so that it also signs in without an email or a password.
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       timeout: CHALLENGE_TTL_MS,
+      supportedAlgorithmIDs: ALGORITHMS,
     });
     await this.challengeFor('register', browserKey, person.id, options.challenge);
     return options;
@@ -128,7 +133,7 @@ export class Passkeys {
     }
     let verified;
     try {
-      verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: false });
+      verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: false, supportedAlgorithmIDs: ALGORITHMS });
     } catch (err) {
       throw new AppError('invalid_request', `the passkey was refused: ${(err as Error).message}`);
     }

@@ -12,6 +12,7 @@ import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { TwoFactor } from '../accounts/two-factor.ts';
+import { Passkeys } from '../accounts/passkeys.ts';
 import { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import { WebhookService } from '../webhooks/service.ts';
 import { createBlobStore } from '../blobs/create-blob-store.ts';
@@ -114,7 +115,7 @@ export function buildServices(
   const signup = signupOf(db, config, log, audit);
   const vssBlobs = createBlobStore(config, 'vss');
   const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
-  return { vss, vssBlobs, accounts, signup, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { vss, vssBlobs, accounts, signup, twoFactor: new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -130,7 +131,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
     audit,
     accounts: accountsOf(db, config),
     signup: signupOf(db, config, log, audit),
-    twoFactor: new TwoFactor({ db, audit }),
+    twoFactor: new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) }),
     outbox: new Outbox(db),
     plans: plansOf(db),
     releases: releasesOf(db, config),
