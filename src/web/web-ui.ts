@@ -30,7 +30,8 @@ export function webUi(
   config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: Pick<SignupConfig, 'mode' | 'plan'>; oidcProviders?: OidcProvider[] },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
-  const twoFactor = new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) });
+  const passkeys = new Passkeys({ db, publicUrl: config.publicUrl });
+  const twoFactor = new TwoFactor({ db, audit, passkeys });
   const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit, twoFactor });
   const oidc = new OidcSignIn({
     db,
@@ -48,6 +49,7 @@ export function webUi(
     userNodeUrl: config.userNodeUrl,
     signupOpen: config.signup?.mode === 'open' || config.signup?.mode === 'approval',
     oidcProviders: oidc.providers,
+    passkeys: passkeys.available,
   };
   const allowedOrigins = [...new Set([config.publicUrl, config.connectPageUrl].map((u) => new URL(u).origin))];
   return {
