@@ -289,6 +289,37 @@ describe(`passkeys on ${databaseLabel()}`, () => {
     expect((await t.call('/api/nodes', { headers: { cookie: cookieOf(signed) } })).status).toBe(200);
   });
 
+  it('answers bad input with a 4xx and a code, never a 500: malformed answers, an expired challenge', async () => {
+    const ivy = await newPerson();
+    const s = await signIn(ivy);
+    const options = await t.call('/api/me/passkeys/registration-options', as(s, 'POST'));
+    const { response } = authenticator.register(options.json);
+    for (const bad of [
+      { response: { ...response, type: 'password' } },
+      { response: { ...response, response: { clientDataJSON: 'not base64url!', attestationObject: 'AA' } } },
+      { response, extra: true },
+    ]) {
+      const r = await t.call('/api/me/passkeys', as(s, 'POST', bad));
+      expect(r.status, r.text).toBe(400);
+    }
+    // Well-formed but garbage: the challenge is unreadable, or the attestation is not CBOR.
+    const garbage = await t.call('/api/me/passkeys', as(s, 'POST', { response: { ...response, response: { clientDataJSON: 'AAAA', attestationObject: 'AAAA' } } }));
+    expect(garbage.json.error.code).toBe('invalid_state');
+    const broken = await t.call('/api/me/passkeys', as(s, 'POST', { response: { ...response, response: { ...response.response, attestationObject: 'AAAA' } } }));
+    expect(broken.status, broken.text).toBe(400);
+    expect(broken.json.error.code).toBe('invalid_request');
+    const credential = await enrol(s);
+    const { options: o, cookie } = await signInOptions();
+    const answer = authenticator.assert(credential, o);
+    const mangled = await passkeySignIn(cookie, { ...answer, response: { ...answer.response, authenticatorData: 'AAAA', signature: 'AAAA' } });
+    expect(mangled.status, mangled.text).toBe(401);
+    expect((await t.call('/api/session/passkey', { method: 'POST', body: {} })).status).toBe(400);
+    // A challenge past its five minutes is refused.
+    const late = await signInOptions();
+    await t.server.db.query("UPDATE webauthn_challenges SET expires_at = now() - interval '1 second' WHERE challenge = $1", [late.options.challenge]);
+    expect((await passkeySignIn(late.cookie, authenticator.assert(credential, late.options))).status).toBe(401);
+  });
+
   it("the operator's reset-2fa removes a person's passkeys", async () => {
     const hal = await newPerson();
     const credential = await enrol(await signIn(hal));
