@@ -158,7 +158,8 @@ export class TwoFactor {
     const factor = input.code !== undefined ? 'totp' : input.recoveryCode !== undefined ? 'recovery_code' : 'passkey';
     let refusal: string | undefined;
     if (input.passkey !== undefined) {
-      if (!this.opts.passkeys || !from.browserKey) throw new AppError('invalid_state', 'you have no passkey');
+      if (!this.opts.passkeys) throw new AppError('invalid_state', 'passkeys are not offered here');
+      if (!from.browserKey) throw new AppError('invalid_request', 'a passkey confirms only from a web session: its challenge is tied to the session');
       const checked = await this.opts.passkeys.checkAssertion(person.id, from.browserKey, input.passkey);
       if (!checked.ok) refusal = checked.reason;
     } else {

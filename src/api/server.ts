@@ -89,7 +89,7 @@ export const API_BODY_LIMIT = 64 * 1024;
  * outside the bearer scope, and the session the bearer scope accepts in place of a token.
  */
 export interface MountedUi {
-  sessions: SessionAuthenticator & PersonSessions;
+  sessions: SessionAuthenticator & PersonSessions & { browserKeyOf(request: FastifyRequest): string | undefined };
   register(app: FastifyInstance): void;
 }
 
@@ -250,7 +250,7 @@ export async function buildApiServer(
     changeMemberRoleRoute(scope, deps);
     removeMemberRoute(scope, deps);
     leaveAccountRoute(scope, deps);
-    deleteAccountRoute(scope, deps);
+    deleteAccountRoute(scope, deps, deps.web?.sessions);
     offerTransferRoute(scope, deps);
     getTransferRoute(scope, deps);
     withdrawTransferRoute(scope, deps);

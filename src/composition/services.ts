@@ -100,7 +100,6 @@ export function buildServices(
     // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
     sealRestorePassword: (nodeId, password) => unlockSeal.seal(password, restoreSealContext(nodeId)),
   });
-  const accountDeletion = new AccountDeletion({ db, nodes, accounts });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
   // Collected node output on Kubernetes (logs/node-log-collection.ts); unused on the process runtime.
@@ -109,13 +108,16 @@ export function buildServices(
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
   const audit = auditOf(db, log, metrics);
+  const twoFactor = new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) });
+  // An owner without a password confirms the deletion with a second factor.
+  const accountDeletion = new AccountDeletion({ db, nodes, accounts, twoFactor });
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const meter = new ApiCallMeter({ db, flushIntervalMs: config.usage.flushIntervalMs, batchSize: config.usage.flushBatch, log: log.child({ part: 'usage' }), metrics });
   const usage = new UsageService({ db, meter });
   const signup = signupOf(db, config, log, audit);
   const vssBlobs = createBlobStore(config, 'vss');
   const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
-  return { vss, vssBlobs, accounts, signup, twoFactor: new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { vss, vssBlobs, accounts, signup, twoFactor, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -320,6 +320,35 @@ describe(`passkeys on ${databaseLabel()}`, () => {
     expect((await passkeySignIn(late.cookie, authenticator.assert(credential, late.options))).status).toBe(401);
   });
 
+  it('an owner without a password confirms the deletion of their account with a passkey', async () => {
+    const jo = await newPerson();
+    const key = await enrol(await signIn(jo));
+    const full = await signInFull(jo, key);
+    // Someone who signs in with an OpenID provider or a passkey has no password.
+    await t.server.db.query('UPDATE users SET password_hash = NULL WHERE id = $1', [jo.id]);
+    const del = (body: unknown) => t.call('/api/account', as(full, 'DELETE', body));
+    expect((await del({})).json.error.code).toBe('invalid_request');
+    expect((await del({ password: 'anything' })).json.error.code).toBe('invalid_request');
+    const stale = authenticator.assert(key, { challenge: 'bm90LWEtY2hhbGxlbmdl' });
+    expect((await del({ passkey: stale })).json.error.code).toBe('wrong_second_factor');
+    // Another person's passkey answering Jo's challenge.
+    const kim = await newPerson();
+    const kimKey = await enrol(await signIn(kim));
+    expect((await del({ passkey: authenticator.assert(kimKey, await factorOptions(full)) })).json.error.code).toBe('wrong_second_factor');
+    // With a token there is no session for a passkey's challenge to belong to.
+    const byToken = await t.call('/api/account', { method: 'DELETE', token: jo.token, body: { passkey: stale } });
+    expect(byToken.json.error.code).toBe('invalid_request');
+    expect(await auditCount(jo.id, 'two_factor.checked', 'failed')).toBe(2);
+    const deleted = await del({ passkey: authenticator.assert(key, await factorOptions(full)) });
+    expect(deleted.status, deleted.text).toBe(204);
+    expect((await t.call('/api/nodes', { token: jo.token })).status).toBe(401);
+    // No password and no factor: nothing to confirm with.
+    const lee = await t.createUser();
+    const none = await t.call('/api/account', { method: 'DELETE', token: lee.token, body: { code: '123456' } });
+    expect(none.status).toBe(409);
+    expect(none.json.error.code).toBe('invalid_state');
+  });
+
   it("the operator's reset-2fa removes a person's passkeys", async () => {
     const hal = await newPerson();
     const credential = await enrol(await signIn(hal));
