@@ -524,7 +524,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the account
-         * @description Owner, with their password (403 `wrong_password`; five wrong ones in 15 minutes answer 429). Nodes not destroyed refuse it (409 `invalid_state`, details `{liveNodes, nodeIds}`) unless `destroyNodes` is true, which destroys them first. Every member's user goes at once, with their tokens, sessions and certificates; the invitations and webhook settings too. 204: deleted. 202: the nodes are still being destroyed; the account's record goes once they are. The audit trail and usage records stay for the operator.
+         * @description Owner, with their password (403 `wrong_password`; five wrong ones in 15 minutes answer 429). An owner without a password (signing in with an OpenID provider or a passkey) confirms with a current factor instead: `code`, `recoveryCode`, or `passkey` (from a web session: the answer to POST /api/me/2fa/passkey-options); 403 `wrong_second_factor`, and 409 `invalid_state` when they have no factor to confirm with. Nodes not destroyed refuse it (409 `invalid_state`, details `{liveNodes, nodeIds}`) unless `destroyNodes` is true, which destroys them first. Every member's user goes at once, with their tokens, sessions and certificates; the invitations and webhook settings too. 204: deleted. 202: the nodes are still being destroyed; the account's record goes once they are. The audit trail and usage records stay for the operator.
          */
         delete: operations["deleteAccount"];
         options?: never;
@@ -1792,6 +1792,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description You have a password. Without one (an OpenID provider or a passkey signs you in) you confirm an account deletion with a factor. */
+                        password: boolean;
                         /** @description An authenticator is enrolled and confirmed. */
                         totp: boolean;
                         recoveryCodesLeft: number;
@@ -3981,7 +3983,26 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The owner's password. */
-                    password: string;
+                    password?: string;
+                    /** @description The 6-digit code your authenticator shows now. */
+                    code?: string;
+                    /** @description One of your recovery codes (spent once used). */
+                    recoveryCode?: string;
+                    /** @description A passkey's answer as JSON (the credential's toJSON() from navigator.credentials.get()). */
+                    passkey?: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
                     /** @description true: destroy every node not destroyed yet, first. Without it, such nodes refuse the deletion (409). */
                     destroyNodes?: boolean;
                 };

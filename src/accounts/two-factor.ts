@@ -18,7 +18,7 @@ import {
   useTotpStep,
 } from '../db/two-factor.ts';
 import { clearSignInFailures, countSignInFailures, recordSignInFailure } from '../db/web-sessions.ts';
-import { findUserByEmail } from '../db/users.ts';
+import { findUserByEmail, findUserById } from '../db/users.ts';
 import { AppError } from '../errors.ts';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { deleteUserPasskeys } from '../db/passkeys.ts';
@@ -107,6 +107,7 @@ export class TwoFactor {
   async status(person: Person) {
     const totp = await findTotp(this.opts.db, person.id);
     return {
+      password: Boolean((await findUserById(this.opts.db, person.id))?.password_hash),
       totp: totp?.confirmed_at != null,
       recoveryCodesLeft: totp?.confirmed_at ? await countRecoveryCodesLeft(this.opts.db, person.id) : 0,
       passkeys: await this.passkeyCount(person.id),

@@ -24,6 +24,7 @@ const SignedIn = Type.Object({
   csrfToken: Type.String({ description: `Send it back in the ${CSRF_HEADER} header on every POST, PUT, PATCH and DELETE.` }),
 });
 const Status = Type.Object({
+  password: Type.Boolean({ description: 'You have a password. Without one (an OpenID provider or a passkey signs you in) you confirm an account deletion with a factor.' }),
   totp: Type.Boolean({ description: 'An authenticator is enrolled and confirmed.' }),
   recoveryCodesLeft: Type.Integer(),
   passkeys: Type.Integer({ description: 'How many passkeys you have enrolled (GET /api/me/passkeys lists them).' }),

@@ -4,7 +4,7 @@
 // secure context, and a host name: browsers refuse passkeys on an IP address). A person enrols a
 // passkey from the two-factor page, signs in with it alone, is asked it after their password, and
 // removes it with itself; a member whose account requires two factors enrols a passkey instead of
-// an authenticator app. Skipped without /usr/bin/chromium unless REQUIRE_BROWSER_TESTS=1.
+// an authenticator app; an owner without a password deletes the account confirming with a passkey. Skipped without /usr/bin/chromium unless REQUIRE_BROWSER_TESTS=1.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -154,5 +154,22 @@ describe.skipIf(!hasChromium)(`passkeys in Chromium on ${databaseLabel()}`, () =
     await ownerPage.locator('[data-testid=no-passkeys]').waitFor();
     const status = await ownerPage.evaluate(() => fetch('/api/me/2fa').then((r) => r.json()));
     expect(status.passkeys).toBe(0);
+  });
+
+  step('an owner without a password deletes the account, confirming with a passkey', async () => {
+    await ownerPage.getByLabel('Name of the new passkey').fill('Laptop again');
+    await ownerPage.locator('[data-testid=add-passkey]').click();
+    await ownerPage.locator('[data-testid=passkey-added]').waitFor();
+    // Someone who signs in with an OpenID provider or a passkey has no password.
+    await t.server.db.query('UPDATE users SET password_hash = NULL WHERE id = $1', [owner.id]);
+    await ownerPage.goto(`${t.base}/account`);
+    await ownerPage.locator('[data-testid=delete-account]').click();
+    const dialog = ownerPage.locator('dialog');
+    await dialog.getByLabel(/leave it empty to use a passkey/).waitFor();
+    await shot('passkeys-delete-account', ownerPage);
+    await dialog.getByRole('button', { name: 'Delete the account' }).click();
+    await ownerPage.waitForURL(/\/sign-in/);
+    const left = await t.server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE id = $1', [owner.id]);
+    expect(left[0]!.n).toBe(0);
   });
 });
