@@ -104,12 +104,7 @@ export class AccountDeletion {
     if (code === undefined && recoveryCode === undefined && passkey === undefined) {
       throw new AppError('invalid_request', 'you have no password: confirm the deletion with a current factor (code, recoveryCode or passkey)', { field: 'code' });
     }
-    await twoFactor.check(
-      { id: owner.id, email: owner.email, accountId: owner.accountId },
-      { ...(code !== undefined && { code }), ...(recoveryCode !== undefined && { recoveryCode }), ...(passkey !== undefined && { passkey }) },
-      from,
-      'confirm',
-    );
+    await twoFactor.check({ id: owner.id, email: owner.email, accountId: owner.accountId }, { code, recoveryCode, passkey }, from, 'confirm');
   }
 }
 

@@ -11,8 +11,8 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../api/schemas.ts';
 import { CSRF_HEADER, parseCookies, type SessionStage, type WebSessions } from './sessions.ts';
-import type { Person, TwoFactor } from '../accounts/two-factor.ts';
-import { FactorBody, PasskeyAssertion } from './factor-schemas.ts';
+import type { FactorInput, Person, TwoFactor } from '../accounts/two-factor.ts';
+import { Base64Url as B64, FactorBody, PasskeyAssertion } from '../api/factor-schemas.ts';
 
 const tags = ['two factors'];
 const errors = { ...errorResponses, 403: errorResponses[401], 429: errorResponses[401] };
@@ -21,7 +21,6 @@ const errors = { ...errorResponses, 403: errorResponses[401], 429: errorResponse
 const SIGN_IN_COOKIE = 'rlnc_passkey';
 const SIGN_IN_PATH = '/api/session/passkey';
 
-const B64 = Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
 const PasskeyRegistration = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 1024 }),
@@ -173,7 +172,7 @@ export function passkeyRoutes(app: FastifyInstance, opts: { sessions: WebSession
     async (request, reply) => {
       const { person, browserKey } = await personOf(request, ['full']);
       if (!request.body) throw new AppError('invalid_request', 'send a current factor (code, recoveryCode or passkey) to remove a passkey');
-      await twoFactor.removePasskey(person, request.params.id, request.body as never, { sourceIp: request.ip, browserKey });
+      await twoFactor.removePasskey(person, request.params.id, request.body as FactorInput, { sourceIp: request.ip, browserKey });
       return reply.status(204).send();
     },
   );

@@ -9,7 +9,7 @@ import { AppError } from '../errors.ts';
 import { errorResponses } from '../api/schemas.ts';
 import { CSRF_HEADER, type SessionStage, type WebSessions } from './sessions.ts';
 import type { FactorInput, Person, TwoFactor } from '../accounts/two-factor.ts';
-import { FactorBody } from './factor-schemas.ts';
+import { FactorBody } from '../api/factor-schemas.ts';
 
 const Code = Type.String({ minLength: 1, maxLength: 16, description: 'The 6-digit code your authenticator shows now.' });
 // A request without a body is not validated against the schema: each handler asks for one itself.

@@ -7,7 +7,7 @@ import { userOf } from '../bearer-auth.ts';
 import { AppError } from '../../errors.ts';
 import { errorResponses } from '../schemas.ts';
 import type { ApiDeps } from '../deps.ts';
-import { FactorBody } from '../../web/factor-schemas.ts';
+import { FactorBody } from '../factor-schemas.ts';
 import type { DeletionConfirmation } from '../../accounts/account-deletion.ts';
 
 const DeleteAccountBody = Type.Object(

@@ -3,7 +3,9 @@
 // a passkey).
 import { Type } from '@sinclair/typebox';
 
-const B64 = Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
+/** Binary WebAuthn fields, as their JSON forms carry them. */
+export const Base64Url = Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
+const B64 = Base64Url;
 
 export const PasskeyAssertion = Type.Object(
   {
