@@ -1,6 +1,6 @@
 // The request bodies that carry a factor, shared by the routes that ask for one: the second step
 // of a sign-in, and the changes that need a current factor (turning an authenticator off, removing
-// a passkey).
+// a passkey, deleting the account without a password).
 import { Type } from '@sinclair/typebox';
 
 /** Binary WebAuthn fields, as their JSON forms carry them. */
