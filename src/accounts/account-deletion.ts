@@ -16,6 +16,11 @@ import type { AccountService, AuthenticatedUser } from './service.ts';
 import type { FactorInput, FactorSource, TwoFactor } from './two-factor.ts';
 
 /** How the owner confirms: their password, or (without one) a factor: a code, a recovery code or a passkey's answer. */
+export interface DeletionSource extends FactorSource {
+  /** The request's web session signed in through an OpenID provider minutes ago. */
+  freshProviderSignIn?: boolean;
+}
+
 export interface DeletionConfirmation extends FactorInput {
   password?: string;
   destroyNodes?: boolean;
@@ -42,7 +47,7 @@ export class AccountDeletion {
     },
   ) {}
 
-  async deleteAccount(owner: AuthenticatedUser, input: DeletionConfirmation, from: FactorSource = { sourceIp: '' }): Promise<AccountDeleted> {
+  async deleteAccount(owner: AuthenticatedUser, input: DeletionConfirmation, from: DeletionSource = { sourceIp: '' }): Promise<AccountDeleted> {
     const { db } = this.deps;
     const key = `delete-account:${owner.id}`;
     const { failures, retryAfterSeconds } = await countSignInFailures(db, key, FAILURE_WINDOW_S);
@@ -90,19 +95,22 @@ export class AccountDeletion {
 
   /**
    * An owner without a password (an OpenID provider's or a passkey's) confirms with a current
-   * factor: wrong ones are limited and audited like any second factor (two-factor.ts).
+   * factor, wrong ones limited and audited like any second factor (two-factor.ts), or with a
+   * session a provider signed in minutes ago (the provider asked who they are just now).
    */
-  private async confirmWithFactor(owner: AuthenticatedUser, input: DeletionConfirmation, from: FactorSource) {
+  private async confirmWithFactor(owner: AuthenticatedUser, input: DeletionConfirmation, from: DeletionSource) {
     const twoFactor = this.deps.twoFactor;
+    const { code, recoveryCode, passkey } = input;
+    const factorSent = code !== undefined || recoveryCode !== undefined || passkey !== undefined;
+    if (!factorSent && from.freshProviderSignIn) return;
     if (!twoFactor || !(await twoFactor.hasFactor(owner.id))) {
       throw new AppError(
         'invalid_state',
-        'you have no password and no second factor to confirm the deletion with: enrol an authenticator app or a passkey first (/two-factor)',
+        'you have no password and no second factor to confirm the deletion with: sign in again with your provider and delete within 10 minutes, or enrol an authenticator app or a passkey (/two-factor)',
       );
     }
-    const { code, recoveryCode, passkey } = input;
-    if (code === undefined && recoveryCode === undefined && passkey === undefined) {
-      throw new AppError('invalid_request', 'you have no password: confirm the deletion with a current factor (code, recoveryCode or passkey)', { field: 'code' });
+    if (!factorSent) {
+      throw new AppError('invalid_request', 'you have no password: confirm the deletion with a current factor (code, recoveryCode or passkey), or sign in again with your provider', { field: 'code' });
     }
     await twoFactor.check({ id: owner.id, email: owner.email, accountId: owner.accountId }, { code, recoveryCode, passkey }, from, 'confirm');
   }

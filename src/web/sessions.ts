@@ -18,6 +18,7 @@ import {
   deleteUserSession,
   findSessionUser,
   insertSession,
+  sessionSignedInWithSince,
   listUserSessions,
   recordSignInFailure,
   touchSession,
@@ -252,6 +253,7 @@ export class WebSessions {
       userAgent: userAgent ? userAgent.slice(0, MAX_USER_AGENT) : null,
       address: clientAddress,
       stage,
+      signedInWith: signedInWith.method,
     });
     return { sessionId, csrfToken, stage, user: { id: user.id, email: user.email, plan: user.plan, accountId: user.account_id, role: user.role } };
   }
@@ -298,6 +300,15 @@ export class WebSessions {
     await twoFactor.check({ id: session.id, email: session.email, accountId: session.accountId }, input, { sourceIp: request.ip, browserKey: this.browserKeyOf(request) }, 'sign_in');
     const advanced = await this.advance(request, 'full');
     return { ...advanced, user: { id: session.id, email: session.email, plan: session.plan } };
+  }
+
+  /**
+   * Whether the request's session signed in through an OpenID provider less than `seconds` ago:
+   * what confirms a deletion for someone with neither a password nor a factor.
+   */
+  async freshProviderSignIn(request: FastifyRequest, seconds: number): Promise<boolean> {
+    const id = this.sessionIdOf(request);
+    return id !== undefined && (await sessionSignedInWithSince(this.opts.db, hashId(id), 'oidc', seconds));
   }
 
   /** The SHA-256 of the request's session cookie: what ties a passkey challenge to the session it was handed to. */

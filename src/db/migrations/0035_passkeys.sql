@@ -18,6 +18,10 @@ CREATE TABLE user_passkeys (
 );
 CREATE INDEX user_passkeys_user ON user_passkeys (user_id);
 
+-- How a session signed in ('password', 'oidc' or 'passkey'; NULL for sessions older than this):
+-- an owner without a password or a factor confirms a deletion with a fresh provider sign-in.
+ALTER TABLE web_sessions ADD COLUMN signed_in_with text;
+
 -- Challenges handed out, each used once and expiring within minutes. browser_key ties one to
 -- whoever asked for it: the SHA-256 of the session cookie (enrolment, a second factor, a factor
 -- confirmed) or of a one-off cookie (a password-less sign-in, before there is a session).

@@ -77,24 +77,32 @@ export function ownershipSection() {
   const deleteAccount = () => {
     const del = button('Delete the account', 'delete-account');
     del.addEventListener('click', async () => {
-      // Someone who signs in with a provider or a passkey has no password: a current factor confirms instead.
-      const { password: hasPassword } = await api('/api/me/2fa').catch(() => ({ password: true }));
+      // Someone who signs in with a provider or a passkey has no password: a current factor confirms
+      // instead, or, with no factor either, a provider's sign-in of the last 10 minutes (the API says which is missing).
+      const status = await api('/api/me/2fa').catch(() => ({ password: true }));
+      const hasPassword = status.password;
+      const hasFactor = status.totp || status.passkeys > 0;
       const confirmation = hasPassword
         ? { name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password' }
-        : { name: 'code', label: 'A code from your authenticator app or a recovery code; leave it empty to use a passkey', required: false, autocomplete: 'one-time-code' };
+        : hasFactor
+          ? { name: 'code', label: 'A code from your authenticator app or a recovery code; leave it empty to use a passkey', required: false, autocomplete: 'one-time-code' }
+          : null;
       const factorOf = async (values) => {
         if (hasPassword) return { password: values.password };
+        if (!hasFactor) return {};
         const code = (values.code ?? '').trim();
         if (!code) return { passkey: await usePasskey('/api/me/2fa/passkey-options') };
         return /^\d{6}$/.test(code.replace(/\s/g, '')) ? { code: code.replace(/\s/g, '') } : { recoveryCode: code };
       };
       await dialog({
         title: 'Delete this account?',
-        body: 'Every member, token, session and certificate goes at once. Nodes that still live must be destroyed: tick the box to destroy them. The audit trail and usage records stay with the operator.',
+        body:
+          'Every member, token, session and certificate goes at once. Nodes that still live must be destroyed: tick the box to destroy them. The audit trail and usage records stay with the operator.' +
+          (hasPassword || hasFactor ? '' : ' You have no password or second factor: this works within 10 minutes of signing in with your provider.'),
         confirmLabel: 'Delete the account',
         danger: true,
         fields: [
-          confirmation,
+          ...(confirmation ? [confirmation] : []),
           { name: 'destroyNodes', label: 'Also destroy my nodes', type: 'checkbox', required: false },
         ],
         onConfirm: async (values) => {
