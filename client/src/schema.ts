@@ -217,7 +217,7 @@ export interface paths {
         put?: never;
         /**
          * Start a sign-in without a password: options for navigator.credentials.get()
-         * @description Names no credential: the browser offers the passkeys it holds for this site (they are discoverable). Sets a short-lived cookie the challenge is tied to; expires after 5 minutes. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address (browsers refuse passkeys there).
+         * @description Names no credential: the browser offers the passkeys it holds for this site (they are discoverable). Sets a short-lived cookie the challenge is tied to; expires after 5 minutes. 429 with 20 unfinished from one client address. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address (browsers refuse passkeys there).
          */
         post: operations["passkeySignInOptions"];
         delete?: never;

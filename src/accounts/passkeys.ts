@@ -16,6 +16,7 @@ import {
 import { decodeClientDataJSON, isoBase64URL } from '@simplewebauthn/server/helpers';
 import type { Database } from '../db/database.ts';
 import {
+  countLiveChallenges,
   countPasskeys,
   deletePasskey,
   findPasskeyByCredential,
@@ -35,6 +36,9 @@ const RP_NAME = 'RLN Cloud';
 // Long enough to find a security key and touch it; a challenge is worth nothing after.
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const MAX_PASSKEYS = 20;
+// Password-less sign-ins started and not finished per client address: anyone may start one, and
+// each is a row until it expires; a page that signs in needs one at a time.
+const MAX_LIVE_SIGN_INS_PER_ADDRESS = 20;
 // EdDSA, ES256, RS256 (COSE ids): what authenticators make. Named here rather than left to the
 // library, whose default probes the runtime for post-quantum ML-DSA (an experimental Web Crypto
 // feature on Node 24 that prints a warning, absent on Node 20): the same list on both.
@@ -99,8 +103,8 @@ export class Passkeys {
   list = async (userId: string) => (await listPasskeys(this.opts.db, userId)).map(present);
   count = (userId: string) => countPasskeys(this.opts.db, userId);
 
-  private async challengeFor(purpose: ChallengePurpose, browserKey: string, userId: string | null, challenge: string) {
-    await insertChallenge(this.opts.db, { challenge, purpose, browserKey, userId, expiresAt: new Date(Date.now() + CHALLENGE_TTL_MS) });
+  private async challengeFor(purpose: ChallengePurpose, browserKey: string, userId: string | null, challenge: string, address: string | null = null) {
+    await insertChallenge(this.opts.db, { challenge, purpose, browserKey, userId, address, expiresAt: new Date(Date.now() + CHALLENGE_TTL_MS) });
   }
 
   /** Options for navigator.credentials.create(): a discoverable passkey where the authenticator can keep one. */
@@ -191,10 +195,15 @@ export class Passkeys {
   }
 
   /** Options for a sign-in without a password: no credentials named, the browser offers the passkeys it holds for this site. */
-  async signInOptions(browserKey: string) {
+  async signInOptions(browserKey: string, clientAddress: string) {
     const rp = this.relyingParty();
+    if ((await countLiveChallenges(this.opts.db, clientAddress, 'sign_in')) >= MAX_LIVE_SIGN_INS_PER_ADDRESS) {
+      throw new AppError('rate_limited', 'too many passkey sign-ins started from this address; finish one or try again in 5 minutes', {
+        retryAfterSeconds: CHALLENGE_TTL_MS / 1000,
+      });
+    }
     const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'required', timeout: CHALLENGE_TTL_MS });
-    await this.challengeFor('sign_in', browserKey, null, options.challenge);
+    await this.challengeFor('sign_in', browserKey, null, options.challenge, clientAddress);
     return options;
   }
 

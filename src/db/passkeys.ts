@@ -69,16 +69,29 @@ export async function deleteUserPasskeys(db: Queryable, userId: string) {
 
 export type ChallengePurpose = 'register' | 'assert' | 'sign_in';
 
-export async function insertChallenge(db: Queryable, c: { challenge: string; purpose: ChallengePurpose; browserKey: string; userId: string | null; expiresAt: Date }) {
+export async function insertChallenge(
+  db: Queryable,
+  c: { challenge: string; purpose: ChallengePurpose; browserKey: string; userId: string | null; address: string | null; expiresAt: Date },
+) {
   // Handing one out is a good moment to forget those that expired.
   await db.query('DELETE FROM webauthn_challenges WHERE expires_at < now()');
-  await db.query('INSERT INTO webauthn_challenges (challenge, purpose, browser_key, user_id, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+  await db.query('INSERT INTO webauthn_challenges (challenge, purpose, browser_key, user_id, address, expires_at) VALUES ($1, $2, $3, $4, $5, $6)', [
     c.challenge,
     c.purpose,
     c.browserKey,
     c.userId,
+    c.address,
     c.expiresAt,
   ]);
+}
+
+/** How many unexpired challenges of `purpose` the client address holds. */
+export async function countLiveChallenges(db: Queryable, address: string, purpose: ChallengePurpose) {
+  const rows = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM webauthn_challenges WHERE address = $1 AND purpose = $2 AND expires_at > now()',
+    [address, purpose],
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**

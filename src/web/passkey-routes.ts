@@ -185,7 +185,7 @@ export function passkeyRoutes(app: FastifyInstance, opts: { sessions: WebSession
         summary: 'Start a sign-in without a password: options for navigator.credentials.get()',
         description:
           'Names no credential: the browser offers the passkeys it holds for this site (they are discoverable). Sets a short-lived ' +
-          'cookie the challenge is tied to; expires after 5 minutes.' + needsHostName,
+          'cookie the challenge is tied to; expires after 5 minutes. 429 with 20 unfinished from one client address.' + needsHostName,
         tags: ['session (web UI)'],
         security: [],
         response: { 200: Options, ...errors },
@@ -194,7 +194,7 @@ export function passkeyRoutes(app: FastifyInstance, opts: { sessions: WebSession
     async (request, reply) => {
       opts.requireOwnOrigin(request);
       const nonce = randomBytes(32).toString('base64url');
-      const options = await twoFactor.requirePasskeys().signInOptions(sha256(nonce));
+      const options = await twoFactor.requirePasskeys().signInOptions(sha256(nonce), request.ip);
       reply.header('set-cookie', signInCookie(nonce, 300));
       noStore(reply);
       return options;

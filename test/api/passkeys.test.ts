@@ -314,6 +314,13 @@ describe(`passkeys on ${databaseLabel()}`, () => {
     const mangled = await passkeySignIn(cookie, { ...answer, response: { ...answer.response, authenticatorData: 'AAAA', signature: 'AAAA' } });
     expect(mangled.status, mangled.text).toBe(401);
     expect((await t.call('/api/session/passkey', { method: 'POST', body: {} })).status).toBe(400);
+    // Sign-ins started and left unfinished are limited per client address.
+    await t.server.db.query("UPDATE webauthn_challenges SET expires_at = now() - interval '1 second' WHERE purpose = 'sign_in'");
+    for (let i = 0; i < 20; i++) expect((await t.call('/api/session/passkey/options', { method: 'POST' })).status).toBe(200);
+    const limited = await t.call('/api/session/passkey/options', { method: 'POST' });
+    expect(limited.status).toBe(429);
+    expect(limited.json.error.code).toBe('rate_limited');
+    await t.server.db.query("UPDATE webauthn_challenges SET expires_at = now() - interval '1 second' WHERE purpose = 'sign_in'");
     // A challenge past its five minutes is refused.
     const late = await signInOptions();
     await t.server.db.query("UPDATE webauthn_challenges SET expires_at = now() - interval '1 second' WHERE challenge = $1", [late.options.challenge]);

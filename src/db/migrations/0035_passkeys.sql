@@ -30,5 +30,8 @@ CREATE TABLE webauthn_challenges (
   purpose text NOT NULL,
   browser_key text NOT NULL,
   user_id text REFERENCES users (id) ON DELETE CASCADE,
+  -- The client address that asked: a password-less sign-in's challenges are limited per address.
+  address text,
   expires_at timestamptz NOT NULL
 );
+CREATE INDEX webauthn_challenges_address ON webauthn_challenges (address, purpose);
