@@ -1,4 +1,4 @@
-// Passkeys (migration 0035): a person's WebAuthn credentials, and the challenges handed out for
+// Passkeys (migration 0037): a person's WebAuthn credentials, and the challenges handed out for
 // enrolling or using one (each used once).
 import type { Queryable } from './database.ts';
 

@@ -73,7 +73,7 @@ export async function findSessionUser(db: Queryable, idHash: string) {
   )[0];
 }
 
-/** Whether the session signed in with `method` less than `seconds` ago (migration 0035). */
+/** Whether the session signed in with `method` less than `seconds` ago (migration 0037). */
 export async function sessionSignedInWithSince(db: Queryable, idHash: string, method: string, seconds: number) {
   const rows = await db.query<{ id: string }>(
     `SELECT id FROM web_sessions WHERE id_hash = $1 AND expires_at > now() AND signed_in_with = $2
