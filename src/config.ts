@@ -167,7 +167,7 @@ export const SERVICE_VARIABLES = {
   }),
   publicUrl: variable('PUBLIC_URL', url(['http:', 'https:']), {
     unset: '`http://<HOST>:<API_PORT>`',
-    doc: 'base URL clients use for the API (may differ behind a proxy)',
+    doc: 'base URL clients use for the API (may differ behind a proxy); its host is the passkeys\' relying party, so passkeys need a host name here, not an IP address (`http://localhost:<API_PORT>` on a laptop)',
   }),
   nodeApiUrl: variable('NODE_API_URL', url(['http:', 'https:']), {
     unset: '`http://<HOST>:<NODE_API_PORT>`',

@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   wrong_second_factor: 403,
   second_factor_required: 401,
   two_factor_enrolment_required: 403,
+  // Passkeys (accounts/passkeys.ts) where PUBLIC_URL's host is an IP address: browsers refuse WebAuthn there.
+  passkeys_need_host_name: 409,
   certificate_unknown: 403,
   certificate_revoked: 403,
   certificate_expired: 403,
@@ -39,6 +41,7 @@ export const ERROR_STATUS = {
   member_not_found: 404,
   invitation_not_found: 404,
   session_not_found: 404,
+  passkey_not_found: 404,
   transfer_not_found: 404,
   plan_not_found: 404,
   certificate_not_found: 404,

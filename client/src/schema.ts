@@ -33,8 +33,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Finish a sign-in with a code from your authenticator or a recovery code
-         * @description After POST /api/session answered `stage: second_factor`. A code is accepted once; wrong codes are limited per person (429 after 5 in 15 minutes) and audited. Sets a new session cookie and answers a new CSRF token.
+         * Finish a sign-in with a code from your authenticator, a recovery code or a passkey
+         * @description After POST /api/session answered `stage: second_factor`. A code is accepted once; wrong codes (and refused passkeys) are limited per person (429 after 5 in 15 minutes) and audited. A passkey answers a challenge from POST /api/me/2fa/passkey-options asked with this half-way session. Sets a new session cookie and answers a new CSRF token.
          */
         post: operations["signInSecondFactor"];
         delete?: never;
@@ -75,8 +75,8 @@ export interface paths {
          */
         post: operations["beginTotp"];
         /**
-         * Turn your authenticator off, with a current code or a recovery code
-         * @description Its recovery codes go with it. 409 `invalid_state` while the account requires two factors.
+         * Turn your authenticator off, with a current factor
+         * @description A current code, a recovery code or a passkey. Its recovery codes go with it. 409 `invalid_state` while the account requires two factors and you have no passkey.
          */
         delete: operations["disableTotp"];
         options?: never;
@@ -104,6 +104,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/me/2fa/passkey-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A challenge for one of your passkeys: the second step of a sign-in, or to confirm a change
+         * @description Options for navigator.credentials.get() naming your passkeys. The answer goes in `passkey` of POST /api/session/second-factor (from a half-way session), DELETE /api/me/2fa/totp or DELETE /api/me/passkeys/{id}. The challenge is this session's, used once, and expires after 5 minutes. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address.
+         */
+        post: operations["passkeyFactorOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/account/two-factor-requirement": {
         parameters: {
             query?: never;
@@ -118,6 +138,108 @@ export interface paths {
          */
         put: operations["requireTwoFactors"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your passkeys */
+        get: operations["listPasskeys"];
+        put?: never;
+        /**
+         * Enrol a passkey: the authenticator's answer to the registration options
+         * @description A passkey is a second factor beside an authenticator app, and signs in without a password. A session that had to enrol becomes a full one: a new session cookie is set, and the new CSRF token is in the answer. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address (browsers refuse passkeys there).
+         */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/passkeys/registration-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling a passkey: options for navigator.credentials.create()
+         * @description The challenge is for this session only, used once, and expires after 5 minutes. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address (browsers refuse passkeys there).
+         */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of your passkeys, with a current factor
+         * @description A current factor: `code` or `recoveryCode` of your authenticator app, or `passkey`, the answer of any of your passkeys (this one too) to POST /api/me/2fa/passkey-options. 409 `invalid_state` while the account requires two factors and it is your last.
+         */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        /** Rename one of your passkeys */
+        patch: operations["renamePasskey"];
+        trace?: never;
+    };
+    "/api/session/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a sign-in without a password: options for navigator.credentials.get()
+         * @description Names no credential: the browser offers the passkeys it holds for this site (they are discoverable). Sets a short-lived cookie the challenge is tied to; expires after 5 minutes. 429 with 20 unfinished from one client address. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address (browsers refuse passkeys there).
+         */
+        post: operations["passkeySignInOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/session/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey, without a password
+         * @description The passkey's answer to POST /api/session/passkey/options, from the same browser. Its authenticator must verify its user (a PIN, a fingerprint): the passkey is then two factors, and satisfies an owner's rule. Failures count with the password sign-ins of the client address (429). Sets the session cookie. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address (browsers refuse passkeys there).
+         */
+        post: operations["signInWithPasskey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -402,7 +524,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the account
-         * @description Owner, with their password (403 `wrong_password`; five wrong ones in 15 minutes answer 429). Nodes not destroyed refuse it (409 `invalid_state`, details `{liveNodes, nodeIds}`) unless `destroyNodes` is true, which destroys them first. Every member's user goes at once, with their tokens, sessions and certificates; the invitations and webhook settings too. 204: deleted. 202: the nodes are still being destroyed; the account's record goes once they are. The audit trail and usage records stay for the operator.
+         * @description Owner, with their password (403 `wrong_password`; five wrong ones in 15 minutes answer 429). An owner without a password (signing in with an OpenID provider or a passkey) confirms with a current factor instead: `code`, `recoveryCode`, or `passkey` (from a web session: the answer to POST /api/me/2fa/passkey-options); 403 `wrong_second_factor`, and 409 `invalid_state` when they have no factor to confirm with; or, from a web session an OpenID provider signed in less than 10 minutes ago, with nothing more. Nodes not destroyed refuse it (409 `invalid_state`, details `{liveNodes, nodeIds}`) unless `destroyNodes` is true, which destroys them first. Every member's user goes at once, with their tokens, sessions and certificates; the invitations and webhook settings too. 204: deleted. 202: the nodes are still being destroyed; the account's record goes once they are. The audit trail and usage records stay for the operator.
          */
         delete: operations["deleteAccount"];
         options?: never;
@@ -1263,7 +1385,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
                 message: string;
                 requestId: string;
                 details?: {
@@ -1590,7 +1712,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Either `code` or `recoveryCode`. */
+        /** @description One of `code`, `recoveryCode`, or `passkey`: the answer to a challenge from POST /api/me/2fa/passkey-options for this session. */
         requestBody: {
             content: {
                 "application/json": {
@@ -1598,6 +1720,21 @@ export interface operations {
                     code?: string;
                     /** @description One of your recovery codes (spent once used). */
                     recoveryCode?: string;
+                    /** @description A passkey's answer as JSON (the credential's toJSON() from navigator.credentials.get()). */
+                    passkey?: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
                 };
             };
         };
@@ -1691,9 +1828,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description You have a password. Without one (an OpenID provider or a passkey signs you in) you confirm an account deletion with a factor. */
+                        password: boolean;
                         /** @description An authenticator is enrolled and confirmed. */
                         totp: boolean;
                         recoveryCodesLeft: number;
+                        /** @description How many passkeys you have enrolled (GET /api/me/passkeys lists them). */
+                        passkeys: number;
+                        /** @description False where PUBLIC_URL's host is an IP address: browsers refuse passkeys there. */
+                        passkeysAvailable: boolean;
                         /** @description The account's owner requires two factors of every member. */
                         requiredByAccount: boolean;
                         /** @description You own the account: you may set the rule (PUT /api/account/two-factor-requirement). */
@@ -1845,7 +1988,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Either `code` or `recoveryCode`. */
+        /** @description One of `code`, `recoveryCode`, or `passkey`: the answer to a challenge from POST /api/me/2fa/passkey-options for this session. */
         requestBody: {
             content: {
                 "application/json": {
@@ -1853,6 +1996,21 @@ export interface operations {
                     code?: string;
                     /** @description One of your recovery codes (spent once used). */
                     recoveryCode?: string;
+                    /** @description A passkey's answer as JSON (the credential's toJSON() from navigator.credentials.get()). */
+                    passkey?: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
                 };
             };
         };
@@ -2004,6 +2162,84 @@ export interface operations {
             };
         };
     };
+    passkeyFactorOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        challenge: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     requireTwoFactors: {
         parameters: {
             query?: never;
@@ -2027,6 +2263,638 @@ export interface operations {
                 content: {
                     "application/json": {
                         required: boolean;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            lastUsedAt: string | null;
+                        }[];
+                        /** @description False where PUBLIC_URL's host is an IP address. */
+                        available: boolean;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Yours to tell your passkeys apart ("Laptop", "YubiKey"). */
+                    name?: string;
+                    /** @description The new credential's toJSON() (navigator.credentials.create answering the registration options). */
+                    response: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            attestationObject: string;
+                            transports?: string[];
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        lastUsedAt: string | null;
+                        csrfToken?: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebAuthn options in their JSON form. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        challenge: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description One of `code`, `recoveryCode`, or `passkey`: the answer to a challenge from POST /api/me/2fa/passkey-options for this session. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The 6-digit code your authenticator shows now. */
+                    code?: string;
+                    /** @description One of your recovery codes (spent once used). */
+                    recoveryCode?: string;
+                    /** @description A passkey's answer as JSON (the credential's toJSON() from navigator.credentials.get()). */
+                    passkey?: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Yours to tell your passkeys apart ("Laptop", "YubiKey"). */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        lastUsedAt: string | null;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    passkeySignInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebAuthn options in their JSON form. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        challenge: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    signInWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A passkey's answer as JSON (the credential's toJSON() from navigator.credentials.get()). */
+                    response: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        user: {
+                            id: string;
+                            email: string;
+                            plan: string;
+                        };
+                        /** @description Send it back in the x-csrf-token header on every POST, PUT, PATCH and DELETE. */
+                        csrfToken: string;
                     };
                 };
             };
@@ -3153,7 +4021,26 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description The owner's password. */
-                    password: string;
+                    password?: string;
+                    /** @description The 6-digit code your authenticator shows now. */
+                    code?: string;
+                    /** @description One of your recovery codes (spent once used). */
+                    recoveryCode?: string;
+                    /** @description A passkey's answer as JSON (the credential's toJSON() from navigator.credentials.get()). */
+                    passkey?: {
+                        id: string;
+                        rawId: string;
+                        /** @enum {string} */
+                        type: "public-key";
+                        response: {
+                            clientDataJSON: string;
+                            authenticatorData: string;
+                            signature: string;
+                            userHandle?: string;
+                        };
+                        clientExtensionResults?: Record<string, never>;
+                        authenticatorAttachment?: string;
+                    };
                     /** @description true: destroy every node not destroyed yet, first. Without it, such nodes refuse the deletion (409). */
                     destroyNodes?: boolean;
                 };
@@ -4491,7 +5378,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;

@@ -1,4 +1,6 @@
-// The owner deletes their account (issue #45), confirming with their password. Live nodes stop it
+// The owner deletes their account (issue #45), confirming with their password, or, for an owner
+// without one (who signs in with an OpenID provider or a passkey), with a current second factor
+// (issue #38). Live nodes stop it
 // unless the owner also confirms their destruction (destroyNodes): then each is destroyed first.
 // The account's people and their personal data go at once (db/account-deletion.ts says what);
 // while nodes are still being destroyed the account's row waits for them (reconcile's
@@ -11,6 +13,18 @@ import { deleteAccountPeople, deleteAccountRow, listLiveNodeIds, listUndestroyed
 import { verifyPassword } from '../auth/passwords.ts';
 import { AppError } from '../errors.ts';
 import type { AccountService, AuthenticatedUser } from './service.ts';
+import type { FactorInput, FactorSource, TwoFactor } from './two-factor.ts';
+
+/** How the owner confirms: their password, or (without one) a factor: a code, a recovery code or a passkey's answer. */
+export interface DeletionSource extends FactorSource {
+  /** The request's web session signed in through an OpenID provider minutes ago. */
+  freshProviderSignIn?: boolean;
+}
+
+export interface DeletionConfirmation extends FactorInput {
+  password?: string;
+  destroyNodes?: boolean;
+}
 
 // Wrong passwords are limited like sign-ins, per owner: a stolen session must not guess its way to a deletion.
 const FAILURE_WINDOW_S = 15 * 60;
@@ -28,10 +42,12 @@ export class AccountDeletion {
       db: Database;
       nodes: { destroyNode(accountId: string, nodeId: string): Promise<void> };
       accounts: Pick<AccountService, 'memberChanged'>;
+      /** Confirms the deletion of an owner without a password; absent: such an owner cannot delete. */
+      twoFactor?: Pick<TwoFactor, 'hasFactor' | 'check'>;
     },
   ) {}
 
-  async deleteAccount(owner: AuthenticatedUser, input: { password: string; destroyNodes?: boolean }): Promise<AccountDeleted> {
+  async deleteAccount(owner: AuthenticatedUser, input: DeletionConfirmation, from: DeletionSource = { sourceIp: '' }): Promise<AccountDeleted> {
     const { db } = this.deps;
     const key = `delete-account:${owner.id}`;
     const { failures, retryAfterSeconds } = await countSignInFailures(db, key, FAILURE_WINDOW_S);
@@ -40,12 +56,15 @@ export class AccountDeletion {
     }
     const user = await findUserById(db, owner.id);
     if (!user) throw new AppError('unauthorized', 'you are no longer a member of this account');
-    if (!user.password_hash) throw new AppError('wrong_password', 'your user has no password to confirm with; set one first (rln-cloud user set-password)');
-    if (!(await verifyPassword(input.password, user.password_hash))) {
+    if (!user.password_hash) {
+      await this.confirmWithFactor(owner, input, from);
+    } else if (input.password === undefined) {
+      throw new AppError('invalid_request', 'send {"password": "..."} to confirm the deletion', { field: 'password' });
+    } else if (!(await verifyPassword(input.password, user.password_hash))) {
       await recordSignInFailure(db, key, FAILURE_WINDOW_S);
       throw new AppError('wrong_password', 'the password is wrong; the account was not deleted');
     }
-    await clearSignInFailures(db, key);
+    if (user.password_hash) await clearSignInFailures(db, key);
     const live = await listLiveNodeIds(db, owner.accountId);
     if (live.length > 0 && input.destroyNodes !== true) throw liveNodes(live);
     for (const nodeId of live) {
@@ -72,6 +91,28 @@ export class AccountDeletion {
     // Their remembered tokens and certificates, and their open event streams, end now.
     for (const userId of deletedUsers) this.deps.accounts.memberChanged(userId);
     return { status: destroying.length === 0 ? 'deleted' : 'deleting', destroyingNodeIds: destroying };
+  }
+
+  /**
+   * An owner without a password (an OpenID provider's or a passkey's) confirms with a current
+   * factor, wrong ones limited and audited like any second factor (two-factor.ts), or with a
+   * session a provider signed in minutes ago (the provider asked who they are just now).
+   */
+  private async confirmWithFactor(owner: AuthenticatedUser, input: DeletionConfirmation, from: DeletionSource) {
+    const twoFactor = this.deps.twoFactor;
+    const { code, recoveryCode, passkey } = input;
+    const factorSent = code !== undefined || recoveryCode !== undefined || passkey !== undefined;
+    if (!factorSent && from.freshProviderSignIn) return;
+    if (!twoFactor || !(await twoFactor.hasFactor(owner.id))) {
+      throw new AppError(
+        'invalid_state',
+        'you have no password and no second factor to confirm the deletion with: sign in again with your provider and delete within 10 minutes, or enrol an authenticator app or a passkey (/two-factor)',
+      );
+    }
+    if (!factorSent) {
+      throw new AppError('invalid_request', 'you have no password: confirm the deletion with a current factor (code, recoveryCode or passkey), or sign in again with your provider', { field: 'code' });
+    }
+    await twoFactor.check({ id: owner.id, email: owner.email, accountId: owner.accountId }, { code, recoveryCode, passkey }, from, 'confirm');
   }
 }
 

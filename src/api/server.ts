@@ -64,7 +64,7 @@ import { listMembersRoute } from './account/list-members.ts';
 import { changeMemberRoleRoute } from './account/change-member-role.ts';
 import { removeMemberRoute } from './account/remove-member.ts';
 import { leaveAccountRoute } from './account/leave-account.ts';
-import { deleteAccountRoute } from './account/delete-account.ts';
+import { deleteAccountRoute, type DeletionConfirmingSessions } from './account/delete-account.ts';
 import { offerTransferRoute } from './account/offer-transfer.ts';
 import { getTransferRoute } from './account/get-transfer.ts';
 import { withdrawTransferRoute } from './account/withdraw-transfer.ts';
@@ -91,7 +91,7 @@ export const API_BODY_LIMIT = 64 * 1024;
  * outside the bearer scope, and the session the bearer scope accepts in place of a token.
  */
 export interface MountedUi {
-  sessions: SessionAuthenticator & PersonSessions;
+  sessions: SessionAuthenticator & PersonSessions & DeletionConfirmingSessions;
   register(app: FastifyInstance): void;
 }
 
@@ -252,7 +252,7 @@ export async function buildApiServer(
     changeMemberRoleRoute(scope, deps);
     removeMemberRoute(scope, deps);
     leaveAccountRoute(scope, deps);
-    deleteAccountRoute(scope, deps);
+    deleteAccountRoute(scope, deps, deps.web?.sessions);
     offerTransferRoute(scope, deps);
     getTransferRoute(scope, deps);
     withdrawTransferRoute(scope, deps);

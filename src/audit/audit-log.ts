@@ -59,6 +59,7 @@ export const AUDIT_ACTIONS = [
   'two_factor.recovery_code_used',
   'account.two_factors_required',
   'two_factor.reset',
+  'two_factor.passkey_renamed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -12,6 +12,7 @@ import { ReleaseService } from '../releases/service.ts';
 import { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { TwoFactor } from '../accounts/two-factor.ts';
+import { Passkeys } from '../accounts/passkeys.ts';
 import { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import { WebhookService } from '../webhooks/service.ts';
 import { createBlobStore } from '../blobs/create-blob-store.ts';
@@ -111,7 +112,6 @@ export function buildServices(
     // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
     sealRestorePassword: (nodeId, password) => unlockSeal.seal(password, restoreSealContext(nodeId)),
   });
-  const accountDeletion = new AccountDeletion({ db, nodes, accounts });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
   // Collected node output on Kubernetes (logs/node-log-collection.ts); unused on the process runtime.
@@ -119,6 +119,9 @@ export function buildServices(
   const logExports = new LogExportService({ db, blobs, config });
   const certificates = certificatesOf(db, config, ca);
   const unlockSealKeys = unlockSealKeysOf(db, unlockSeal);
+  const twoFactor = new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) });
+  // An owner without a password confirms the deletion with a second factor.
+  const accountDeletion = new AccountDeletion({ db, nodes, accounts, twoFactor });
   // Counts from the first request; started and stopped by app.ts (its last counts written on shutdown).
   const notifications = new Notifications({ db, mailer, publicUrl: config.publicUrl, connectPageUrl: config.connectPageUrl, log: log.child({ part: 'notifications' }) });
   const meter = new ApiCallMeter({
@@ -132,7 +135,7 @@ export function buildServices(
   const usage = new UsageService({ db, meter });
   const vssBlobs = createBlobStore(config, 'vss');
   const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
-  return { vss, vssBlobs, accounts, signup, notifications, twoFactor: new TwoFactor({ db, audit }), outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { vss, vssBlobs, accounts, signup, notifications, twoFactor, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -148,7 +151,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
     audit,
     accounts: accountsOf(db, config),
     signup: signupOf(db, config, log, audit),
-    twoFactor: new TwoFactor({ db, audit }),
+    twoFactor: new TwoFactor({ db, audit, passkeys: new Passkeys({ db, publicUrl: config.publicUrl }) }),
     outbox: new Outbox(db),
     plans: plansOf(db),
     releases: releasesOf(db, config),

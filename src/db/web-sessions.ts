@@ -21,11 +21,21 @@ export interface SessionRow {
 
 export async function insertSession(
   db: Queryable,
-  s: { id: string; idHash: string; userId: string; csrfToken: string; expiresAt: Date; userAgent: string | null; address: string; stage?: string },
+  s: {
+    id: string;
+    idHash: string;
+    userId: string;
+    csrfToken: string;
+    expiresAt: Date;
+    userAgent: string | null;
+    address: string;
+    stage?: string;
+    signedInWith?: string;
+  },
 ) {
   await db.query(
-    'INSERT INTO web_sessions (id, id_hash, user_id, csrf_token, expires_at, user_agent, address, stage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-    [s.id, s.idHash, s.userId, s.csrfToken, s.expiresAt, s.userAgent, s.address, s.stage ?? 'full'],
+    'INSERT INTO web_sessions (id, id_hash, user_id, csrf_token, expires_at, user_agent, address, stage, signed_in_with) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+    [s.id, s.idHash, s.userId, s.csrfToken, s.expiresAt, s.userAgent, s.address, s.stage ?? 'full', s.signedInWith ?? null],
   );
 }
 
@@ -61,6 +71,16 @@ export async function findSessionUser(db: Queryable, idHash: string) {
       [idHash],
     )
   )[0];
+}
+
+/** Whether the session signed in with `method` less than `seconds` ago (migration 0037). */
+export async function sessionSignedInWithSince(db: Queryable, idHash: string, method: string, seconds: number) {
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM web_sessions WHERE id_hash = $1 AND expires_at > now() AND signed_in_with = $2
+       AND created_at > now() - make_interval(secs => $3)`,
+    [idHash, method, seconds],
+  );
+  return rows.length > 0;
 }
 
 /** Slides the idle expiry forward, never past the absolute limit fixed at creation. */

@@ -32,23 +32,26 @@ const SignInResponse = Type.Object({
 
 const tags = ['session (web UI)'];
 
+/**
+ * A sign-in from another site's page would sign the browser into the attacker's account (login
+ * CSRF); browsers send Origin on every cross-site POST, so refuse foreign ones. The page's own
+ * origin is the public URL's, or whatever host name the browser used to reach this listener.
+ */
+export const ownOriginCheck = (allowedOrigins: string[]) => (request: FastifyRequest) => {
+  const origin = request.headers.origin;
+  if (origin === undefined || allowedOrigins.includes(origin)) return;
+  let host: string | undefined;
+  try {
+    host = new URL(origin).host;
+  } catch {}
+  if (host === undefined || host !== request.headers.host) {
+    throw new AppError('forbidden', `requests from ${origin} are not accepted`);
+  }
+};
+
 export function sessionRoutes(app: FastifyInstance, opts: { sessions: WebSessions; allowedOrigins: string[] }) {
   const { sessions } = opts;
-
-  // A sign-in from another site's page would sign the browser into the attacker's account (login
-  // CSRF); browsers send Origin on every cross-site POST, so refuse foreign ones. The page's own
-  // origin is the public URL's, or whatever host name the browser used to reach this listener.
-  const requireOwnOrigin = (request: FastifyRequest) => {
-    const origin = request.headers.origin;
-    if (origin === undefined || opts.allowedOrigins.includes(origin)) return;
-    let host: string | undefined;
-    try {
-      host = new URL(origin).host;
-    } catch {}
-    if (host === undefined || host !== request.headers.host) {
-      throw new AppError('forbidden', `requests from ${origin} are not accepted`);
-    }
-  };
+  const requireOwnOrigin = ownOriginCheck(opts.allowedOrigins);
 
   app.get(
     '/api/session',

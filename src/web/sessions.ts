@@ -7,7 +7,7 @@ import Bowser from 'bowser';
 import { memberOf, type AuthenticatedUser } from '../accounts/service.ts';
 import { UNSCOPED } from '../accounts/token-scope.ts';
 import type { Database } from '../db/database.ts';
-import { findUserByEmail, type MemberRow } from '../db/users.ts';
+import { findUserByEmail, findUserById, type MemberRow } from '../db/users.ts';
 import { findSignupUserById } from '../db/signups.ts';
 import {
   clearSignInFailures,
@@ -18,6 +18,7 @@ import {
   deleteUserSession,
   findSessionUser,
   insertSession,
+  sessionSignedInWithSince,
   listUserSessions,
   recordSignInFailure,
   touchSession,
@@ -29,6 +30,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import { normalEmail } from '../domain/email.ts';
 import { advanceSession } from '../db/two-factor.ts';
 import type { FactorInput, TwoFactor } from '../accounts/two-factor.ts';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 
 export const CSRF_HEADER = 'x-csrf-token';
 // An idle browser is signed out after a day; none stays signed in past a week.
@@ -75,6 +77,8 @@ export function describeDevice(userAgent: string | null | undefined): string {
 /** How a session's person proved who they are. */
 export type SignedInWith =
   | { method: 'password' }
+  /** A passkey its authenticator verified its user for (a PIN, a fingerprint): two factors at once. */
+  | { method: 'passkey' }
   /** `amr`, `acr`: what the provider's ID token says of how it authenticated the person. */
   | { method: 'oidc'; provider: string; amr?: string[]; acr?: string };
 
@@ -139,7 +143,14 @@ export class WebSessions {
     this.cookieName = opts.secure ? '__Host-rlnc_session' : 'rlnc_session';
   }
 
-  private async auditSignIn(user: { id: string; account_id: string }, email: string, sourceIp: string, outcome: 'succeeded' | 'failed', reason?: string) {
+  private async auditSignIn(
+    user: { id: string; account_id: string },
+    email: string,
+    sourceIp: string,
+    outcome: 'succeeded' | 'failed',
+    reason?: string,
+    method?: 'passkey',
+  ) {
     await this.opts.audit?.record({
       userId: user.account_id,
       actor: 'session',
@@ -149,7 +160,7 @@ export class WebSessions {
       action: 'session.sign_in',
       target: email,
       outcome,
-      ...(reason ? { details: { reason } } : {}),
+      ...(reason || method ? { details: { ...(reason && { reason }), ...(method && { method }) } } : {}),
     });
   }
 
@@ -191,6 +202,34 @@ export class WebSessions {
     return this.openSession(user, clientAddress, userAgent, { method: 'password' });
   }
 
+  /** The limits on failed sign-ins from one client address, which password and passkey sign-ins share. */
+  private async checkAddressNotThrottled(clientAddress: string) {
+    const { failures, retryAfterSeconds } = await countSignInFailures(this.opts.db, `ip:${clientAddress}`, FAILURE_WINDOW_S);
+    if (failures >= MAX_FAILURES_PER_ADDRESS) {
+      throw new AppError('rate_limited', `too many failed sign-ins; try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s)`, { retryAfterSeconds });
+    }
+  }
+
+  /**
+   * A sign-in without a password: a passkey's answer to a challenge handed to this browser
+   * (`browserKey`, from its one-off cookie). The passkey names its person; with their
+   * authenticator's user verification it is two factors, so the session opens full even where the
+   * account requires two.
+   */
+  async signInWithPasskey(browserKey: string, response: AuthenticationResponseJSON, clientAddress: string, userAgent?: string) {
+    const passkeys = this.opts.twoFactor?.requirePasskeys();
+    if (!passkeys) throw new AppError('invalid_state', 'passkeys are not offered here');
+    await this.checkAddressNotThrottled(clientAddress);
+    const checked = await passkeys.checkSignIn(browserKey, response);
+    const user = checked.ok ? await findUserById(this.opts.db, checked.passkey.user_id) : undefined;
+    if (!checked.ok || !user) {
+      await recordSignInFailure(this.opts.db, `ip:${clientAddress}`, FAILURE_WINDOW_S);
+      throw new AppError('unauthorized', 'the passkey was refused: it is not enrolled here, or the sign-in was not started in this browser; try again');
+    }
+    await this.auditSignIn(user, user.email, clientAddress, 'succeeded', undefined, 'passkey');
+    return this.openSession(user, clientAddress, userAgent, { method: 'passkey' });
+  }
+
   /**
    * Opens a session for a person whose first factor passed (a password here; an OpenID provider's
    * sign-in in oidc-routes.ts, with what its `amr`/`acr` said). With a second factor enrolled, or
@@ -199,7 +238,8 @@ export class WebSessions {
    * in meets the same rule, unless the provider vouches that it asked several factors itself.
    */
   async openSession(user: MemberRow, clientAddress: string, userAgent: string | undefined, signedInWith: SignedInWith) {
-    const stage = await this.stageAfterFirstFactor(user, { multiFactor: signedInWith.method === 'oidc' && amrSaysMultiFactor(signedInWith.amr) });
+    const multiFactor = signedInWith.method === 'passkey' || (signedInWith.method === 'oidc' && amrSaysMultiFactor(signedInWith.amr));
+    const stage = await this.stageAfterFirstFactor(user, { multiFactor });
     // Sign-ins are rare: a good moment to forget sessions that ended.
     await deleteExpiredSessions(this.opts.db);
     const sessionId = randomBytes(32).toString('base64url');
@@ -213,6 +253,7 @@ export class WebSessions {
       userAgent: userAgent ? userAgent.slice(0, MAX_USER_AGENT) : null,
       address: clientAddress,
       stage,
+      signedInWith: signedInWith.method,
     });
     return { sessionId, csrfToken, stage, user: { id: user.id, email: user.email, plan: user.plan, accountId: user.account_id, role: user.role } };
   }
@@ -256,9 +297,24 @@ export class WebSessions {
     const session = await this.anyStageOf(request);
     if (!session || !twoFactor) throw new AppError('unauthorized', 'sign in with your password first');
     if (session.stage !== 'second_factor') throw new AppError('invalid_state', 'this session owes no second factor');
-    await twoFactor.check({ id: session.id, email: session.email, accountId: session.accountId }, input, request.ip, 'sign_in');
+    await twoFactor.check({ id: session.id, email: session.email, accountId: session.accountId }, input, { sourceIp: request.ip, browserKey: this.browserKeyOf(request) }, 'sign_in');
     const advanced = await this.advance(request, 'full');
     return { ...advanced, user: { id: session.id, email: session.email, plan: session.plan } };
+  }
+
+  /**
+   * Whether the request's session signed in through an OpenID provider less than `seconds` ago:
+   * what confirms a deletion for someone with neither a password nor a factor.
+   */
+  async freshProviderSignIn(request: FastifyRequest, seconds: number): Promise<boolean> {
+    const id = this.sessionIdOf(request);
+    return id !== undefined && (await sessionSignedInWithSince(this.opts.db, hashId(id), 'oidc', seconds));
+  }
+
+  /** The SHA-256 of the request's session cookie: what ties a passkey challenge to the session it was handed to. */
+  browserKeyOf(request: FastifyRequest): string | undefined {
+    const id = this.sessionIdOf(request);
+    return id ? hashId(id) : undefined;
   }
 
   sessionIdOf(request: FastifyRequest): string | undefined {

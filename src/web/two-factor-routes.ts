@@ -8,14 +8,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { errorResponses } from '../api/schemas.ts';
 import { CSRF_HEADER, type SessionStage, type WebSessions } from './sessions.ts';
-import type { Person, TwoFactor } from '../accounts/two-factor.ts';
+import type { FactorInput, Person, TwoFactor } from '../accounts/two-factor.ts';
+import { FactorBody } from '../api/factor-schemas.ts';
 
 const Code = Type.String({ minLength: 1, maxLength: 16, description: 'The 6-digit code your authenticator shows now.' });
-const RecoveryCode = Type.String({ minLength: 1, maxLength: 32, description: 'One of your recovery codes (spent once used).' });
-const FactorBody = Type.Object(
-  { code: Type.Optional(Code), recoveryCode: Type.Optional(RecoveryCode) },
-  { additionalProperties: false, description: 'Either `code` or `recoveryCode`.' },
-);
 // A request without a body is not validated against the schema: each handler asks for one itself.
 type FactorBody = Static<typeof FactorBody> | undefined;
 const ConfirmBody = Type.Object({ code: Code }, { additionalProperties: false });
@@ -28,8 +24,11 @@ const SignedIn = Type.Object({
   csrfToken: Type.String({ description: `Send it back in the ${CSRF_HEADER} header on every POST, PUT, PATCH and DELETE.` }),
 });
 const Status = Type.Object({
+  password: Type.Boolean({ description: 'You have a password. Without one (an OpenID provider or a passkey signs you in) you confirm an account deletion with a factor.' }),
   totp: Type.Boolean({ description: 'An authenticator is enrolled and confirmed.' }),
   recoveryCodesLeft: Type.Integer(),
+  passkeys: Type.Integer({ description: 'How many passkeys you have enrolled (GET /api/me/passkeys lists them).' }),
+  passkeysAvailable: Type.Boolean({ description: "False where PUBLIC_URL's host is an IP address: browsers refuse passkeys there." }),
   requiredByAccount: Type.Boolean({ description: "The account's owner requires two factors of every member." }),
   owner: Type.Boolean({ description: 'You own the account: you may set the rule (PUT /api/account/two-factor-requirement).' }),
   csrfToken: Type.String({ description: 'The session\'s, also for a session that must enrol (GET /api/session answers it 403).' }),
@@ -58,10 +57,11 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
     {
       schema: {
         operationId: 'signInSecondFactor',
-        summary: 'Finish a sign-in with a code from your authenticator or a recovery code',
+        summary: 'Finish a sign-in with a code from your authenticator, a recovery code or a passkey',
         description:
-          'After POST /api/session answered `stage: second_factor`. A code is accepted once; wrong codes are limited per person ' +
-          '(429 after 5 in 15 minutes) and audited. Sets a new session cookie and answers a new CSRF token.',
+          'After POST /api/session answered `stage: second_factor`. A code is accepted once; wrong codes (and refused passkeys) are ' +
+          'limited per person (429 after 5 in 15 minutes) and audited. A passkey answers a challenge from POST ' +
+          '/api/me/2fa/passkey-options asked with this half-way session. Sets a new session cookie and answers a new CSRF token.',
         tags,
         security: [],
         body: FactorBody,
@@ -69,7 +69,7 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
       },
     },
     async (request, reply) => {
-      const { sessionId, csrfToken, user } = await sessions.completeSecondFactor(request, request.body ?? {});
+      const { sessionId, csrfToken, user } = await sessions.completeSecondFactor(request, (request.body ?? {}) as FactorInput);
       sessions.setCookie(reply, sessionId);
       noStore(reply);
       return { user, csrfToken };
@@ -141,8 +141,8 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
     {
       schema: {
         operationId: 'disableTotp',
-        summary: 'Turn your authenticator off, with a current code or a recovery code',
-        description: 'Its recovery codes go with it. 409 `invalid_state` while the account requires two factors.',
+        summary: 'Turn your authenticator off, with a current factor',
+        description: 'A current code, a recovery code or a passkey. Its recovery codes go with it. 409 `invalid_state` while the account requires two factors and you have no passkey.',
         tags,
         security: [],
         body: FactorBody,
@@ -152,8 +152,30 @@ export function twoFactorRoutes(app: FastifyInstance, opts: { sessions: WebSessi
     async (request, reply) => {
       const { person } = await personOf(request, ['full']);
       if (!request.body) throw new AppError('invalid_request', 'send a current code or a recovery code to turn the authenticator off');
-      await twoFactor.disable(person, request.body, request.ip);
+      await twoFactor.disable(person, request.body as FactorInput, { sourceIp: request.ip, browserKey: sessions.browserKeyOf(request) });
       return reply.status(204).send();
+    },
+  );
+
+  app.post(
+    '/api/me/2fa/passkey-options',
+    {
+      schema: {
+        operationId: 'passkeyFactorOptions',
+        summary: 'A challenge for one of your passkeys: the second step of a sign-in, or to confirm a change',
+        description:
+          'Options for navigator.credentials.get() naming your passkeys. The answer goes in `passkey` of POST ' +
+          '/api/session/second-factor (from a half-way session), DELETE /api/me/2fa/totp or DELETE /api/me/passkeys/{id}. The ' +
+          "challenge is this session's, used once, and expires after 5 minutes. 409 `passkeys_need_host_name` where PUBLIC_URL's host is an IP address.",
+        tags,
+        security: [],
+        response: { 200: Type.Object({ challenge: Type.String() }, { additionalProperties: true }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { person } = await personOf(request, ['full', 'second_factor']);
+      noStore(reply);
+      return twoFactor.requirePasskeys().assertionOptions(person.id, sessions.browserKeyOf(request)!);
     },
   );
 

@@ -43,6 +43,8 @@ export interface WebUiOptions {
   userNodeUrl: string;
   /** Whether the sign-in page offers sign-up (SIGNUP_MODE=open or approval). */
   signupOpen?: boolean;
+  /** Whether the pages offer passkeys: PUBLIC_URL names a host (browsers refuse passkeys on an IP address). */
+  passkeys?: boolean;
   /** The sign-in page's OpenID provider buttons (OIDC_*). */
   oidcProviders?: { id: string; label: string }[];
   /** Signed-in users asking for a page of a node that is not theirs get a 404 (the page says so too). */
@@ -89,6 +91,7 @@ export function uiRoutes(app: FastifyInstance, opts: WebUiOptions) {
     publicUrl: opts.publicUrl,
     signupOpen: opts.signupOpen ?? false,
     oidcProviders: opts.oidcProviders ?? [],
+    passkeys: opts.passkeys ?? false,
     // The event stream names each message after its type, and an EventSource hears only the names
     // it listens for: the page takes the list from here rather than keep a copy that could drift.
     eventTypes: NODE_EVENT_TYPES,

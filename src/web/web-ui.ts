@@ -4,11 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Database } from '../db/database.ts';
 import { findUserNode } from '../db/nodes.ts';
 import { WebSessions } from './sessions.ts';
-import { sessionRoutes } from './session-routes.ts';
+import { ownOriginCheck, sessionRoutes } from './session-routes.ts';
 import { uiRoutes, type WebUiOptions } from './ui-routes.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { TwoFactor } from '../accounts/two-factor.ts';
 import { twoFactorRoutes } from './two-factor-routes.ts';
+import { Passkeys } from '../accounts/passkeys.ts';
+import { passkeyRoutes } from './passkey-routes.ts';
 import type { OidcProvider } from '../oidc/settings.ts';
 import type { SignupConfig } from '../signup/settings.ts';
 import { OidcSignIn } from '../oidc/service.ts';
@@ -28,7 +30,8 @@ export function webUi(
   config: { publicUrl: string; connectPageUrl: string; nodeApiUrl: string; userNodeUrl: string; signup?: Pick<SignupConfig, 'mode' | 'plan'>; oidcProviders?: OidcProvider[] },
   audit?: Pick<AuditLog, 'record'>,
 ): WebUi {
-  const twoFactor = new TwoFactor({ db, audit });
+  const passkeys = new Passkeys({ db, publicUrl: config.publicUrl });
+  const twoFactor = new TwoFactor({ db, audit, passkeys });
   const sessions = new WebSessions({ db, secure: config.publicUrl.startsWith('https:'), audit, twoFactor });
   const oidc = new OidcSignIn({
     db,
@@ -46,6 +49,7 @@ export function webUi(
     userNodeUrl: config.userNodeUrl,
     signupOpen: config.signup?.mode === 'open' || config.signup?.mode === 'approval',
     oidcProviders: oidc.providers,
+    passkeys: passkeys.available,
   };
   const allowedOrigins = [...new Set([config.publicUrl, config.connectPageUrl].map((u) => new URL(u).origin))];
   return {
@@ -53,6 +57,7 @@ export function webUi(
     register(app) {
       sessionRoutes(app, { sessions, allowedOrigins });
       twoFactorRoutes(app, { sessions, twoFactor });
+      passkeyRoutes(app, { sessions, twoFactor, requireOwnOrigin: ownOriginCheck(allowedOrigins) });
       oidcRoutes(app, { oidc, sessions });
       uiRoutes(app, options);
     },

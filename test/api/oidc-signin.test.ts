@@ -270,6 +270,26 @@ describe(`OpenID Connect sign-in on ${databaseLabel()}`, () => {
     }
   });
 
+  it('a person with neither a password nor a factor deletes their account from a fresh provider sign-in, not an old one', async () => {
+    const subject = unique('deleter');
+    const email = `${subject}@example.com`;
+    idp.as(subject, { email, email_verified: true });
+    const first = await signInWith('corp');
+    expect(first.location).toBe('/');
+    const del = async (cookie: string, body: unknown) =>
+      t.call('/api/account', { method: 'DELETE', body, headers: { cookie, 'x-csrf-token': (await whoIs(cookie)).csrfToken } });
+    // Eleven minutes after the provider's sign-in, the session no longer confirms a deletion.
+    await t.server.db.query("UPDATE web_sessions SET created_at = now() - interval '11 minutes' WHERE user_id = (SELECT id FROM users WHERE email = $1)", [email]);
+    const stale = await del(first.cookie, {});
+    expect(stale.status, stale.text).toBe(409);
+    expect(stale.json.error.code).toBe('invalid_state');
+    expect(stale.json.error.message).toContain('sign in again with your provider');
+    const again = await signInWith('corp');
+    const deleted = await del(again.cookie, {});
+    expect(deleted.status, deleted.text).toBe(204);
+    expect((await t.server.db.query('SELECT id FROM users WHERE email = $1', [email])).length).toBe(0);
+  });
+
   it('answers an unknown provider with a 404 page', async () => {
     const r = await fetch(`${t.base}/auth/oidc/nobody`, { redirect: 'manual' });
     expect(r.status).toBe(404);

@@ -85,7 +85,7 @@ describe(`second factors on ${databaseLabel()}`, () => {
     expect(confirmed.json.recoveryCodes).toHaveLength(10);
     expect(new Set(confirmed.json.recoveryCodes).size).toBe(10);
     const status = await t.call('/api/me/2fa', as(s));
-    expect(status.json).toEqual({ totp: true, recoveryCodesLeft: 10, requiredByAccount: false, owner: true, csrfToken: s.csrf });
+    expect(status.json).toEqual({ password: true, totp: true, recoveryCodesLeft: 10, passkeys: 0, passkeysAvailable: false, requiredByAccount: false, owner: true, csrfToken: s.csrf });
     // Only hashes are kept.
     const stored = await t.server.db.query<{ code_hash: string }>('SELECT code_hash FROM user_recovery_codes WHERE user_id = $1', [alice.id]);
     expect(stored.map((r) => r.code_hash)).not.toContain(confirmed.json.recoveryCodes[0]);

@@ -92,6 +92,22 @@ describe.skipIf(!hasChromium)(`OpenID sign-in in Chromium on ${databaseLabel()}`
     expect((await signedInAs(linked)).user.id).toBe(alice.id);
   }, 60_000);
 
+  it('a person signed up through the provider, with no password and no factor, deletes their account just after signing in', async () => {
+    const email = `deleter-${Date.now()}@example.com`;
+    idp.as('browser-deleter', { email, email_verified: true });
+    const page = await freshPage();
+    await page.goto(url('/sign-in'));
+    await page.getByRole('link', { name: 'Sign in with Corp' }).click();
+    await page.waitForURL((u) => u.toString().startsWith(t.base) && !u.pathname.startsWith('/sign-in') && !u.pathname.startsWith('/auth'));
+    await page.goto(url('/account'));
+    await page.locator('[data-testid=delete-account]').click();
+    const dialog = page.locator('dialog');
+    await dialog.getByText('within 10 minutes of signing in with your provider').waitFor();
+    await dialog.getByRole('button', { name: 'Delete the account' }).click();
+    await page.waitForURL(/\/sign-in/);
+    expect((await t.server.db.query('SELECT id FROM users WHERE email = $1', [email])).length).toBe(0);
+  }, 60_000);
+
   it('links a provider from the Account page, then signs in with it', async () => {
     const bob = await t.createUser('starter', `bob-${Date.now()}@example.com`);
     await t.server.services.accounts.setPassword(bob.email, PASSWORD);

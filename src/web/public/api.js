@@ -62,6 +62,14 @@ export async function secondFactor(factor) {
   return body.user;
 }
 
+/** A sign-in without a password: a passkey's answer to POST /api/session/passkey/options (passkeys.js). */
+export async function passkeySignIn(response) {
+  const body = await api('/api/session/passkey', { method: 'POST', body: { response }, quietAuth: true });
+  csrfToken = body.csrfToken;
+  currentUser = body.user;
+  return body.user;
+}
+
 export async function signOut() {
   await api('/api/session', { method: 'DELETE', quietAuth: true });
   csrfToken = null;

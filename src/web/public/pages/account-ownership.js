@@ -1,8 +1,10 @@
 // The Account page's last section: leaving the account (any member but the owner), handing it to an
 // admin (the owner offers, the admin named accepts here too) and deleting it (the owner, with their
-// password, and "destroy my nodes" when some still live). Each is confirmed in a dialog.
+// password, or without one with a code or a passkey, and "destroy my nodes" when some still live).
+// Each is confirmed in a dialog.
 import { api, currentUser } from '../api.js';
 import { dialog, errorNotice, fill, h, notice, runAction } from '../dom.js';
+import { usePasskey } from '../passkeys.js';
 
 /** GET that answers null for a 404 (no offer pending). */
 async function offerOf() {
@@ -75,17 +77,36 @@ export function ownershipSection() {
   const deleteAccount = () => {
     const del = button('Delete the account', 'delete-account');
     del.addEventListener('click', async () => {
+      // Someone who signs in with a provider or a passkey has no password: a current factor confirms
+      // instead, or, with no factor either, a provider's sign-in of the last 10 minutes (the API says which is missing).
+      const status = await api('/api/me/2fa').catch(() => ({ password: true }));
+      const hasPassword = status.password;
+      const hasFactor = status.totp || status.passkeys > 0;
+      const confirmation = hasPassword
+        ? { name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password' }
+        : hasFactor
+          ? { name: 'code', label: 'A code from your authenticator app or a recovery code; leave it empty to use a passkey', required: false, autocomplete: 'one-time-code' }
+          : null;
+      const factorOf = async (values) => {
+        if (hasPassword) return { password: values.password };
+        if (!hasFactor) return {};
+        const code = (values.code ?? '').trim();
+        if (!code) return { passkey: await usePasskey('/api/me/2fa/passkey-options') };
+        return /^\d{6}$/.test(code.replace(/\s/g, '')) ? { code: code.replace(/\s/g, '') } : { recoveryCode: code };
+      };
       await dialog({
         title: 'Delete this account?',
-        body: 'Every member, token, session and certificate goes at once. Nodes that still live must be destroyed: tick the box to destroy them. The audit trail and usage records stay with the operator.',
+        body:
+          'Every member, token, session and certificate goes at once. Nodes that still live must be destroyed: tick the box to destroy them. The audit trail and usage records stay with the operator.' +
+          (hasPassword || hasFactor ? '' : ' You have no password or second factor: this works within 10 minutes of signing in with your provider.'),
         confirmLabel: 'Delete the account',
         danger: true,
         fields: [
-          { name: 'password', label: 'Your password', type: 'password', autocomplete: 'current-password' },
+          ...(confirmation ? [confirmation] : []),
           { name: 'destroyNodes', label: 'Also destroy my nodes', type: 'checkbox', required: false },
         ],
         onConfirm: async (values) => {
-          await api('/api/account', { method: 'DELETE', body: { password: values.password, destroyNodes: values.destroyNodes === 'on' } });
+          await api('/api/account', { method: 'DELETE', body: { ...(await factorOf(values)), destroyNodes: values.destroyNodes === 'on' } });
           signedOut();
         },
       });

@@ -1,5 +1,7 @@
-// Sign-in with email and password.
-import { config, signIn, secondFactor, nodesListUrl, currentUser, owesSecondFactor } from '../api.js';
+// Sign-in with email and password, an OpenID provider, or a passkey alone; then the second factor
+// where one is owed (a code, a recovery code or a passkey).
+import { config, signIn, secondFactor, nodesListUrl, currentUser, owesSecondFactor, passkeySignIn } from '../api.js';
+import { passkeysSupported, usePasskey } from '../passkeys.js';
 import { fill, h, notice } from '../dom.js';
 
 /** Only a path on this site: a `next` pointing elsewhere would make this an open redirect. */
@@ -55,6 +57,7 @@ export async function signInPage(main, { setTitle }) {
       h('h1', {}, 'Sign in to RLN Cloud'),
       h('p', { class: 'muted' }, 'Manage your hosted RGB Lightning Nodes.'),
       form,
+      passkeyButton(error),
       ...(config.oidcProviders ?? []).map((p) => h('p', {}, h('a', { class: 'btn btn-block', href: `/auth/oidc/${encodeURIComponent(p.id)}`, dataset: { testid: `oidc-${p.id}` } }, p.label))),
       h('p', { class: 'muted small' }, h('a', { href: '/reset-password' }, 'Forgot your password?')),
       config.signupOpen
@@ -65,7 +68,25 @@ export async function signInPage(main, { setTitle }) {
   email.focus();
 }
 
-/** The second step: a code from the authenticator, or one of the recovery codes. */
+/** Offered where passkeys work (PUBLIC_URL names a host, the browser is in a secure context): signs in without email or password. */
+function passkeyButton(error) {
+  if (!config.passkeys || !passkeysSupported()) return null;
+  const button = h('button', { type: 'button', class: 'btn btn-block', dataset: { testid: 'passkey-sign-in' } }, 'Sign in with a passkey');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    fill(error);
+    try {
+      await passkeySignIn(await usePasskey('/api/session/passkey/options'));
+      location.assign(nextPath());
+    } catch (err) {
+      fill(error, notice('error', err.status === 401 ? 'That passkey was not accepted. Try again, or sign in with your password.' : err.message));
+      button.disabled = false;
+    }
+  });
+  return h('p', {}, button);
+}
+
+/** The second step: a code from the authenticator, one of the recovery codes, or a passkey. */
 function secondFactorCard() {
   const error = h('div', { class: 'form-error' });
   const code = h('input', { id: 'code', name: 'code', inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9 ]*', required: true, autofocus: true });
@@ -97,5 +118,27 @@ function secondFactorCard() {
       submit.disabled = false;
     }
   });
-  return h('section', { class: 'card narrow signin' }, h('h1', {}, 'Two-factor authentication'), h('p', { class: 'muted' }, 'Enter the 6-digit code your authenticator app shows for RLN Cloud.'), form);
+  let withPasskey = null;
+  if (config.passkeys && passkeysSupported()) {
+    withPasskey = h('button', { type: 'button', class: 'btn btn-block', dataset: { testid: 'second-factor-passkey' } }, 'Use a passkey');
+    withPasskey.addEventListener('click', async () => {
+      withPasskey.disabled = true;
+      fill(error);
+      try {
+        await secondFactor({ passkey: await usePasskey('/api/me/2fa/passkey-options') });
+        location.assign(nextPath());
+      } catch (err) {
+        fill(error, notice('error', err.status === 401 ? 'Your sign-in expired; reload the page and sign in again.' : err.message));
+        withPasskey.disabled = false;
+      }
+    });
+  }
+  return h(
+    'section',
+    { class: 'card narrow signin' },
+    h('h1', {}, 'Two-factor authentication'),
+    h('p', { class: 'muted' }, 'Enter the 6-digit code your authenticator app shows for RLN Cloud, or use a passkey.'),
+    form,
+    withPasskey,
+  );
 }

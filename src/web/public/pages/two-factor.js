@@ -1,9 +1,10 @@
 // Two-factor authentication: enrol an authenticator app (a QR code, confirmed with a first code),
-// the ten recovery codes shown once, turning it off with a current code, and the owner's rule
-// that every member has one. A person whose account requires two factors lands here after their
+// the ten recovery codes shown once, turning it off with a current code, passkeys
+// (two-factor-passkeys.js), and the owner's rule that every member has one. A person whose account requires two factors lands here after their
 // password and can reach nothing else until they enrol.
 import { api, setCsrfToken, nodesListUrl } from '../api.js';
 import { errorNotice, fill, h, notice, onSubmit } from '../dom.js';
+import { passkeysCard } from './two-factor-passkeys.js';
 
 function nextPath() {
   const next = new URLSearchParams(location.search).get('next');
@@ -21,7 +22,8 @@ export async function twoFactorPage(main, { setTitle }) {
   }
   setCsrfToken(status.csrfToken);
   const card = h('section', { class: 'card narrow', dataset: { testid: 'two-factor' } });
-  fill(main, card);
+  const hasFactor = status.totp || status.passkeys > 0;
+  fill(main, card, passkeysCard(status, { next: nextPath }), status.owner && hasFactor ? h('section', { class: 'card narrow' }, ruleForm(status)) : null);
   if (status.totp) showEnrolled(card, status);
   else showEnrol(card, status);
 }
@@ -42,7 +44,7 @@ function showEnrol(card, status) {
     card,
     h('h1', {}, 'Two-factor authentication'),
     status.requiredByAccount
-      ? notice('info', 'Your account requires two-factor authentication. Set up an authenticator app to continue.')
+      ? notice('info', 'Your account requires two-factor authentication. Set up an authenticator app, or add a passkey below, to continue.')
       : h('p', { class: 'muted' }, 'Protect your sign-in with a code from an authenticator app (Google Authenticator, 1Password, Aegis, …).'),
     out,
     start,
@@ -94,9 +96,8 @@ function showEnrolled(card, status) {
   const parts = [
     h('h1', {}, 'Two-factor authentication'),
     notice('success', h('span', { dataset: { testid: 'totp-on' } }, `On: an authenticator app, and ${status.recoveryCodesLeft} recovery code(s) left.`)),
-    status.requiredByAccount ? h('p', { class: 'muted' }, 'Your account requires two factors, so it cannot be turned off.') : off,
+    status.requiredByAccount && status.passkeys === 0 ? h('p', { class: 'muted' }, 'Your account requires two factors, so it cannot be turned off while it is your only one.') : off,
   ];
-  if (status.owner) parts.push(ruleForm(status));
   fill(card, ...parts);
 }
 
