@@ -27,10 +27,10 @@ import {
   renamePasskey,
   takeChallenge,
   type ChallengePurpose,
-  type PasskeyRow,
 } from '../db/passkeys.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
+import type { StoredPasskey } from '../domain/passkey.ts';
 
 const RP_NAME = 'RLN Cloud';
 // Long enough to find a security key and touch it; a challenge is worth nothing after.
@@ -64,11 +64,11 @@ export interface PasskeyView {
   lastUsedAt: string | null;
 }
 
-const present = (row: PasskeyRow): PasskeyView => ({
+const present = (row: StoredPasskey): PasskeyView => ({
   id: row.id,
   name: row.name,
-  createdAt: row.created_at.toISOString(),
-  lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  createdAt: row.createdAt.toISOString(),
+  lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
 });
 
 /** The WebAuthn user handle of a person: their id, so a discoverable passkey names whose it is. */
@@ -76,7 +76,7 @@ const userHandleOf = (userId: string) => isoBase64URL.fromUTF8String(userId);
 
 /** Why an assertion was refused: for the audit trail, never for the person (they are told "refused"). */
 export type Refusal = { ok: false; reason: string };
-export type Checked = { ok: true; passkey: PasskeyRow } | Refusal;
+export type Checked = { ok: true; passkey: StoredPasskey } | Refusal;
 
 export class Passkeys {
   private readonly rp: RelyingParty | undefined;
@@ -118,7 +118,7 @@ export class Passkeys {
       userName: person.email,
       userID: isoBase64URL.toBuffer(userHandleOf(person.id)),
       attestationType: 'none',
-      excludeCredentials: existing.map((p) => ({ id: p.credential_id, ...(p.transports ? { transports: p.transports.split(',') } : {}) })),
+      excludeCredentials: existing.map((p) => ({ id: p.credentialId, ...(p.transports.length > 0 ? { transports: p.transports } : {}) })),
       // Discoverable, so that it also signs in without an email or a password.
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       timeout: CHALLENGE_TTL_MS,
@@ -181,7 +181,7 @@ export class Passkeys {
     if (passkeys.length === 0) throw new AppError('invalid_state', 'you have no passkey');
     const options = await generateAuthenticationOptions({
       rpID: rp.id,
-      allowCredentials: passkeys.map((p) => ({ id: p.credential_id, ...(p.transports ? { transports: p.transports.split(',') } : {}) })),
+      allowCredentials: passkeys.map((p) => ({ id: p.credentialId, ...(p.transports.length > 0 ? { transports: p.transports } : {}) })),
       userVerification: 'preferred',
       timeout: CHALLENGE_TTL_MS,
     });
@@ -213,7 +213,7 @@ export class Passkeys {
    */
   async checkSignIn(browserKey: string, response: AuthenticationResponseJSON): Promise<Checked> {
     const checked = await this.verify(response, { purpose: 'sign_in', browserKey, userId: null, requireUserVerification: true });
-    if (checked.ok && response.response.userHandle && response.response.userHandle !== userHandleOf(checked.passkey.user_id)) {
+    if (checked.ok && response.response.userHandle && response.response.userHandle !== userHandleOf(checked.passkey.userId)) {
       return { ok: false, reason: 'the user handle is not the passkey owner\'s' };
     }
     return checked;
@@ -229,8 +229,8 @@ export class Passkeys {
       return { ok: false, reason: 'challenge unknown, used, expired or not handed to this browser' };
     }
     const passkey = typeof response.id === 'string' ? await findPasskeyByCredential(this.opts.db, response.id) : undefined;
-    if (!passkey || (opts.userId !== null && passkey.user_id !== opts.userId)) return { ok: false, reason: 'not a passkey of this person' };
-    const counter = Number(passkey.counter);
+    if (!passkey || (opts.userId !== null && passkey.userId !== opts.userId)) return { ok: false, reason: 'not a passkey of this person' };
+    const counter = passkey.counter;
     let newCounter: number;
     try {
       const verified = await verifyAuthenticationResponse({
@@ -238,7 +238,7 @@ export class Passkeys {
         expectedChallenge: challenge,
         expectedOrigin: rp.origin,
         expectedRPID: rp.id,
-        credential: { id: passkey.credential_id, publicKey: isoBase64URL.toBuffer(passkey.public_key), counter },
+        credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter },
         requireUserVerification: opts.requireUserVerification,
       });
       if (!verified.verified) return { ok: false, reason: 'signature refused' };

@@ -1,8 +1,9 @@
 // Passkeys (migration 0037): a person's WebAuthn credentials, and the challenges handed out for
 // enrolling or using one (each used once).
 import type { Queryable } from './database.ts';
+import type { StoredPasskey } from '../domain/passkey.ts';
 
-export interface PasskeyRow {
+interface PasskeyRow {
   id: string;
   user_id: string;
   credential_id: string;
@@ -16,8 +17,20 @@ export interface PasskeyRow {
 
 const COLUMNS = 'id, user_id, credential_id, public_key, counter, transports, name, created_at, last_used_at';
 
-export async function listPasskeys(db: Queryable, userId: string) {
-  return db.query<PasskeyRow>(`SELECT ${COLUMNS} FROM user_passkeys WHERE user_id = $1 ORDER BY created_at, id`, [userId]);
+const passkeyFromRow = (r: PasskeyRow): StoredPasskey => ({
+  id: r.id,
+  userId: r.user_id,
+  credentialId: r.credential_id,
+  publicKey: r.public_key,
+  counter: Number(r.counter),
+  transports: r.transports ? r.transports.split(',') : [],
+  name: r.name,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+});
+
+export async function listPasskeys(db: Queryable, userId: string): Promise<StoredPasskey[]> {
+  return (await db.query<PasskeyRow>(`SELECT ${COLUMNS} FROM user_passkeys WHERE user_id = $1 ORDER BY created_at, id`, [userId])).map(passkeyFromRow);
 }
 
 export async function countPasskeys(db: Queryable, userId: string) {
@@ -25,8 +38,9 @@ export async function countPasskeys(db: Queryable, userId: string) {
 }
 
 /** The passkey with this credential id, whoever's it is. */
-export async function findPasskeyByCredential(db: Queryable, credentialId: string) {
-  return (await db.query<PasskeyRow>(`SELECT ${COLUMNS} FROM user_passkeys WHERE credential_id = $1`, [credentialId]))[0];
+export async function findPasskeyByCredential(db: Queryable, credentialId: string): Promise<StoredPasskey | undefined> {
+  const [row] = await db.query<PasskeyRow>(`SELECT ${COLUMNS} FROM user_passkeys WHERE credential_id = $1`, [credentialId]);
+  return row && passkeyFromRow(row);
 }
 
 /** False when the credential is enrolled already (by this person or anyone). */
@@ -55,8 +69,9 @@ export async function recordPasskeyUse(db: Queryable, id: string, previous: numb
   return rows.length > 0;
 }
 
-export async function renamePasskey(db: Queryable, userId: string, id: string, name: string) {
-  return (await db.query<PasskeyRow>(`UPDATE user_passkeys SET name = $3 WHERE user_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [userId, id, name]))[0];
+export async function renamePasskey(db: Queryable, userId: string, id: string, name: string): Promise<StoredPasskey | undefined> {
+  const [row] = await db.query<PasskeyRow>(`UPDATE user_passkeys SET name = $3 WHERE user_id = $1 AND id = $2 RETURNING ${COLUMNS}`, [userId, id, name]);
+  return row && passkeyFromRow(row);
 }
 
 export async function deletePasskey(db: Queryable, userId: string, id: string) {

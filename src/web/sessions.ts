@@ -221,7 +221,7 @@ export class WebSessions {
     if (!passkeys) throw new AppError('invalid_state', 'passkeys are not offered here');
     await this.checkAddressNotThrottled(clientAddress);
     const checked = await passkeys.checkSignIn(browserKey, response);
-    const user = checked.ok ? await findUserById(this.opts.db, checked.passkey.user_id) : undefined;
+    const user = checked.ok ? await findUserById(this.opts.db, checked.passkey.userId) : undefined;
     if (!checked.ok || !user) {
       await recordSignInFailure(this.opts.db, `ip:${clientAddress}`, FAILURE_WINDOW_S);
       throw new AppError('unauthorized', 'the passkey was refused: it is not enrolled here, or the sign-in was not started in this browser; try again');
