@@ -23,6 +23,8 @@ export type NodeRequest =
   /** The password, checked against the node (nodes/auto-unlock.ts) and sealed. */
   | { type: 'enableAutoUnlock'; sealed: string }
   | { type: 'disableAutoUnlock' }
+  /** The node leaves with its owner: a final backup (backups/export.ts), judged before it starts. */
+  | { type: 'export' }
   // The node gateways, after the daemon accepted the call.
   | { type: 'markUnlocked' }
   | { type: 'markLocked' }
@@ -45,18 +47,28 @@ export type NodeRequest =
   /** A webhook receiver at `url` answered 410 Gone. */
   | { type: 'webhookGone'; url: string }
   /** An automatic unlock could not use the sealed password `sealed` (the node refused it, ...). */
-  | { type: 'autoUnlockFailed'; sealed: string };
+  | { type: 'autoUnlockFailed'; sealed: string }
+  /** The export's final backup succeeded, in the transaction that records it (backups/backup-run.ts). */
+  | { type: 'exportCompleted' };
 
 export type RequestType = NodeRequest['type'];
 type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
 /** What decide() looks at: the node's row as the caller locked it. */
-export type LifecycleNode = Pick<Node, 'id' | 'status' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'autoUnlockSealed' | 'supersededBy'>;
+export type LifecycleNode = Pick<Node, 'id' | 'status' | 'locked' | 'initialized' | 'desiredState' | 'imageVersion' | 'settings' | 'autoUnlockSealed' | 'supersededBy'>;
 export type BuildInProgress = Pick<BuildRow, 'build_number' | 'action'>;
 
 export type RefusalCode = Extract<
   ErrorCode,
-  'node_destroyed' | 'build_in_progress' | 'already_running' | 'already_stopped' | 'nothing_to_upgrade' | 'node_not_running' | 'node_superseded'
+  | 'node_destroyed'
+  | 'build_in_progress'
+  | 'already_running'
+  | 'already_stopped'
+  | 'nothing_to_upgrade'
+  | 'node_not_running'
+  | 'node_not_initialized'
+  | 'node_superseded'
+  | 'node_exported'
 >;
 
 export interface Refusal {
@@ -95,7 +107,7 @@ export interface Check<R = NodeRequest> {
 export interface Rule<R = NodeRequest> {
   /** How the guide names the request. */
   name: string;
-  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock' | 'restore';
+  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock' | 'restore' | 'export';
   checks: Check<R>[];
   /** What an accepted request changes... */
   change: NodeChange;
@@ -108,7 +120,7 @@ export interface Rule<R = NodeRequest> {
 }
 
 // Compile-time complete: a new NodeStatus that is missing here fails the type check.
-const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, DESTROYING: 5, DESTROYED: 6 } satisfies Record<NodeStatus, number>;
+const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, EXPORTED: 5, DESTROYING: 6, DESTROYED: 7 } satisfies Record<NodeStatus, number>;
 export const EVERY_STATUS = Object.keys(IN_ORDER) as NodeStatus[];
 
 const withStatus = ({ node }: Judged<unknown>) => ({ status: node.status });
@@ -148,8 +160,23 @@ const supersededNode: Check = {
   },
 };
 
+// The node's wallet left with its owner (an export): the customer's copy is the only live one, so
+// this node never runs, unlocks or takes a wallet here again; like a superseded node, only destroy
+// is left. Status EXPORTED says it for good.
+const exportedNode: Check = {
+  statuses: ['EXPORTED'],
+  refusal: {
+    code: 'node_exported',
+    message: ({ node }) =>
+      `node ${node.id} was exported: its wallet left with its owner's final backup, and two live copies of one Lightning wallet ` +
+      'lose funds (an old channel state gets broadcast and penalised), so it never runs here again; destroy it',
+    details: withStatus,
+  },
+};
+
 const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
+  exportedNode,
   supersededNode,
   buildRunning,
   {
@@ -185,6 +212,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      exportedNode,
       supersededNode,
       buildRunning,
       {
@@ -201,6 +229,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      exportedNode,
       buildRunning,
       {
         statuses: ['PAUSED'],
@@ -244,6 +273,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      exportedNode,
       supersededNode,
       // The password is checked against the running daemon before it is stored.
       {
@@ -263,6 +293,50 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [{ when: 'auto-unlock is off', holds: ({ node }) => node.autoUnlockSealed === null }],
     change: { autoUnlockSealed: null },
+  },
+  /**
+   * Judged when the export's final backup is asked for; nothing changes until it succeeds
+   * (exportCompleted). RLN backs up only a running daemon's initialised wallet.
+   */
+  export: {
+    name: 'export',
+    by: 'user',
+    checks: [
+      destroyedNode,
+      exportedNode,
+      supersededNode,
+      buildRunning,
+      {
+        when: 'not RUNNING, or being stopped',
+        holds: ({ node }) => node.status !== 'RUNNING' || node.desiredState !== 'running',
+        refusal: {
+          code: 'node_not_running',
+          message: ({ node }) => `node ${node.id} is ${node.status === 'RUNNING' ? 'being stopped' : node.status}; an export backs it up, which needs it RUNNING`,
+          details: withStatus,
+        },
+      },
+      {
+        when: 'no wallet yet',
+        holds: ({ node }) => !node.initialized,
+        refusal: {
+          code: 'node_not_initialized',
+          message: ({ node }) => `node ${node.id} has no wallet yet: there is nothing to export`,
+          details: withStatus,
+        },
+      },
+    ],
+    change: {},
+  },
+  /**
+   * The final backup is stored: the node stops for good (the reconcile loop stops a daemon that
+   * should not run), stays locked, and the sealed password goes (nothing here unlocks it again).
+   * A node destroyed or superseded meanwhile stays as it is.
+   */
+  exportCompleted: {
+    name: 'export backup succeeded',
+    by: 'export',
+    checks: [{ statuses: ['DESTROYING', 'DESTROYED'] }, { when: 'superseded meanwhile', holds: ({ node }) => node.supersededBy !== null }],
+    change: { status: 'EXPORTED', desiredState: 'stopped', locked: true, autoUnlockSealed: null },
   },
   markUnlocked: {
     name: 'unlock accepted',
@@ -311,6 +385,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'restore',
     checks: [
       destroyedNode,
+      exportedNode,
       // The restore waits for the node's build rather than race it.
       buildRunning,
     ],
