@@ -307,13 +307,13 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       supersededNode,
       buildRunning,
       {
-        when: 'not RUNNING, or being stopped',
-        holds: ({ node }) => node.status !== 'RUNNING' || node.desiredState !== 'running',
-        refusal: {
-          code: 'node_not_running',
-          message: ({ node }) => `node ${node.id} is ${node.status === 'RUNNING' ? 'being stopped' : node.status}; an export backs it up, which needs it RUNNING`,
-          details: withStatus,
-        },
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+        refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is ${node.status}; an export backs it up, which needs it RUNNING`, details: withStatus },
+      },
+      {
+        when: 'being stopped',
+        holds: ({ node }) => node.desiredState !== 'running',
+        refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is being stopped; an export backs it up, which needs it RUNNING`, details: withStatus },
       },
       {
         when: 'no wallet yet',
