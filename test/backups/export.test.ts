@@ -13,6 +13,7 @@ import { databaseLabel } from '../helpers/database.ts';
 import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { addMember } from '../helpers/members.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
+import { SseClient } from '../events/sse-client.ts';
 import { cleanUpDevnodes, startNode, tempStorage } from '../../devnode/process-for-tests.ts';
 import { download, initWallet, nodeRecord, PASSWORD, sha256, unlock, waitForBackup } from './backup-helpers.ts';
 
@@ -25,6 +26,7 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
   let otherId: string;
   let pubkey: string;
   let exported: any;
+  let stream: SseClient;
 
   const exportNode = (user: TestUser, id: string, body: unknown) => t.call(`/api/nodes/${id}/export`, { method: 'POST', token: user.token, body });
   const gateway = async (user: TestUser, id: string, route: string, body: unknown = {}) => {
@@ -47,8 +49,11 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
     await unlock(t, alice, otherId);
     pubkey = (await gateway(alice, nodeId, 'nodeinfo')).json.pubkey;
     expect(pubkey).toEqual(expect.any(String));
+    stream = await SseClient.open(t.base, '/api/events/stream', { token: alice.token });
+    expect(stream.status).toBe(200);
   });
   afterAll(async () => {
+    stream?.close();
     await t?.stop();
     await receiver?.close();
     cleanUpDevnodes();
@@ -115,13 +120,14 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
     expect((await nodeRecord(t, alice, otherId)).status).toBe('RUNNING');
   });
 
-  it('announces NODE_EXPORTED to the webhook, after the backup completed', async () => {
+  it('announces NODE_EXPORTED to the webhook and on the event stream, after the backup completed', async () => {
     const all = await receiver.waitFor((got) => got.some((w) => w.json?.eventType === 'NODE_EXPORTED'));
     const event = all.find((w) => w.json?.eventType === 'NODE_EXPORTED')!;
     expect(event.json).toMatchObject({ nodeId, details: { nodeId, backupId: exported.backupId, sizeBytes: exported.sizeBytes, sha256: exported.sha256 } });
     const types = all.map((w) => w.json?.eventType);
     expect(types.indexOf('NODE_BACKUP_COMPLETED')).toBeLessThan(types.indexOf('NODE_EXPORTED'));
     expect(all.some((w) => w.json?.eventType === 'NODE_STATUS_UPDATED' && w.json.details.status === 'EXPORTED')).toBe(true);
+    await expect.poll(() => stream.messages.some((m) => m.data.includes('"NODE_EXPORTED"') && m.data.includes(exported.backupId)), { timeout: 10_000 }).toBe(true);
   });
 
   it('takes no plan slot once exported', async () => {
