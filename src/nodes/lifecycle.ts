@@ -174,6 +174,11 @@ const exportedNode: Check = {
   },
 };
 
+// A build that began before an export's backup was stored (a stop or an upgrade asked for while it
+// ran) ends without bringing the node back: it stays EXPORTED, and a daemon the build left up is
+// stopped by the reconcile loop.
+const stillExported: Check = { statuses: ['EXPORTED'] };
+
 const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
   exportedNode,
@@ -354,7 +359,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
   startBuildSucceeded: {
     name: 'create, start or upgrade build succeeded',
     by: 'build',
-    checks: [],
+    checks: [stillExported],
     change: { status: 'RUNNING', locked: true },
     changeFrom: {
       describe: "the build's image version; the peer address the runtime gave",
@@ -364,17 +369,17 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       }),
     },
   },
-  stopBuildSucceeded: { name: 'stop build succeeded', by: 'build', checks: [], change: { status: 'PAUSED' } },
+  stopBuildSucceeded: { name: 'stop build succeeded', by: 'build', checks: [stillExported], change: { status: 'PAUSED' } },
   destroyBuildSucceeded: { name: 'destroy build succeeded', by: 'build', checks: [], change: { status: 'DESTROYED', destroyed: true } },
   upgradeRolledBack: {
     name: 'upgrade rolled back',
     by: 'build',
-    checks: [],
+    checks: [stillExported],
     change: { status: 'RUNNING', locked: true },
     changeFrom: { describe: 'the previous image version', of: ({ request }) => ({ imageVersion: request.imageVersion }) },
   },
   // A build that gave up, or an upgrade whose rollback failed too.
-  buildFailed: { name: 'build failed', by: 'build', checks: [], change: { status: 'FAILED' } },
+  buildFailed: { name: 'build failed', by: 'build', checks: [stillExported], change: { status: 'FAILED' } },
   daemonRestarted: { name: 'daemon restarted', by: 'reconcile loop', checks: [], change: { locked: true } },
   /**
    * A restore of this node's backup went into node `by` (backups/service.ts): the node is stopped

@@ -85,7 +85,7 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
     expect((await nodeRecord(t, alice, nodeId)).status).toBe('RUNNING');
   });
 
-  it('a wrong password: the backup FAILED, the node unlocked again, RUNNING and not exported', async () => {
+  it('a wrong password: the backup FAILED, the node RUNNING and not exported, left as after any failed backup', async () => {
     const r = await exportNode(alice, nodeId, { password: 'not-the-password', confirm: 'leaving' });
     expect(r.status, r.text).toBe(202);
     const done = await waitForBackup(t, alice, nodeId, r.json.backupId);
@@ -130,10 +130,13 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
     await expect.poll(() => stream.messages.some((m) => m.data.includes('"NODE_EXPORTED"') && m.data.includes(exported.backupId)), { timeout: 10_000 }).toBe(true);
   });
 
-  it('takes no plan slot once exported', async () => {
+  it('takes no plan slot and accrues no time once exported', async () => {
     const r = await t.call('/api/account', { token: alice.token });
     expect(r.status).toBe(200);
     expect(r.json.usage.nodes).toMatchObject({ used: 1, running: 1 });
+    // And no node time from now: its status changes are recorded as EXPORTED, which no bill counts.
+    const [last] = await t.server.db.query<{ status: string }>('SELECT status FROM node_status_changes WHERE node_id = $1 ORDER BY changed_at DESC, id DESC LIMIT 1', [nodeId]);
+    expect(last?.status).toBe('EXPORTED');
   });
 
   it('refuses to start, stop, upgrade, unlock, init, turn auto-unlock on or export it again; destroy is left', async () => {
