@@ -118,6 +118,10 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
     expect((await t.server.runtime.status(nodeId)).state).not.toBe('running');
     // The other node runs on.
     expect((await nodeRecord(t, alice, otherId)).status).toBe('RUNNING');
+    // In the owner's audit trail, without the password.
+    const audit = await t.call('/api/audit-events', { token: alice.token });
+    expect(audit.json.events.map((e: any) => e.action)).toContain('node.exported');
+    expect(audit.text).not.toContain(PASSWORD);
   });
 
   it('announces NODE_EXPORTED to the webhook and on the event stream, after the backup completed', async () => {
