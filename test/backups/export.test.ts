@@ -14,6 +14,7 @@ import { createNodes, createTenants } from '../helpers/tenants.ts';
 import { addMember } from '../helpers/members.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { SseClient } from '../events/sse-client.ts';
+import { insertNodeBackup } from '../../src/db/backups.ts';
 import { cleanUpDevnodes, startNode, tempStorage } from '../../devnode/process-for-tests.ts';
 import { download, initWallet, nodeRecord, PASSWORD, sha256, unlock, waitForBackup } from './backup-helpers.ts';
 
@@ -80,6 +81,15 @@ describe(`exporting a node, on ${databaseLabel()}`, () => {
     const broken = await t.call(`/api/nodes/${nodeId}/export`, { method: 'POST', token: alice.token, body: `{"password": "${PASSWORD}"` });
     expect(broken.status).toBe(400);
     expect(broken.text).not.toContain(PASSWORD);
+
+    // A backup in progress (another replica's, say): the export waits for it.
+    const running = await insertNodeBackup(t.server.db, {
+      id: 'e'.repeat(32), userId: alice.id, nodeId: otherId, network: 'regtest', imageVersion: 'devnode-0.1.0', wasUnlocked: false, runner: 'elsewhere',
+    });
+    const busy = await exportNode(alice, otherId, { password: PASSWORD, confirm: 'staying' });
+    expect(busy.status, busy.text).toBe(409);
+    expect(busy.json.error).toMatchObject({ code: 'backup_in_progress', details: { backupId: running.id } });
+    await t.server.db.query('DELETE FROM backups WHERE id = $1', [running.id]);
 
     expect(await t.server.db.query('SELECT id FROM backups WHERE node_id = $1', [nodeId])).toEqual([]);
     expect((await nodeRecord(t, alice, nodeId)).status).toBe('RUNNING');
