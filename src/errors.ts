@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   // link that is unknown, used or expired (one answer for all three).
   weak_password: 400,
   invalid_link: 400,
+  // An export (POST /api/nodes/{id}/export) whose `confirm` is not the node's name.
+  export_not_confirmed: 400,
   unauthorized: 401,
   forbidden: 403,
   wrong_password: 403,
@@ -67,6 +69,10 @@ export const ERROR_STATUS = {
   source_node_live: 409,
   backup_older_than_source: 409,
   node_superseded: 409,
+  // The node's wallet was exported (it left with its owner): the node never runs here again, and no
+  // backup of that wallet is restored here (only the customer's copy lives).
+  node_exported: 409,
+  wallet_exported: 409,
   // Past BACKUP_UPLOAD_QUOTA_BYTES or BACKUP_UPLOAD_QUOTA_COUNT of stored uploads.
   backup_quota_exceeded: 409,
   node_not_initialized: 409,

@@ -821,7 +821,7 @@ export interface paths {
         };
         /**
          * The public key of the X-ThunderStack-Signature header
-         * @description The RSA public key in PEM (SPKI) that signs `X-ThunderStack-Signature` now, as the original hosted service answered it (the Ed25519 key of `webhook-signature` when the operator turned that scheme off). A key rotation publishes the next key at once in GET /api/webhook-public-keys and switches to it when the overlap ends: from then on this answers the new key, so a receiver whose signature check fails should fetch this once more and retry. Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
+         * @description The RSA public key in PEM (SPKI) that signs `X-ThunderStack-Signature` now, as the original hosted service answered it (the Ed25519 key of `webhook-signature` when the operator turned that scheme off). A key rotation publishes the next key at once in GET /api/webhook-public-keys and switches to it when the overlap ends: from then on this answers the new key, so a receiver whose signature check fails should fetch this once more and retry. Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
          */
         get: operations["getWebhookPublicKey"];
         put?: never;
@@ -1317,6 +1317,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/nodes/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a node: a final backup, and the node stops here for good
+         * @description The node leaves with its owner (owner or admin only; `confirm` must be the node's name, else 400 `export_not_confirmed`). A final backup is made with the password, as POST /api/nodes/{id}/backups makes one (an unlocked node is locked for it), and once it is stored the node is EXPORTED: stopped for good, locked, automatic unlock off, never started, upgraded, unlocked or restored here again (409 `node_exported`), taking no plan slot and accruing no time; only destroy is left. NODE_EXPORTED announces it (webhook, event stream). If the backup fails (a wrong password: error.code wrong_password) the node stays as it was, unlocked again if it was unlocked, with NODE_BACKUP_FAILED. Answers 202 with the backup record (IN_PROGRESS); poll GET /api/nodes/{id}/backups/{backupId}, whose downloadUrl gives the file once SUCCEEDED. The file is kept BACKUP_EXPORT_RETENTION_DAYS, after the node is destroyed too; no backup of this wallet is restored here again (409 `wallet_exported`). 409 `node_not_running`, `node_not_initialized`, `build_in_progress`, `backup_in_progress`, `node_superseded`, `node_exported`, `node_destroyed`.
+         */
+        post: operations["exportNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/unlock": {
         parameters: {
             query?: never;
@@ -1370,7 +1390,7 @@ export interface webhooks {
         put?: never;
         /**
          * An event about a node, POSTed to its settings.webhookUrl
-         * @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
+         * @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
          */
         post: operations["nodeEvent"];
         delete?: never;
@@ -1385,7 +1405,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "export_not_confirmed" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "node_exported" | "wallet_exported" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
                 message: string;
                 requestId: string;
                 details?: {
@@ -1419,7 +1439,7 @@ export interface components {
             name: string;
             network: "regtest" | "testnet";
             /** @description STARTING: created or started, coming up. RUNNING: the daemon answers. IN_PROGRESS: an upgrade is replacing the image. PAUSED: stopped, storage kept. FAILED: a build failed and could not be rolled back. DESTROYING, DESTROYED. */
-            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "DESTROYING" | "DESTROYED";
+            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "EXPORTED" | "DESTROYING" | "DESTROYED";
             /** @description True after every daemon start and upgrade until an unlock succeeds. */
             locked: boolean;
             /** @description True once the wallet was initialised (/init). */
@@ -1476,9 +1496,9 @@ export interface components {
                 measuredAt: string;
             } | null;
         };
-        /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
+        /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
         WebhookEvent: {
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_IDENTITY_SHARED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_EXPORTED" | "NODE_IDENTITY_SHARED" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -1544,6 +1564,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             finishedAt: string | null;
+            /** @description The final backup of an export (POST /api/nodes/{id}/export): kept BACKUP_EXPORT_RETENTION_DAYS whatever ordinary retention says; its wallet is never restored here. */
+            forExport: boolean;
             /** @description Why it failed (FAILED only). */
             error?: {
                 /** @description wrong_password, node_state_conflict, node_error, node_unreachable, backup_interrupted, ... */
@@ -1559,7 +1581,7 @@ export interface components {
             cursor: string;
             /** @description The id of the event (`evt_...`), the `webhook-id` of its webhook deliveries. */
             eventId: string;
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_IDENTITY_SHARED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_EXPORTED" | "NODE_IDENTITY_SHARED" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -3768,7 +3790,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Answer once the node has this status (or is DESTROYED, or the timeout passed). */
-                waitFor?: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "DESTROYING" | "DESTROYED";
+                waitFor?: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "EXPORTED" | "DESTROYING" | "DESTROYED";
                 /** @description Seconds to wait, 0-60 (more is refused); default 30. */
                 timeout?: string;
             };
@@ -3860,7 +3882,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             nodeId: string;
-                            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "DESTROYING" | "DESTROYED";
+                            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "EXPORTED" | "DESTROYING" | "DESTROYED";
                             locked: boolean;
                             initialized: boolean;
                             /** @description The image version the node runs (rln_commit_id). */
@@ -5001,6 +5023,8 @@ export interface operations {
                         /** Format: date-time */
                         createdAt: string;
                         finishedAt: string | null;
+                        /** @description The final backup of an export (POST /api/nodes/{id}/export): kept BACKUP_EXPORT_RETENTION_DAYS whatever ordinary retention says; its wallet is never restored here. */
+                        forExport: boolean;
                         /** @description Why it failed (FAILED only). */
                         error?: {
                             /** @description wrong_password, node_state_conflict, node_error, node_unreachable, backup_interrupted, ... */
@@ -5378,7 +5402,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.exported, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -7735,6 +7759,116 @@ export interface operations {
                         apiCalls80: boolean;
                         /** @description The account has made all of its plan's API calls of the month: further calls are refused. */
                         apiCalls100: boolean;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The node's wallet password: the node encrypts the final backup with it, and it opens the file elsewhere. Never stored or logged. */
+                    password: string;
+                    /** @description The node's name, exactly: an export stops the node for good. */
+                    confirm: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The export's final backup (forExport: true), and how to run its file elsewhere. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        backupId: string;
+                        /** @description The node backed up; null for an uploaded file. */
+                        nodeId: string | null;
+                        origin: "node" | "upload";
+                        /** @description The network of the node backed up, or the one an upload is for (recognised, or declared on upload); a restore must be into this network. */
+                        network: "regtest" | "testnet" | null;
+                        /** @description The node whose wallet the file holds: the node backed up, or for an upload the node of your backup with the same SHA-256 (null when not recognised). A restore follows that node's fence (one live copy of a wallet). */
+                        sourceNodeId: string | null;
+                        status: "IN_PROGRESS" | "SUCCEEDED" | "FAILED";
+                        /** @description Size of the encrypted file (SUCCEEDED only). */
+                        sizeBytes: number | null;
+                        /** @description SHA-256 of the encrypted file, hex (SUCCEEDED only). */
+                        sha256: string | null;
+                        /** @description The node's image version when it was backed up. */
+                        imageVersion: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        finishedAt: string | null;
+                        /** @description The final backup of an export (POST /api/nodes/{id}/export): kept BACKUP_EXPORT_RETENTION_DAYS whatever ordinary retention says; its wallet is never restored here. */
+                        forExport: boolean;
+                        /** @description Why it failed (FAILED only). */
+                        error?: {
+                            /** @description wrong_password, node_state_conflict, node_error, node_unreachable, backup_interrupted, ... */
+                            code: string;
+                            message: string;
+                        };
+                        /** @description The node was unlocked before the backup and could not be unlocked again after it: why. It is locked now. */
+                        unlockError?: string;
+                        /** @description The section of the documentation (docs/BACKUPS.md in the repository, "Taking a node away") that explains running the file elsewhere. */
+                        restoreHelp: string;
+                        /** @description The commands that restore the file on a fresh RLN node elsewhere, in order: download it, start rgb-lightning-node, call its /restore and /unlock. <password> is the export password; <downloadUrl ...> the downloadUrl GET /api/nodes/{id}/backups/{backupId} answers once SUCCEEDED. */
+                        restoreCommands: string[];
                     };
                 };
             };

@@ -41,6 +41,7 @@ import { unlockNodeRoute } from './nodes/unlock-node.ts';
 import { certificateRoutes } from './nodes/certificates.ts';
 import { Backup } from './backups/schemas.ts';
 import { createBackupRoute } from './backups/create-backup.ts';
+import { exportNodeRoute } from './nodes/export-node.ts';
 import { listBackupsRoute } from './backups/list-backups.ts';
 import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
@@ -229,6 +230,7 @@ export async function buildApiServer(
     startLogExportRoute(scope, deps);
     getLogExportRoute(scope, deps);
     createBackupRoute(scope, deps);
+    exportNodeRoute(scope, deps);
     listBackupsRoute(scope, deps);
     getBackupRoute(scope, deps);
     deleteBackupRoute(scope, deps);

@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   'node.auto_unlock.enabled',
   'node.auto_unlock.disabled',
   'node.destroyed',
+  'node.exported',
   'node.identity_shared',
   'backup.created',
   'backup.deleted',

@@ -3,9 +3,11 @@
 // encrypted file into its own storage, move the file to the backup blob store, and unlock the node
 // again if it was unlocked. Whatever happens, the record ends SUCCEEDED or FAILED with the reason
 // and an event, and a node that was unlocked is unlocked again unless that unlock itself fails.
-import type { Database } from '../db/database.ts';
+// An export's final backup (backups/export.ts) is the one exception: once it is stored the node is
+// not unlocked again but EXPORTED, in the transaction that records the backup SUCCEEDED.
+import type { Database, Queryable } from '../db/database.ts';
 import { markBackupFailed, markBackupSucceeded, touchBackup, type BackupRow } from '../db/backups.ts';
-import { findNode } from '../db/nodes.ts';
+import { findNode, lockNode } from '../db/nodes.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { NodeRuntime, NodeEndpoint } from '../runtime/types.ts';
@@ -14,6 +16,8 @@ import { AppError } from '../errors.ts';
 import { backupBlobKey, nodeFileName, storeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls } from './node-calls.ts';
 import type { Node } from '../domain/nodes.ts';
+import { decide } from '../nodes/lifecycle.ts';
+import { applyDecision } from '../nodes/transition.ts';
 
 export interface BackupRunDeps {
   db: Database;
@@ -76,7 +80,9 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   }
   // The file in the node's storage is only a vehicle: never left behind, success or not.
   await deps.runtime.storageFiles.remove(node.id, fileName).catch((err: unknown) => log.warn({ err }, 'could not remove the backup file from the node'));
-  const unlockError = backup.was_unlocked ? await unlockAgain(deps, node.id, password) : null;
+  // A stored export leaves the node locked for good: nothing here unlocks its wallet again.
+  const exported = backup.for_export && outcome.ok;
+  const unlockError = backup.was_unlocked && !exported ? await unlockAgain(deps, node.id, password) : null;
   if (unlockError && deps.onLeftLocked) {
     await deps.onLeftLocked(node.id).catch((err: unknown) => log.warn({ err }, 'could not ask for an automatic unlock'));
   }
@@ -86,12 +92,9 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
     if (outcome.ok) {
       const done = await markBackupSucceeded(tx, backup.id, { blobKey: key, sizeBytes: outcome.sizeBytes, sha256: outcome.sha256, unlockError });
       if (done) {
-        await recordNodeEvent(tx, node, 'NODE_BACKUP_COMPLETED', {
-          backupId: backup.id,
-          sizeBytes: outcome.sizeBytes,
-          sha256: outcome.sha256,
-          ...(unlockError ? { unlockError } : {}),
-        });
+        const facts = { backupId: backup.id, sizeBytes: outcome.sizeBytes, sha256: outcome.sha256 };
+        await recordNodeEvent(tx, node, 'NODE_BACKUP_COMPLETED', { ...facts, ...(unlockError ? { unlockError } : {}) });
+        if (exported) await markExported(tx, node.id, facts);
       }
       return done;
     }
@@ -113,6 +116,15 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   if (recorded) deps.metrics?.backupFinished(outcome.ok ? 'succeeded' : 'failed', seconds);
   if (outcome.ok) log.info({ sizeBytes: outcome.sizeBytes, seconds, unlockError }, 'backup finished');
   else log.warn({ code: outcome.error.code, reason: outcome.error.message, seconds, unlockError }, 'backup failed');
+}
+
+/** The export's backup is stored: the node becomes EXPORTED (stopped for good by the reconcile loop), with NODE_EXPORTED. */
+async function markExported(tx: Queryable, nodeId: string, facts: Record<string, unknown>) {
+  const current = await lockNode(tx, nodeId);
+  if (!current) return;
+  await applyDecision(tx, current, decide({ type: 'exportCompleted' }, current), (after) =>
+    after.status === 'EXPORTED' ? [{ node: after, eventType: 'NODE_EXPORTED', details: facts }] : [],
+  );
 }
 
 /** Unlocks the node again with the backup's password; answers why not when it could not. */

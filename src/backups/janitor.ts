@@ -97,11 +97,12 @@ export class BackupJanitor {
   }
 
   private async applyRetention(now: Date): Promise<number> {
-    const { retentionDays, keepPerNode } = this.opts.config.backups;
+    const { retentionDays, keepPerNode, exportRetentionDays } = this.opts.config.backups;
     const cutoff = new Date(now.getTime() - retentionDays * DAY);
+    const exportCutoff = new Date(now.getTime() - exportRetentionDays * DAY);
     let expired = 0;
     for (;;) {
-      const batch = await listExpiredBackups(this.opts.db, cutoff, keepPerNode);
+      const batch = await listExpiredBackups(this.opts.db, cutoff, keepPerNode, exportCutoff);
       for (const backup of batch) {
         // The object first: a crash in between leaves a row to retry with, never an unlisted object.
         await this.opts.blobs.deletePrefix(backup.blob_key ?? backupBlobKey(backup.id, backup.node_id));

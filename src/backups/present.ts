@@ -18,6 +18,8 @@ export interface ApiBackup {
   createdAt: string;
   finishedAt: string | null;
   error?: { code: string; message: string };
+  /** The final backup of an export (POST /api/nodes/{id}/export): kept BACKUP_EXPORT_RETENTION_DAYS. */
+  forExport: boolean;
   /** Set when the node was unlocked before the backup and could not be unlocked again after it. */
   unlockError?: string;
 }
@@ -35,6 +37,7 @@ export function presentBackup(b: BackupRow): ApiBackup {
     imageVersion: b.image_version,
     createdAt: b.created_at.toISOString(),
     finishedAt: b.finished_at?.toISOString() ?? null,
+    forExport: b.for_export,
     ...(b.status === 'FAILED' ? { error: { code: b.error_code ?? 'backup_failed', message: b.error_message ?? 'the backup failed' } } : {}),
     ...(b.unlock_error ? { unlockError: b.unlock_error } : {}),
   };

@@ -1,6 +1,6 @@
 // Backups as users see them: start one of a node (this replica runs it, holding the password in
 // memory only), list a node's, read one with a fresh download URL once finished, delete one.
-import type { Database } from '../db/database.ts';
+import type { Database, Queryable } from '../db/database.ts';
 import { findUserNode, lockUserNode } from '../db/nodes.ts';
 import {
   deleteBackup,
@@ -23,6 +23,7 @@ import type { BackupsConfig } from './settings.ts';
 import { runBackup, type BackupRunDeps } from './backup-run.ts';
 import { backupBlobKey, storeBackupFile, TooLargeError } from './backup-file.ts';
 import { presentBackup, type ApiBackup } from './present.ts';
+import { requireExportable } from './export.ts';
 
 export interface BackupServiceDeps extends BackupRunDeps {
   config: { backups: BackupsConfig };
@@ -42,11 +43,29 @@ export class BackupService {
 
   /** Starts a backup of the node; answers its record (IN_PROGRESS) at once. */
   async startBackup(userId: string, nodeId: string, password: string): Promise<ApiBackup> {
+    return this.begin(userId, nodeId, password, { forExport: false, judge: async (_tx, node) => requireBackupable(node) });
+  }
+
+  /**
+   * Starts the export of the node (backups/export.ts): its final backup, after which it is EXPORTED
+   * and stopped for good; a failed one leaves the node as any failed backup does. `confirm` is the
+   * node's name. Answers the backup's record (IN_PROGRESS) at once.
+   */
+  async startExport(userId: string, nodeId: string, password: string, confirm: string): Promise<ApiBackup> {
+    return this.begin(userId, nodeId, password, { forExport: true, judge: (tx, node) => requireExportable(tx, node, confirm) });
+  }
+
+  private async begin(
+    userId: string,
+    nodeId: string,
+    password: string,
+    how: { forExport: boolean; judge: (tx: Queryable, node: Node) => Promise<void> },
+  ): Promise<ApiBackup> {
     const { backup, node } = await this.deps.db.transaction(async (tx) => {
       // The node row lock serialises two concurrent requests for one node (and a lifecycle change).
       const node = await lockUserNode(tx, userId, nodeId);
       if (!node) throw nodeNotFound(nodeId);
-      requireBackupable(node);
+      await how.judge(tx, node);
       const running = await findBackupInProgress(tx, nodeId);
       if (running) {
         throw new AppError('backup_in_progress', `node ${nodeId} has a backup in progress (${running.id}); wait for it to finish`, {
@@ -61,6 +80,7 @@ export class BackupService {
         imageVersion: node.imageVersion,
         wasUnlocked: !node.locked,
         runner: this.deps.replicaId,
+        forExport: how.forExport,
       });
       return { backup, node };
     });

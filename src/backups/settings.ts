@@ -5,6 +5,8 @@ import { readEnv, variable, type Env } from '../env/variable.ts';
 export interface BackupsConfig {
   /** Finished backups are deleted this many days after they were made (the newest of a live node excepted). */
   retentionDays: number;
+  /** An export's final backup is deleted this many days after it was made, whatever ordinary retention says. */
+  exportRetentionDays: number;
   /** Successful backups kept per node; the oldest go first once there are more. */
   keepPerNode: number;
   /** Lifetime of a backup's download URL. */
@@ -24,6 +26,12 @@ export const BACKUP_VARIABLES = {
   retentionDays: variable('BACKUP_RETENTION_DAYS', integer(1, 3650), {
     default: '30',
     doc: "finished backups are deleted this many days after they were made; a live node's newest successful backup is always kept",
+  }),
+  // An exported node's wallet lives only in the customer's copy: a month to download it (again),
+  // whether the node is destroyed or not, before the service keeps nothing of it.
+  exportRetentionDays: variable('BACKUP_EXPORT_RETENTION_DAYS', integer(1, 3650), {
+    default: '30',
+    doc: "an export's final backup (POST /api/nodes/{id}/export) is deleted this many days after it was made, whatever BACKUP_RETENTION_DAYS and BACKUP_RETENTION_COUNT say and whether its node was destroyed or not",
   }),
   keepPerNode: variable('BACKUP_RETENTION_COUNT', integer(1, 10_000), {
     default: '10',

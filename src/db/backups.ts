@@ -25,19 +25,21 @@ export interface BackupRow {
   /** An upload recognised as one of the user's node backups: that node, and when it wrote the file. */
   source_node_id: string | null;
   source_made_at: Date | null;
+  /** The final backup of an export (backups/export.ts): kept BACKUP_EXPORT_RETENTION_DAYS, and its wallet never restored here. */
+  for_export: boolean;
   created_at: Date;
   finished_at: Date | null;
 }
 
 export async function insertNodeBackup(
   db: Queryable,
-  b: { id: string; userId: string; nodeId: string; network: string; imageVersion: string; wasUnlocked: boolean; runner: string },
+  b: { id: string; userId: string; nodeId: string; network: string; imageVersion: string; wasUnlocked: boolean; runner: string; forExport?: boolean },
 ) {
   return (
     await db.query<BackupRow>(
-      `INSERT INTO backups (id, user_id, node_id, origin, status, network, image_version, was_unlocked, runner)
-       VALUES ($1, $2, $3, 'node', 'IN_PROGRESS', $4, $5, $6, $7) RETURNING *`,
-      [b.id, b.userId, b.nodeId, b.network, b.imageVersion, b.wasUnlocked, b.runner],
+      `INSERT INTO backups (id, user_id, node_id, origin, status, network, image_version, was_unlocked, runner, for_export)
+       VALUES ($1, $2, $3, 'node', 'IN_PROGRESS', $4, $5, $6, $7, $8) RETURNING *`,
+      [b.id, b.userId, b.nodeId, b.network, b.imageVersion, b.wasUnlocked, b.runner, b.forExport ?? false],
     )
   )[0]!;
 }
@@ -160,20 +162,24 @@ export async function failSilentBackups(db: Queryable, silentSince: Date, code: 
 /**
  * Finished backups retention removes: older than `createdBefore`, or past the newest `keepPerNode`
  * successful ones of their node. The newest successful backup of a node that still exists is
- * always kept, however old: retention must never leave a live node without any backup.
+ * always kept, however old: retention must never leave a live node without any backup. An export's
+ * successful final backup follows its own rule alone: removed once older than
+ * `exportCreatedBefore`, whatever became of its node; an exported node counts as gone for the others.
  */
-export async function listExpiredBackups(db: Queryable, createdBefore: Date, keepPerNode: number, limit = 500) {
+export async function listExpiredBackups(db: Queryable, createdBefore: Date, keepPerNode: number, exportCreatedBefore: Date, limit = 500) {
   return db.query<BackupRow>(
     `WITH ranked AS (
        SELECT b.*, row_number() OVER (PARTITION BY b.node_id, b.status = 'SUCCEEDED' ORDER BY b.created_at DESC, b.id DESC) AS rank,
-              EXISTS (SELECT 1 FROM nodes n WHERE n.id = b.node_id AND n.destroyed_at IS NULL) AS node_lives
+              EXISTS (SELECT 1 FROM nodes n WHERE n.id = b.node_id AND n.destroyed_at IS NULL AND n.status <> 'EXPORTED') AS node_lives,
+              (b.for_export AND b.status = 'SUCCEEDED') AS exported_wallet
        FROM backups b WHERE b.status <> 'IN_PROGRESS'
      )
      SELECT * FROM ranked
-     WHERE NOT (status = 'SUCCEEDED' AND node_id IS NOT NULL AND rank = 1 AND node_lives)
-       AND (created_at < $1 OR (status = 'SUCCEEDED' AND node_id IS NOT NULL AND rank > $2))
+     WHERE CASE WHEN exported_wallet THEN created_at < $4
+           ELSE NOT (status = 'SUCCEEDED' AND node_id IS NOT NULL AND rank = 1 AND node_lives)
+                AND (created_at < $1 OR (status = 'SUCCEEDED' AND node_id IS NOT NULL AND rank > $2)) END
      ORDER BY created_at LIMIT $3`,
-    [createdBefore, keepPerNode, limit],
+    [createdBefore, keepPerNode, limit, exportCreatedBefore],
   );
 }
 
@@ -190,6 +196,12 @@ export async function newestSucceededNodeBackup(db: Queryable, nodeIds: readonly
       [nodeIds],
     )
   )[0];
+}
+
+/** Whether any of `nodeIds` (one wallet's nodes) was exported: its export's final backup succeeded. */
+export async function anyNodeExported(db: Queryable, nodeIds: readonly string[]) {
+  const rows = await db.query(`SELECT 1 FROM backups WHERE node_id = ANY($1::text[]) AND for_export AND status = 'SUCCEEDED' LIMIT 1`, [nodeIds]);
+  return rows.length > 0;
 }
 
 /** Locks an upload's row; answers the node it is tied to now, if any. */

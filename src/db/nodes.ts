@@ -271,12 +271,16 @@ export async function listNodesThatShouldRun(db: Queryable, afterId: string | nu
   );
 }
 
-/** Of `ids`, the settled nodes (no build in progress) whose daemon the reconcile loop may start or stop. */
+/**
+ * Of `ids`, the settled nodes (no build in progress) whose daemon the reconcile loop may start or
+ * stop. An EXPORTED node's daemon is stopped here: no build stops it (the export's backup does not
+ * run as a build), and nothing starts it again (daemonShouldRun is false for it).
+ */
 export async function listNodesToReconcile(db: Queryable, ids: string[]) {
   return queryNodes(
     db,
     `SELECT n.* FROM nodes n
-     WHERE n.id = ANY($1::text[]) AND n.status IN ('RUNNING', 'PAUSED', 'FAILED')
+     WHERE n.id = ANY($1::text[]) AND n.status IN ('RUNNING', 'PAUSED', 'FAILED', 'EXPORTED')
        AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
      ORDER BY n.id`,
     [ids],

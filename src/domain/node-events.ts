@@ -14,6 +14,11 @@ export const NODE_EVENT_TYPES = [
   'NODE_BACKUP_COMPLETED',
   'NODE_BACKUP_FAILED',
   /**
+   * The export's final backup succeeded: the node is EXPORTED and stopped for good, its wallet lives
+   * only in the customer's copy. details: backupId, sizeBytes, sha256.
+   */
+  'NODE_EXPORTED',
+  /**
    * After an unlock the node reported a node pubkey another live node of the service reports too:
    * one wallet on two nodes (nodes/node-identity.ts). details: pubkey, sharedWith (your nodes),
    * otherAccounts (how many nodes of other accounts).

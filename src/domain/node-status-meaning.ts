@@ -21,6 +21,9 @@ export const NODE_STATUS_MEANING = {
   IN_PROGRESS: { takesPlanSlot: true, billedAs: null, webhooks: true },
   PAUSED: { takesPlanSlot: true, billedAs: 'paused', webhooks: true },
   FAILED: { takesPlanSlot: true, billedAs: null, webhooks: true },
+  // Its wallet left with its owner (the export's final backup): it never runs here again, so it
+  // holds no slot and accrues no time; its owner still hears of it (NODE_EXPORTED, a destroy).
+  EXPORTED: { takesPlanSlot: false, billedAs: null, webhooks: true },
   // Being destroyed frees the slot at once: the destroy cannot be undone.
   DESTROYING: { takesPlanSlot: false, billedAs: null, webhooks: true },
   DESTROYED: { takesPlanSlot: false, billedAs: null, webhooks: true },

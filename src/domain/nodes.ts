@@ -3,7 +3,8 @@
 
 // Each set of words is listed once, as a list (the API's schemas and the migrations' CHECK
 // constraints follow it); its type is derived from the list.
-export const NODE_STATUSES = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'] as const;
+// EXPORTED: the node's wallet left with its owner (POST /api/nodes/{id}/export); it never runs here again.
+export const NODE_STATUSES = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'EXPORTED', 'DESTROYING', 'DESTROYED'] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 export type DesiredState = 'running' | 'stopped' | 'destroyed';
 export const NETWORKS = ['regtest', 'testnet'] as const;

@@ -25,6 +25,7 @@ const nodeIn = (status: NodeStatus, more: Partial<LifecycleNode> = {}): Lifecycl
   status,
   locked: true,
   initialized: false,
+  desiredState: 'running',
   imageVersion: 'v1',
   settings: { webhookUrl: HOOK },
   autoUnlockSealed: null,
@@ -38,36 +39,38 @@ const verdict = (request: NodeRequest, node: LifecycleNode, build?: BuildInProgr
   return d.outcome === 'change' ? 'change' : d.outcome === 'refused' ? d.refusal.code : 'none';
 };
 
-// Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED DESTROYING DESTROYED.
+// Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED EXPORTED DESTROYING DESTROYED.
 // No build in progress, a newer version to upgrade to, the node locked, not initialized, with a webhook URL.
 const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expect: string }> = [
-  { request: { type: 'create' }, expect: 'change change change change change change change' },
-  { request: { type: 'start' }, expect: 'change already_running change change change node_destroyed node_destroyed' },
-  { request: { type: 'stop' }, expect: 'change change change already_stopped change node_destroyed node_destroyed' },
-  { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
-  { request: { type: 'destroy' }, expect: 'change change change change change node_destroyed node_destroyed' },
-  { request: { type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, expect: 'change change change change change node_destroyed node_destroyed' },
-  { request: { type: 'markUnlocked' }, expect: 'none change none none none none none' },
-  { request: { type: 'markLocked' }, node: { locked: false }, expect: 'change change change change change change change' },
-  { request: { type: 'markInitialized' }, expect: 'change change change change change change change' },
-  { request: { type: 'startBuildSucceeded' }, expect: 'change change change change change change change' },
-  { request: { type: 'stopBuildSucceeded' }, expect: 'change change change change change change change' },
-  { request: { type: 'destroyBuildSucceeded' }, expect: 'change change change change change change change' },
-  { request: { type: 'upgradeRolledBack', imageVersion: 'v0' }, expect: 'change change change change change change change' },
-  { request: { type: 'buildFailed' }, expect: 'change change change change change change change' },
-  { request: { type: 'supersede', by: 'n2' }, expect: 'change change change change change node_destroyed node_destroyed' },
-  { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change' },
-  { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_destroyed node_destroyed' },
-  { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change' },
-  { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_destroyed node_destroyed' },
-  { request: { type: 'disableAutoUnlock' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change' },
-  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change' },
+  { request: { type: 'create' }, expect: 'change change change change change change change change' },
+  { request: { type: 'start' }, expect: 'change already_running change change change node_exported node_destroyed node_destroyed' },
+  { request: { type: 'stop' }, expect: 'change change change already_stopped change node_exported node_destroyed node_destroyed' },
+  { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_exported node_destroyed node_destroyed' },
+  { request: { type: 'destroy' }, expect: 'change change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, expect: 'change change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'markUnlocked' }, expect: 'none change none none none none none none' },
+  { request: { type: 'markLocked' }, node: { locked: false }, expect: 'change change change change change change change change' },
+  { request: { type: 'markInitialized' }, expect: 'change change change change change change change change' },
+  { request: { type: 'startBuildSucceeded' }, expect: 'change change change change change none change change' },
+  { request: { type: 'stopBuildSucceeded' }, expect: 'change change change change change none change change' },
+  { request: { type: 'destroyBuildSucceeded' }, expect: 'change change change change change change change change' },
+  { request: { type: 'upgradeRolledBack', imageVersion: 'v0' }, expect: 'change change change change change none change change' },
+  { request: { type: 'buildFailed' }, expect: 'change change change change change none change change' },
+  { request: { type: 'supersede', by: 'n2' }, expect: 'change change change change change node_exported node_destroyed node_destroyed' },
+  { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change change' },
+  { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_exported node_destroyed node_destroyed' },
+  { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change change' },
+  { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
+  { request: { type: 'disableAutoUnlock' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change' },
+  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change' },
+  { request: { type: 'export' }, node: { initialized: true }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
+  { request: { type: 'exportCompleted' }, expect: 'change change change change change change none none' },
 ];
 
 describe('the lifecycle table', () => {
   it('covers every request once in the matrix below', () => {
     expect(MATRIX.map((m) => m.request.type).sort()).toEqual([...REQUEST_TYPES].sort());
-    expect(EVERY_STATUS).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED']);
+    expect(EVERY_STATUS).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'EXPORTED', 'DESTROYING', 'DESTROYED']);
   });
 
   for (const { request, node, expect: row } of MATRIX) {
@@ -80,15 +83,18 @@ describe('the lifecycle table', () => {
   describe('while a build is in progress', () => {
     const build: BuildInProgress = { buildNumber: 3, action: 'stop' };
     const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede'];
+    // An export begins a backup, not a build, but waits for the node's build all the same.
+    const waitsForBuild: RequestType[] = [...building, 'export'];
     const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;
 
     it('refuses exactly the requests that begin a build, in every live status', () => {
       for (const type of REQUEST_TYPES) {
-        expect(refusedWhileBuilding(type), type).toBe(building.includes(type));
+        expect(refusedWhileBuilding(type), type).toBe(waitsForBuild.includes(type));
         expect(LIFECYCLE[type].build !== undefined, type).toBe(building.includes(type));
-        for (const status of EVERY_STATUS.filter((s) => s !== 'DESTROYING' && s !== 'DESTROYED')) {
+        // An exported node refuses them all with node_exported first (tested below).
+        for (const status of EVERY_STATUS.filter((s) => s !== 'DESTROYING' && s !== 'DESTROYED' && s !== 'EXPORTED')) {
           const got = verdict(requests[type], nodeIn(status, type === 'markLocked' ? { locked: false } : {}), build);
-          if (building.includes(type)) expect(got, `${type} in ${status}`).toBe('build_in_progress');
+          if (waitsForBuild.includes(type)) expect(got, `${type} in ${status}`).toBe('build_in_progress');
           else expect(got, `${type} in ${status}`).not.toBe('build_in_progress');
         }
       }
@@ -256,5 +262,19 @@ describe('the lifecycle table', () => {
         expect(verdict({ type: 'destroy' }, node)).toBe('change');
       }
     });
+  });
+});
+
+describe('an export', () => {
+  it('needs a running node with a wallet, not one being stopped, and ends it EXPORTED, stopped, locked, without a sealed password', () => {
+    expect(verdict({ type: 'export' }, nodeIn('RUNNING'))).toBe('node_not_initialized');
+    expect(verdict({ type: 'export' }, nodeIn('RUNNING', { initialized: true, desiredState: 'stopped' }))).toBe('node_not_running');
+    expect(verdict({ type: 'export' }, nodeIn('RUNNING', { initialized: true, supersededBy: 'n2' }))).toBe('node_superseded');
+    expect(decide({ type: 'exportCompleted' }, nodeIn('RUNNING', { initialized: true, locked: false, autoUnlockSealed: 'S' }))).toEqual({
+      outcome: 'change',
+      change: { status: 'EXPORTED', desiredState: 'stopped', locked: true, autoUnlockSealed: null },
+    });
+    expect(verdict({ type: 'exportCompleted' }, nodeIn('RUNNING', { supersededBy: 'n2' }))).toBe('none');
+    expect(daemonShouldRun({ status: 'EXPORTED', desiredState: 'stopped' })).toBe(false);
   });
 });

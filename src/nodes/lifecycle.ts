@@ -22,6 +22,8 @@ export type NodeRequest =
   /** The password, checked against the node (nodes/auto-unlock.ts) and sealed. */
   | { type: 'enableAutoUnlock'; sealed: string }
   | { type: 'disableAutoUnlock' }
+  /** The node leaves with its owner: a final backup (backups/export.ts), judged before it starts. */
+  | { type: 'export' }
   // The node gateways, after the daemon accepted the call.
   | { type: 'markUnlocked' }
   | { type: 'markLocked' }
@@ -44,18 +46,28 @@ export type NodeRequest =
   /** A webhook receiver at `url` answered 410 Gone. */
   | { type: 'webhookGone'; url: string }
   /** An automatic unlock could not use the sealed password `sealed` (the node refused it, ...). */
-  | { type: 'autoUnlockFailed'; sealed: string };
+  | { type: 'autoUnlockFailed'; sealed: string }
+  /** The export's final backup succeeded, in the transaction that records it (backups/backup-run.ts). */
+  | { type: 'exportCompleted' };
 
 export type RequestType = NodeRequest['type'];
 type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
 /** What decide() looks at: the node's row as the caller locked it. */
-export type LifecycleNode = Pick<Node, 'id' | 'status' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'autoUnlockSealed' | 'supersededBy'>;
+export type LifecycleNode = Pick<Node, 'id' | 'status' | 'locked' | 'initialized' | 'desiredState' | 'imageVersion' | 'settings' | 'autoUnlockSealed' | 'supersededBy'>;
 export type BuildInProgress = Pick<Build, 'buildNumber' | 'action'>;
 
 export type RefusalCode = Extract<
   ErrorCode,
-  'node_destroyed' | 'build_in_progress' | 'already_running' | 'already_stopped' | 'nothing_to_upgrade' | 'node_not_running' | 'node_superseded'
+  | 'node_destroyed'
+  | 'build_in_progress'
+  | 'already_running'
+  | 'already_stopped'
+  | 'nothing_to_upgrade'
+  | 'node_not_running'
+  | 'node_not_initialized'
+  | 'node_superseded'
+  | 'node_exported'
 >;
 
 export interface Refusal {
@@ -94,7 +106,7 @@ export interface Check<R = NodeRequest> {
 export interface Rule<R = NodeRequest> {
   /** How the guide names the request. */
   name: string;
-  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock' | 'restore';
+  by: 'user' | 'gateway' | 'build' | 'reconcile loop' | 'rollout' | 'webhook delivery' | 'auto-unlock' | 'restore' | 'export';
   checks: Check<R>[];
   /** What an accepted request changes... */
   change: NodeChange;
@@ -107,7 +119,7 @@ export interface Rule<R = NodeRequest> {
 }
 
 // Compile-time complete: a new NodeStatus that is missing here fails the type check.
-const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, DESTROYING: 5, DESTROYED: 6 } satisfies Record<NodeStatus, number>;
+const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, EXPORTED: 5, DESTROYING: 6, DESTROYED: 7 } satisfies Record<NodeStatus, number>;
 export const EVERY_STATUS = Object.keys(IN_ORDER) as NodeStatus[];
 
 const withStatus = ({ node }: Judged<unknown>) => ({ status: node.status });
@@ -147,8 +159,28 @@ const supersededNode: Check = {
   },
 };
 
+// The node's wallet left with its owner (an export): the customer's copy is the only live one, so
+// this node never runs, unlocks or takes a wallet here again; like a superseded node, only destroy
+// is left. Status EXPORTED says it for good.
+const exportedNode: Check = {
+  statuses: ['EXPORTED'],
+  refusal: {
+    code: 'node_exported',
+    message: ({ node }) =>
+      `node ${node.id} was exported: its wallet left with its owner's final backup, and two live copies of one Lightning wallet ` +
+      'lose funds (an old channel state gets broadcast and penalised), so it never runs here again; destroy it',
+    details: withStatus,
+  },
+};
+
+// A build that began before an export's backup was stored (a stop or an upgrade asked for while it
+// ran) ends without bringing the node back: it stays EXPORTED, and a daemon the build left up is
+// stopped by the reconcile loop.
+const stillExported: Check = { statuses: ['EXPORTED'] };
+
 const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
+  exportedNode,
   supersededNode,
   buildRunning,
   {
@@ -184,6 +216,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      exportedNode,
       supersededNode,
       buildRunning,
       {
@@ -200,6 +233,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      exportedNode,
       buildRunning,
       {
         statuses: ['PAUSED'],
@@ -243,6 +277,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'user',
     checks: [
       destroyedNode,
+      exportedNode,
       supersededNode,
       // The password is checked against the running daemon before it is stored.
       {
@@ -263,6 +298,50 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     checks: [{ when: 'auto-unlock is off', holds: ({ node }) => node.autoUnlockSealed === null }],
     change: { autoUnlockSealed: null },
   },
+  /**
+   * Judged when the export's final backup is asked for; nothing changes until it succeeds
+   * (exportCompleted). RLN backs up only a running daemon's initialised wallet.
+   */
+  export: {
+    name: 'export',
+    by: 'user',
+    checks: [
+      destroyedNode,
+      exportedNode,
+      supersededNode,
+      buildRunning,
+      {
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+        refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is ${node.status}; an export backs it up, which needs it RUNNING`, details: withStatus },
+      },
+      {
+        when: 'being stopped',
+        holds: ({ node }) => node.desiredState !== 'running',
+        refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is being stopped; an export backs it up, which needs it RUNNING`, details: withStatus },
+      },
+      {
+        when: 'no wallet yet',
+        holds: ({ node }) => !node.initialized,
+        refusal: {
+          code: 'node_not_initialized',
+          message: ({ node }) => `node ${node.id} has no wallet yet: there is nothing to export`,
+          details: withStatus,
+        },
+      },
+    ],
+    change: {},
+  },
+  /**
+   * The final backup is stored: the node stops for good (the reconcile loop stops a daemon that
+   * should not run), stays locked, and the sealed password goes (nothing here unlocks it again).
+   * A node destroyed or superseded meanwhile stays as it is.
+   */
+  exportCompleted: {
+    name: 'export backup succeeded',
+    by: 'export',
+    checks: [{ statuses: ['DESTROYING', 'DESTROYED'] }, { when: 'superseded meanwhile', holds: ({ node }) => node.supersededBy !== null }],
+    change: { status: 'EXPORTED', desiredState: 'stopped', locked: true, autoUnlockSealed: null },
+  },
   markUnlocked: {
     name: 'unlock accepted',
     by: 'gateway',
@@ -279,7 +358,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
   startBuildSucceeded: {
     name: 'create, start or upgrade build succeeded',
     by: 'build',
-    checks: [],
+    checks: [stillExported],
     change: { status: 'RUNNING', locked: true },
     changeFrom: {
       describe: "the build's image version; the peer address the runtime gave",
@@ -289,17 +368,17 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       }),
     },
   },
-  stopBuildSucceeded: { name: 'stop build succeeded', by: 'build', checks: [], change: { status: 'PAUSED' } },
+  stopBuildSucceeded: { name: 'stop build succeeded', by: 'build', checks: [stillExported], change: { status: 'PAUSED' } },
   destroyBuildSucceeded: { name: 'destroy build succeeded', by: 'build', checks: [], change: { status: 'DESTROYED', destroyed: true } },
   upgradeRolledBack: {
     name: 'upgrade rolled back',
     by: 'build',
-    checks: [],
+    checks: [stillExported],
     change: { status: 'RUNNING', locked: true },
     changeFrom: { describe: 'the previous image version', of: ({ request }) => ({ imageVersion: request.imageVersion }) },
   },
   // A build that gave up, or an upgrade whose rollback failed too.
-  buildFailed: { name: 'build failed', by: 'build', checks: [], change: { status: 'FAILED' } },
+  buildFailed: { name: 'build failed', by: 'build', checks: [stillExported], change: { status: 'FAILED' } },
   daemonRestarted: { name: 'daemon restarted', by: 'reconcile loop', checks: [], change: { locked: true } },
   /**
    * A restore of this node's backup went into node `by` (backups/service.ts): the node is stopped
@@ -310,6 +389,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     by: 'restore',
     checks: [
       destroyedNode,
+      exportedNode,
       // The restore waits for the node's build rather than race it.
       buildRunning,
     ],

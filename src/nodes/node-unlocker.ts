@@ -37,6 +37,12 @@ export function requireRunning(node: Node) {
       supersededBy: node.supersededBy,
     });
   }
+  // Its wallet left with its owner: nothing reaches this node's daemon again (nodes/lifecycle.ts).
+  if (node.status === 'EXPORTED') {
+    throw new AppError('node_exported', `node ${node.id} was exported: its wallet left with its owner's final backup, and it never runs here again`, {
+      status: node.status,
+    });
+  }
   if (node.status !== 'RUNNING') {
     throw new AppError('node_not_running', `node ${node.id} is ${node.status}, not RUNNING`, { status: node.status });
   }

@@ -9,8 +9,11 @@
 // user's (the file itself says nothing the service can read: it is encrypted as a whole). An upload
 // the service does not recognise has no known source, and neither check can apply to it, until it
 // is restored: the node it went into is its source from then on.
+//
+// A wallet exported (POST /api/nodes/{id}/export) left with its owner: the customer's copy is the
+// only live one, so no backup of it is restored here again, whatever became of its node since.
 import type { Queryable } from '../db/database.ts';
-import { lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../db/backups.ts';
+import { anyNodeExported, lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../db/backups.ts';
 import { lockNode } from '../db/nodes.ts';
 import { AppError } from '../errors.ts';
 import type { Node } from '../domain/nodes.ts';
@@ -56,6 +59,15 @@ export async function checkRestoreFence(
     if (!node || node.userId !== backup.user_id) break;
     chain.push(node);
     next = node.supersededBy;
+  }
+  const walletNodes = [...new Set([sourceId, ...chain.map((n) => n.id)])];
+  if (backup.for_export || chain.some((n) => n.status === 'EXPORTED') || (await anyNodeExported(tx, walletNodes))) {
+    throw new AppError(
+      'wallet_exported',
+      `backup ${backup.id} holds the wallet of node ${sourceId}, which was exported: that wallet left with its owner's final backup and ` +
+        'lives only in their copy now; restoring it here would make two live copies of one Lightning wallet, which lose funds',
+      { sourceNodeId: sourceId },
+    );
   }
   const newest = chain.length > 0 ? await newestSucceededNodeBackup(tx, chain.map((n) => n.id)) : undefined;
   if (newest && newest.created_at.getTime() > new Date(madeAt).getTime() && !choices.confirmOlderBackup) {

@@ -38,6 +38,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/nodes/:id/logs', (id) => `/api/nodes/${id}/logs?taskId=${ZEROS}`),
   // Backups.
   route('POST', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`, { body: () => ({ password: 'a-password-of-12' }) }),
+  route('POST', '/api/nodes/:id/export', (id) => `/api/nodes/${id}/export`, { body: () => ({ password: 'a-password-of-12', confirm: 'not-its-name' }) }),
   route('GET', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`),
   route('GET', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
   route('DELETE', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),

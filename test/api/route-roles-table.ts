@@ -22,6 +22,7 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'POST /api/nodes/:id/logs': 'developer',
   'GET /api/nodes/:id/logs': 'viewer',
   'POST /api/nodes/:id/backups': 'developer',
+  'POST /api/nodes/:id/export': 'admin',
   'GET /api/nodes/:id/backups': 'viewer',
   'GET /api/nodes/:id/backups/:backupId': 'viewer',
   'DELETE /api/nodes/:id/backups/:backupId': 'developer',

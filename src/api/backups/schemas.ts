@@ -21,6 +21,9 @@ export const Backup = Type.Object(
     imageVersion: Type.Union([Type.String(), Type.Null()], { description: "The node's image version when it was backed up." }),
     createdAt: Type.String({ format: 'date-time' }),
     finishedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    forExport: Type.Boolean({
+      description: 'The final backup of an export (POST /api/nodes/{id}/export): kept BACKUP_EXPORT_RETENTION_DAYS whatever ordinary retention says; its wallet is never restored here.',
+    }),
     error: Type.Optional(
       Type.Object(
         { code: Type.String({ description: 'wrong_password, node_state_conflict, node_error, node_unreachable, backup_interrupted, ...' }), message: Type.String() },

@@ -48,7 +48,7 @@ function relative(date) {
 const STATUS_TONES = {
   RUNNING: 'ok', SUCCESS: 'ok',
   STARTING: 'busy', IN_PROGRESS: 'busy', DESTROYING: 'busy',
-  PAUSED: 'idle', DESTROYED: 'idle',
+  PAUSED: 'idle', DESTROYED: 'idle', EXPORTED: 'idle',
   FAILED: 'bad', FAILURE: 'bad',
 };
 

@@ -35,6 +35,8 @@ function describe(e) {
       return ['Backup completed', d.unlockError ? `left locked: ${d.unlockError}` : ''];
     case 'NODE_BACKUP_FAILED':
       return ['Backup failed', d.reason ?? ''];
+    case 'NODE_EXPORTED':
+      return ['Exported: stopped here for good', d.backupId ? `backup ${d.backupId}` : ''];
     case 'NODE_IDENTITY_SHARED':
       return ['Wallet runs on another node too', [...(d.sharedWith ?? []), ...(d.otherAccounts ? [`${d.otherAccounts} of another account`] : [])].join(', ')];
     case 'TEST':

@@ -204,8 +204,11 @@ export async function nodePage(main, { nodeId, setTitle }) {
 
   const renderNotices = () => {
     const items = [];
-    const alive = node.status !== 'DESTROYED' && node.status !== 'DESTROYING';
-    if (node.status === 'IN_PROGRESS') {
+    // An exported node never runs here again: no upgrade to offer, only destroy.
+    const alive = node.status !== 'DESTROYED' && node.status !== 'DESTROYING' && node.status !== 'EXPORTED';
+    if (node.status === 'EXPORTED') {
+      items.push(notice('info', h('strong', {}, 'Exported. '), "This node's wallet left with its final backup (see its Backups card); it never runs here again. Destroy it when you have the file."));
+    } else if (node.status === 'IN_PROGRESS') {
       const b = node.builds.at(-1);
       items.push(notice('info', h('strong', {}, 'Upgrade in progress. '), `The node is moving to version ${b?.imageVersion ?? 'the latest'}; this page updates by itself.`));
     } else if (alive && latest && node.rln_commit_id !== latest) {
@@ -307,10 +310,10 @@ export async function nodePage(main, { nodeId, setTitle }) {
     const busy = isBusy(node);
     const gone = node.status === 'DESTROYED' || node.status === 'DESTROYING';
     startBtn.hidden = !(node.status === 'PAUSED' || node.status === 'FAILED');
-    stopBtn.hidden = gone || node.status === 'PAUSED';
+    stopBtn.hidden = gone || node.status === 'PAUSED' || node.status === 'EXPORTED';
     destroyBtn.hidden = gone;
     for (const b of [startBtn, stopBtn, destroyBtn, upgradeBtn]) b.disabled = busy;
-    connectLink.hidden = gone;
+    connectLink.hidden = gone || node.status === 'EXPORTED';
     if (!busy && out.dataset.transient) {
       delete out.dataset.transient;
       fill(out);
