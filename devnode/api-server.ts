@@ -15,6 +15,8 @@ export interface ApiServerDeps {
   log: Logger;
   /** Set when started with --root-public-key: every request must then carry a bearer token. */
   requireBearerToken: boolean;
+  /** How long a wallet sync with the indexer takes (DEVNODE_SYNC_DELAY_MS). */
+  syncDelayMs: number;
   /** Called after POST /shutdown has been answered. */
   onShutdownRequested(): void;
 }
@@ -36,6 +38,7 @@ export function createApiServer(deps: ApiServerDeps): http.Server {
       network: deps.network,
       log: deps.log,
       identity: undefined,
+      syncWallet: () => new Promise((resolve) => setTimeout(resolve, deps.syncDelayMs)),
       requestShutdown: () => {
         shutdownAfterReply = true;
       },

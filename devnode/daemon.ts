@@ -12,6 +12,8 @@ export interface DaemonDeps {
   host: string;
   wallet: Wallet;
   log: Logger;
+  /** How long a wallet sync takes (DEVNODE_SYNC_DELAY_MS). */
+  syncDelayMs: number;
   onShutdownRequested(): void;
 }
 
@@ -28,6 +30,7 @@ export class Daemon {
       network: deps.args.network,
       log: deps.log,
       requireBearerToken: deps.args.rootPublicKey !== undefined,
+      syncDelayMs: deps.syncDelayMs,
       onShutdownRequested: deps.onShutdownRequested,
     });
     this.peers = createPeerServer();

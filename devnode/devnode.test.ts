@@ -177,6 +177,31 @@ describe('devnode start-up failures', () => {
     });
   });
 
+  it('syncs its wallet for DEVNODE_SYNC_DELAY_MS before answering /btcbalance, unless told to skip it', async () => {
+    const node = await startNode(tempStorage(), { env: { DEVNODE_SYNC_DELAY_MS: '700' } });
+    await node.call('POST', '/init', { password: PASSWORD });
+    await node.call('POST', '/unlock', { password: PASSWORD });
+    const timed = async (body: unknown) => {
+      const started = Date.now();
+      expect((await node.call('POST', '/btcbalance', body)).status).toBe(200);
+      return Date.now() - started;
+    };
+    expect(await timed({ skip_sync: false })).toBeGreaterThanOrEqual(690);
+    expect(await timed({})).toBeGreaterThanOrEqual(690);
+    expect(await timed({ skip_sync: true })).toBeLessThan(500);
+    expect(await timed({ skip_sync: true })).toBeLessThan(500);
+    await stopNode(node);
+  });
+
+  it('exits with code 2 on a DEVNODE_SYNC_DELAY_MS that is not a number of milliseconds', async () => {
+    const run = spawnDevnode(
+      [tempStorage(), '--daemon-listening-port', String(await freePort()), '--ldk-peer-listening-port', String(await freePort()), '--network', 'regtest', '--disable-authentication'],
+      { DEVNODE_SYNC_DELAY_MS: '5s' },
+    );
+    expect(await run.exited).toEqual({ code: 2, signal: null });
+    expect(run.stderr()).toContain('DEVNODE_SYNC_DELAY_MS must be a whole number of milliseconds, not "5s"');
+  });
+
   it('exits with code 1 without listening when the version starts with fail-', async () => {
     const port = await freePort();
     const storage = tempStorage();

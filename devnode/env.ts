@@ -13,13 +13,27 @@ export interface DevnodeEnv {
    * are visible. Versions starting with `fail-` stand for a broken image (see isBrokenVersion).
    */
   version: string;
+  /**
+   * DEVNODE_SYNC_DELAY_MS: how long a wallet sync with the indexer takes, 0 by default. RLN syncs
+   * before answering POST /btcbalance unless asked to skip it, and over a slow indexer that takes
+   * seconds: the service's gateway meets a node that answers slowly (the monitoring tests' slow gateway).
+   */
+  syncDelayMs: number;
 }
 
 export function readDevnodeEnv(env: Readonly<Record<string, string | undefined>>): DevnodeEnv {
   return {
     host: env.DEVNODE_HOST?.trim() || '127.0.0.1',
     version: env.DEVNODE_VERSION?.trim() || 'devnode',
+    syncDelayMs: readMilliseconds('DEVNODE_SYNC_DELAY_MS', env.DEVNODE_SYNC_DELAY_MS),
   };
+}
+
+/** A whole number of milliseconds, 0 when unset; anything else is refused at start-up. */
+function readMilliseconds(name: string, value: string | undefined): number {
+  const text = value?.trim() || '0';
+  if (!/^\d+$/.test(text)) throw new Error(`${name} must be a whole number of milliseconds, not ${JSON.stringify(value)}`);
+  return Number(text);
 }
 
 /**

@@ -4,7 +4,7 @@
 import { removeInterruptedLeftovers } from './backup-path.ts';
 import { ArgsError, parseDaemonArgs, USAGE, wantsHelp, type DaemonArgs } from './args.ts';
 import { Daemon } from './daemon.ts';
-import { isBrokenVersion, readDevnodeEnv } from './env.ts';
+import { isBrokenVersion, readDevnodeEnv, type DevnodeEnv } from './env.ts';
 import { createLogger } from './log.ts';
 import { StateFile } from './state.ts';
 import { Wallet } from './wallet.ts';
@@ -24,7 +24,13 @@ try {
   process.exit(2);
 }
 
-const env = readDevnodeEnv(process.env);
+let env: DevnodeEnv;
+try {
+  env = readDevnodeEnv(process.env);
+} catch (err) {
+  process.stderr.write(`devnode: error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
+}
 const log = createLogger();
 
 // Checked before anything touches the storage directory or a port: a broken image dies early.
@@ -59,6 +65,7 @@ const daemon = new Daemon({
   host: env.host,
   wallet,
   log,
+  syncDelayMs: env.syncDelayMs,
   onShutdownRequested: () => shutdown('POST /shutdown'),
 });
 process.on('SIGTERM', () => shutdown('SIGTERM'));

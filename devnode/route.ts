@@ -11,6 +11,8 @@ export interface RouteContext {
   log: Logger;
   /** Set by routes with the `unlocked` guard: the identity of the unlocked node. */
   identity: NodeIdentity | undefined;
+  /** A wallet sync with the indexer: there is nothing to sync, it only takes DEVNODE_SYNC_DELAY_MS. */
+  syncWallet(): Promise<void>;
   /** Asks for a clean exit once the current response has been sent. */
   requestShutdown(): void;
 }

@@ -14,9 +14,9 @@ export const btcBalanceRoute: Route = {
   path: '/btcbalance',
   guard: 'unlocked',
   jsonBody: true,
-  handle(_ctx, body) {
-    // Request {skip_sync}; there is nothing to sync, but a wrong type is still a client error.
-    body.optionalBoolean('skip_sync');
+  async handle(ctx, body) {
+    // Request {skip_sync}: RLN syncs with its indexer first unless told to skip it.
+    if (body.optionalBoolean('skip_sync') !== true) await ctx.syncWallet();
     const empty = () => ({ settled: 0, future: 0, spendable: 0 });
     return { vanilla: empty(), colored: empty() };
   },
