@@ -3,9 +3,11 @@
 // production gets there: a release whose image does not start fails its upgrades and pauses its
 // rollout, a node created on it is FAILED, the node port range is used up, webhooks go to a
 // receiver that refuses them, and an audit event cannot be recorded. Then its database is slow
-// (statements that sleep; on PostgreSQL more than its pool holds), then goes away (while users call
-// the API and a node writes to VSS), then the service stops. Each scrape becomes one minute of promtool input (promtool.ts), and every alert must fire,
-// or not, as the state says.
+// (statements that sleep; on PostgreSQL as many as its pool holds) while a user calls the API and a
+// node writes to VSS, both held up by it; then it goes away (while users call the API and a node
+// writes to VSS), then the service stops. Each scrape becomes one minute of promtool input
+// (promtool.ts), and every alert must fire, or not, as the state says. A slow node, a stalled
+// reconcile loop and a VSS store past its limit are alerts-from-a-stuck-service.test.ts'.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,38 +17,14 @@ import { repoRoot } from '../helpers/service-process.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { randomNodePortRange } from '../helpers/ports.ts';
 import { databaseLabel } from '../helpers/database.ts';
-import { parseExposition, series, type Scrape } from '../helpers/metrics.ts';
+import { series } from '../helpers/metrics.ts';
 import { createNodes } from '../helpers/tenants.ts';
 import { newVssKey, vssClient } from '../helpers/vss-client.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { ALERT_CASES } from './alert-cases.ts';
 import { rawRequest } from '../gateway/gateway-client.ts';
-import { alertRules, hasPromtool, inputSeries, metricsRead, testRules, type Expectation } from './promtool.ts';
+import { hasPromtool, inputSeries, metricsRead, scrapeTarget, testRules, type TimedScrape } from './promtool.ts';
+import { evalTime, expectAll, fires, MACHINE_DEPENDENT, until } from './alert-expectations.ts';
 import { KUBERNETES_METRIC_NAMES } from '../../src/metrics/definitions.ts';
-
-const evalTime = (alert: string) => ALERT_CASES[alert]!.evalTime;
-/**
- * The nodes' volume here is the test machine's disk, whose fullness is not the service's to promise
- * (RlnCloudNodeStorageNearlyFull's cases are alert-cases.ts'; its metric, test/api/node-storage.test.ts).
- */
-const MACHINE_DEPENDENT = ['RlnCloudNodeStorageNearlyFull'];
-
-/** Every alert of the rules at its case's time: firing with `firing[alert]`'s labels, or not at all. */
-const expectAll = (firing: Record<string, Record<string, string>>, except: string[] = []): Expectation[] =>
-  alertRules()
-    .map((r) => r.alert)
-    .filter((alert) => !except.includes(alert))
-    .map((alert) => ({ alert, evalTime: evalTime(alert), firing: firing[alert] ? [firing[alert]!] : [] }));
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service', () => {
   let t: TestServer;
@@ -56,18 +34,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   let stopped = false;
   let running: string;
   // healthy, in trouble, without its database, stopped (undefined: the scrape failed)
-  const scrapes: { healthy?: Scrape; trouble?: Scrape; slow?: Scrape[]; noDatabase?: Scrape; failingCalls?: Scrape[] } = {};
+  const scrapes: { healthy?: TimedScrape; trouble?: TimedScrape; slow?: TimedScrape[]; noDatabase?: TimedScrape; failingCalls?: TimedScrape[] } = {};
+  /** How long (ms) and with what status the API and VSS answered while the database was slow. */
+  const heldUp: { api: Array<{ status: number; ms: number }>; vss: Array<{ status: number; ms: number }> } = { api: [], vss: [] };
   /** What the API and the bearer gateway answered while the database was gone. */
   const failedAnswers: number[] = [];
   /** What VSS answered a node's writes while the database was gone. */
   const failedVssWrites: number[] = [];
 
-  const scrape = async (): Promise<Scrape> => {
-    const res = await fetch(`http://${instance}/metrics`);
-    expect(res.status).toBe(200);
-    return parseExposition(await res.text());
-  };
-  const sample = (s: Scrape, name: string, labels?: Record<string, string>) => s.samples.get(series(name, labels));
+  const scrape = () => scrapeTarget(instance);
+  const sample = (s: TimedScrape, name: string, labels?: Record<string, string>) => s.samples.get(series(name, labels));
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -105,16 +81,32 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       return (sample(s, 'rlncloud_webhook_deliveries_total', { result: 'retry' }) ?? 0) > 0 && s;
     });
 
-    // Then a slow database, a scrape a minute for twelve minutes: slow statements on the service's
-    // own (timed) database handle. On PostgreSQL one more than the pool's 10 connections, so one
-    // waits and so do the service's own statements; PGlite runs one statement at a time anyway.
-    const slow = databaseLabel() === 'PostgreSQL' ? { statements: 11, seconds: 0.8 } : { statements: 2, seconds: 0.6 };
+    // Then a slow database, a scrape a minute for twelve minutes: transactions that take 3 s (a long
+    // report's, a migration's) on the service's own database handle, as many as it has sessions: the
+    // pool's 10 connections on PostgreSQL, PGlite's one (a slow statement there would stop the whole
+    // process, not keep it waiting). The service's statements wait for a session; a user listing
+    // their nodes and the node writing to VSS meanwhile wait with them, seconds.
+    const slow = { transactions: databaseLabel() === 'PostgreSQL' ? 10 : 1, seconds: 3 };
+    const longTransaction = () =>
+      t.server.db.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        await new Promise((r) => setTimeout(r, slow.seconds * 1000));
+      });
+    const timed = async (call: () => Promise<number>) => {
+      const started = Date.now();
+      return { status: await call(), ms: Date.now() - started };
+    };
     scrapes.slow = [await scrape()];
     for (let minute = 1; minute <= 12; minute++) {
-      const sleeping = Promise.all(Array.from({ length: slow.statements }, () => t.server.db.query(`SELECT pg_sleep(${slow.seconds})`)));
+      const sleeping = Promise.all(Array.from({ length: slow.transactions }, longTransaction));
+      await new Promise((r) => setTimeout(r, 100));
+      const api = timed(async () => (await t.call('/api/nodes', { token: owner.token })).status);
+      const vss = timed(vssWrite);
       await new Promise((r) => setTimeout(r, 100));
       scrapes.slow.push(await scrape());
       await sleeping;
+      heldUp.api.push(await api);
+      heldUp.vss.push(await vss);
     }
 
     // The database goes away under the running service; its scrape still answers.
@@ -131,7 +123,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       }
       scrapes.failingCalls.push(await scrape());
     }
-  }, 180_000);
+  }, 240_000);
   afterAll(async () => {
     if (!stopped) await t?.stop();
     await receiver?.close();
@@ -178,7 +170,10 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       RlnCloudNodePortsNearlyExhausted: { job: 'rln-cloud', instance },
     };
     // Statement times on a machine shared with other tests are not the service's to promise.
-    const expectations = expectAll(firing, ['RlnCloudDatabaseSlow', ...MACHINE_DEPENDENT]);
+    const expectations = expectAll(
+      Object.fromEntries(Object.entries(firing).map(([alert, labels]) => [alert, [labels]])),
+      ['RlnCloudDatabaseSlow', ...MACHINE_DEPENDENT],
+    );
     const result = testRules([{ inputSeries: inputSeries([scrapes.healthy!, scrapes.trouble!], instance, 40), expectations }]);
     expect(result.ok, result.output).toBe(true);
   });
@@ -186,6 +181,16 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
   it('fires RlnCloudDatabaseSlow while statements take long', () => {
     const expectations = [{ alert: 'RlnCloudDatabaseSlow', evalTime: evalTime('RlnCloudDatabaseSlow'), firing: [{}] }];
     const result = testRules([{ inputSeries: inputSeries(scrapes.slow!, instance, 10), expectations }]);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  it('fires RlnCloudApiSlow and RlnCloudVssSlow while the slow database holds up API answers and VSS writes', () => {
+    // What the user and the node saw: answers, late.
+    expect(heldUp.api.map((a) => a.status)).toEqual(Array(12).fill(200));
+    expect(heldUp.vss.map((a) => a.status)).toEqual(Array(12).fill(200));
+    expect(Math.min(...heldUp.api.map((a) => a.ms))).toBeGreaterThan(2500);
+    expect(Math.min(...heldUp.vss.map((a) => a.ms))).toBeGreaterThan(250);
+    const result = testRules([{ inputSeries: inputSeries(scrapes.slow!, instance, 10), expectations: [fires('RlnCloudApiSlow', {}), fires('RlnCloudVssSlow', {})] }]);
     expect(result.ok, result.output).toBe(true);
   });
 
@@ -241,9 +246,9 @@ describe.skipIf(!hasPromtool)('certificate alerts fired from the metrics of a re
   let dir: string;
 
   beforeAll(async () => {
-    // The operator's own gateway certificate, two days from expiry, from a CA of ten years.
+    // The operator's CA, ten days from expiry, and their gateway certificate from it, two days.
     dir = mkdtempSync(join(tmpdir(), 'rln-cert-alerts-'));
-    const created = await CertificateAuthority.create('alerts test CA');
+    const created = await CertificateAuthority.create('alerts test CA', 10 / 365);
     const server = await created.ca.issueServerCertificate(['localhost', '127.0.0.1'], 2);
     const files = { ca: join(dir, 'ca.pem'), caKey: join(dir, 'ca.key'), cert: join(dir, 'gateway.pem'), key: join(dir, 'gateway.key') };
     writeFileSync(files.ca, created.certificatePem);
@@ -257,15 +262,19 @@ describe.skipIf(!hasPromtool)('certificate alerts fired from the metrics of a re
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('fires RlnCloudCertificateExpiringSoon and RlnCloudCertificateExpiring for the gateway certificate only', async () => {
+  it('fires RlnCloudCertificateExpiringSoon for both certificates, RlnCloudCertificateExpiring for the gateway one, and nothing else', async () => {
     const instance = `127.0.0.1:${t.config.metricsPort}`;
-    const s = parseExposition(await (await fetch(`http://${instance}/metrics`)).text());
-    const left = (certificate: string) => s.samples.get(series('rlncloud_certificate_expiry_seconds', { certificate }))!;
-    expect(left('mtls_server') / 86_400).toBeGreaterThan(1.9);
-    expect(left('mtls_server') / 86_400).toBeLessThanOrEqual(2);
-    expect(left('ca') / 86_400 / 365).toBeGreaterThan(9.9);
-    const expectations = ['RlnCloudCertificateExpiringSoon', 'RlnCloudCertificateExpiring'].map((alert) => ({ alert, evalTime: evalTime(alert), firing: [{ certificate: 'mtls_server' }] }));
-    const result = testRules([{ inputSeries: inputSeries([s], instance, 80), expectations }]);
+    const s = await scrapeTarget(instance);
+    const daysLeft = (certificate: string) => s.samples.get(series('rlncloud_certificate_expiry_seconds', { certificate }))! / 86_400;
+    expect(daysLeft('mtls_server')).toBeGreaterThan(1.9);
+    expect(daysLeft('mtls_server')).toBeLessThanOrEqual(2);
+    expect(daysLeft('ca')).toBeGreaterThan(9.9);
+    expect(daysLeft('ca')).toBeLessThanOrEqual(10);
+    const firing = {
+      RlnCloudCertificateExpiringSoon: [{ certificate: 'ca' }, { certificate: 'mtls_server' }],
+      RlnCloudCertificateExpiring: [{ certificate: 'mtls_server' }],
+    };
+    const result = testRules([{ inputSeries: inputSeries([s], instance, 80), expectations: expectAll(firing, MACHINE_DEPENDENT) }]);
     expect(result.ok, result.output).toBe(true);
   });
 });

@@ -1,14 +1,15 @@
 // Prometheus' own tooling for the monitoring tests: the rules of deploy/monitoring/rules.yml,
 // `promtool test rules` on a test file written here, and a service's scrapes turned into the input
 // series of such a test (each scrape one minute apart, the last held), so rules are evaluated by
-// Prometheus' engine on the samples the service really exposed.
+// Prometheus' engine on the samples the service really exposed. Scrapes come seconds apart and
+// stand for minutes: a sample that is a time (`*_timestamp_seconds`) is moved onto that clock too.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { repoRoot } from '../helpers/service-process.ts';
-import type { Scrape } from '../helpers/metrics.ts';
+import { parseExposition, type Scrape } from '../helpers/metrics.ts';
 
 export const RULES_FILE = join(repoRoot, 'deploy/monitoring/rules.yml');
 
@@ -96,13 +97,33 @@ export function metricsRead(): Set<string> {
 /** A sample value in promtool's notation, which has no exponent form ("1e+9" would read as a series). */
 const value = (v: number) => (Number.isNaN(v) ? 'NaN' : /e/.test(String(v)) ? v.toFixed(12) : String(v));
 
+/** A scrape and when it was answered (Unix ms): what places the times in it on promtool's clock. */
+export interface TimedScrape extends Scrape {
+  takenAt: number;
+}
+
+/** Scrapes a service's metrics port at `instance` (host:port) as Prometheus would. */
+export async function scrapeTarget(instance: string): Promise<TimedScrape> {
+  const res = await fetch(`http://${instance}/metrics`);
+  if (res.status !== 200) throw new Error(`scraping ${instance} answered ${res.status}`);
+  const text = await res.text();
+  return { ...parseExposition(text), takenAt: Date.now() };
+}
+
+const isTimestamp = (key: string) => key.split('{')[0]!.endsWith('_timestamp_seconds');
+
 /**
  * Input series from scrapes of one target, a minute apart, as a Prometheus scraping it would have
  * stored them: each sample labelled with job and instance, `up` 1 for a scrape and 0 for a failed
  * one (undefined), a series missing from a scrape missing from the input; the last step held for
  * `holdMinutes`. Only the metrics the rules read are kept.
+ *
+ * A time (a Unix timestamp sample) becomes the minute of the first scrape that saw it: at the
+ * latest, the scrape it happened before, so an age read from it (`time() - ...`) is never longer
+ * than it was. Held, a time that moved within the last step keeps moving (a loop that passes keeps
+ * passing) and one that did not keeps its value (a loop that stalled stays stalled).
  */
-export function inputSeries(steps: Array<Scrape | undefined>, instance: string, holdMinutes: number) {
+export function inputSeries(steps: Array<TimedScrape | undefined>, instance: string, holdMinutes: number) {
   const read = metricsRead();
   const target = `job="rln-cloud",instance="${instance}"`;
   const keys = new Set<string>();
@@ -111,13 +132,27 @@ export function inputSeries(steps: Array<Scrape | undefined>, instance: string, 
     const [name, labels] = [key.split('{')[0]!, /\{(.*)\}$/.exec(key)?.[1]];
     return `${name}{${target}${labels ? `,${labels}` : ''}}`;
   };
-  const hold = (step: string) => Array(holdMinutes + 1).fill(step).join(' ');
-  const valuesOf = (at: (s: Scrape | undefined) => string) => [...steps.slice(0, -1).map(at), hold(at(steps.at(-1)))].join(' ');
+  const last = steps.length - 1;
+  /** The minute (step) of the first scrape answered at or after `seconds` (Unix time). */
+  const minuteOf = (seconds: number) => {
+    const step = steps.findIndex((s) => s !== undefined && s.takenAt >= seconds * 1000);
+    return step === -1 ? last : step;
+  };
+  const valuesOf = (at: (s: TimedScrape | undefined) => string) => {
+    const held = at(steps[last]);
+    return [...steps.slice(0, -1).map(at), Array(holdMinutes + 1).fill(held).join(' ')].join(' ');
+  };
+  const timeValues = (key: string) => {
+    const minutes = steps.map((s) => (s?.samples.has(key) ? minuteOf(s.samples.get(key)!) : undefined));
+    const at = (m: number | undefined) => (m === undefined ? '_' : String(m * 60));
+    const held = minutes[last] === last ? `${last * 60}+60x${holdMinutes}` : Array(holdMinutes + 1).fill(at(minutes[last])).join(' ');
+    return [...minutes.slice(0, -1).map(at), held].join(' ');
+  };
   return [
     { series: `up{${target}}`, values: valuesOf((s) => (s ? '1' : '0')) },
     ...[...keys].map((key) => ({
       series: withTarget(key),
-      values: valuesOf((s) => (s?.samples.has(key) ? value(s.samples.get(key)!) : '_')),
+      values: isTimestamp(key) ? timeValues(key) : valuesOf((s) => (s?.samples.has(key) ? value(s.samples.get(key)!) : '_')),
     })),
   ];
 }
