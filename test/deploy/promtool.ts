@@ -120,8 +120,8 @@ const isTimestamp = (key: string) => key.split('{')[0]!.endsWith('_timestamp_sec
  *
  * A time (a Unix timestamp sample) becomes the minute of the first scrape that saw it: at the
  * latest, the scrape it happened before, so an age read from it (`time() - ...`) is never longer
- * than it was. Held, a time that moved within the last step keeps moving (a loop that passes keeps
- * passing) and one that did not keeps its value (a loop that stalled stays stalled).
+ * than it was. Faithful only with scrapes further apart than what the time records recurs (a loop's
+ * pass), as real ones are. Held, a time keeps its age: the hold shows no stall the scrapes did not.
  */
 export function inputSeries(steps: Array<TimedScrape | undefined>, instance: string, holdMinutes: number) {
   const read = metricsRead();
@@ -145,7 +145,7 @@ export function inputSeries(steps: Array<TimedScrape | undefined>, instance: str
   const timeValues = (key: string) => {
     const minutes = steps.map((s) => (s?.samples.has(key) ? minuteOf(s.samples.get(key)!) : undefined));
     const at = (m: number | undefined) => (m === undefined ? '_' : String(m * 60));
-    const held = minutes[last] === last ? `${last * 60}+60x${holdMinutes}` : Array(holdMinutes + 1).fill(at(minutes[last])).join(' ');
+    const held = minutes[last] === undefined ? Array(holdMinutes + 1).fill('_').join(' ') : `${minutes[last] * 60}+60x${holdMinutes}`;
     return [...minutes.slice(0, -1).map(at), held].join(' ');
   };
   return [
