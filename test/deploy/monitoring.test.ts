@@ -1,6 +1,7 @@
 // The monitoring shipped with the manifests (deploy/monitoring, components/monitoring), checked with
 // Prometheus' own promtool: the rules are valid, each alert fires on its case and stays quiet on a
-// near miss (alert-cases.ts). alerts-from-real-metrics.test.ts fires them from a real service.
+// near miss (alert-cases.ts). alerts-from-real-metrics.test.ts and
+// alerts-from-a-stuck-service.test.ts fire them from a real service.
 // Without promtool the suite is skipped, and fails under REQUIRE_MONITORING_TESTS=1 (CI installs it).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
