@@ -87,9 +87,11 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     // process, not keep it waiting). The service's statements wait for a session; a user listing
     // their nodes and the node writing to VSS meanwhile wait with them, seconds.
     const slow = { transactions: databaseLabel() === 'PostgreSQL' ? 10 : 1, seconds: 3 };
-    const longTransaction = () =>
+    /** A transaction that holds its session `slow.seconds`; `inside` is called once it holds one. */
+    const longTransaction = (inside: () => void) =>
       t.server.db.transaction(async (tx) => {
         await tx.query('SELECT 1');
+        inside();
         await new Promise((r) => setTimeout(r, slow.seconds * 1000));
       });
     const timed = async (call: () => Promise<number>) => {
@@ -98,8 +100,18 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     };
     scrapes.slow = [await scrape()];
     for (let minute = 1; minute <= 12; minute++) {
-      const sleeping = Promise.all(Array.from({ length: slow.transactions }, longTransaction));
-      await new Promise((r) => setTimeout(r, 100));
+      let inside!: () => void;
+      const allInside = new Promise<void>((resolve) => (inside = resolve));
+      let held = 0;
+      const sleeping = Promise.all(
+        Array.from({ length: slow.transactions }, () =>
+          longTransaction(() => {
+            if (++held === slow.transactions) inside();
+          }),
+        ),
+      );
+      // Every session taken: what comes now waits for one.
+      await allInside;
       const api = timed(async () => (await t.call('/api/nodes', { token: owner.token })).status);
       const vss = timed(vssWrite);
       await new Promise((r) => setTimeout(r, 100));
