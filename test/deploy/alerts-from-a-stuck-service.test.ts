@@ -1,10 +1,12 @@
 // The alert rules evaluated by promtool on what a real service exposed while one of its parts was in
 // trouble the way production gets there, the rest of it serving: a node whose wallet syncs with a
-// slow indexer answers its balance through the bearer gateway in seconds; a node's VSS store grows
-// past VSS_MAX_BYTES_PER_NODE and the janitor measures it; the reconcile loop's pass waits on a
-// runtime that stopped answering (as a Kubernetes API server that takes requests and never answers
-// them). Each phase's scrapes, one a minute for promtool (promtool.ts), must fire its alert and
-// nothing else. The service's database, its certificates and its stop: alerts-from-real-metrics.test.ts.
+// slow indexer answers its balance through the bearer gateway in seconds; the reconcile loop's pass
+// waits on a runtime that stopped answering (as a Kubernetes API server that takes requests and
+// never answers them); last, as it stays, a node's VSS store grows past VSS_MAX_BYTES_PER_NODE and
+// the janitor measures it. Each phase's scrapes, one a minute for promtool (promtool.ts), must fire
+// its alert and nothing else. The reconcile loop passes every 200 ms here, so scrapes a few hundred
+// ms apart are further apart than its passes, as Prometheus' are. The service's database, its
+// certificates and its stop: alerts-from-real-metrics.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { series } from '../helpers/metrics.ts';
