@@ -237,10 +237,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
       undiciGateway = createBearerGateway({
         access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon(id) }),
         rln: undici.asClient(server.nodeCalls.rln),
-        unlocker: server.nodeCalls.unlocker,
-        nodes: server.services.nodes,
-        endpointOf: server.nodeCalls.endpointOf,
-        clientBackups: server.runtime.storageFiles,
+        nodePaths: server.nodeCalls.nodePaths,
         rateLimiter: new RateLimiter({ name: 'gateway-undici', limit: 100_000_000, windowSeconds: 60 }),
         clientTimeoutMs: settings.clientTimeoutMs,
         log: createLogger('silent'),
@@ -255,10 +252,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     unmeteredGateway = createBearerGateway({
       access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon(id) }),
       rln: server.nodeCalls.rln,
-      unlocker: server.nodeCalls.unlocker,
-      nodes: server.services.nodes,
-      endpointOf: server.nodeCalls.endpointOf,
-      clientBackups: server.runtime.storageFiles,
+      nodePaths: server.nodeCalls.nodePaths,
       rateLimiter: new RateLimiter({ name: 'gateway-unmetered', limit: 100_000_000, windowSeconds: 60 }),
       clientTimeoutMs: settings.clientTimeoutMs,
       log: createLogger('silent'),

@@ -34,6 +34,8 @@ const OUTBOUND_CALL = /\b(?:https?\.(?:request|get)|net\.(?:connect|createConnec
  */
 const HAND_WRITTEN_HTTP_ALLOWED = `rln${sep}forwarding${sep}`;
 const HAND_WRITTEN_HTTP = /HTTP\/1\.[01]|\\r\\n/;
+/** The gateways guard and forward; what a node's path means is nodes/'s, reached through this one file. */
+const GATEWAY_ENTRY_INTO_NODES = join('nodes', 'node-paths.ts');
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
 const METRICS_USERS = ['app.ts', 'composition'];
@@ -223,6 +225,11 @@ describe('the layers of src/', () => {
 
   it('keeps services unaware of their callers (HTTP, gateways, CLI, composition)', () => {
     expect(crossing.filter((i) => SERVICES.includes(partOf(i.from)) && CALLERS.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps the gateways to guarding and forwarding: gateway/ reaches nodes/ only through its one entry (nodes/node-paths.ts)', () => {
+    expect(crossing.some((i) => partOf(i.from) === 'gateway' && i.to === GATEWAY_ENTRY_INTO_NODES)).toBe(true); // the rule sees the entry
+    expect(crossing.filter((i) => partOf(i.from) === 'gateway' && partOf(i.to) === 'nodes' && i.to !== GATEWAY_ENTRY_INTO_NODES).map(describeImport)).toEqual([]);
   });
 
   it('keeps SQL out of the API routes: api/ calls services, never db/', () => {

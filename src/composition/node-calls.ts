@@ -10,6 +10,7 @@ import { specOf } from '../nodes/build-job.ts';
 import { NodeHealth } from '../nodes/node-health.ts';
 import { NodeIdentityWatch } from '../nodes/node-identity.ts';
 import { NodeUnlocker } from '../nodes/node-unlocker.ts';
+import { NodePaths } from '../nodes/node-paths.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { RlnClient } from '../rln/client.ts';
 import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
@@ -18,7 +19,7 @@ import type { Node } from '../domain/nodes.ts';
 export interface NodeCallsDeps {
   config: Pick<Config, 'nodeAccess'>;
   db: Database;
-  runtime: Pick<NodeRuntime, 'endpoint'>;
+  runtime: Pick<NodeRuntime, 'endpoint' | 'storageFiles'>;
   nodes: NodeService;
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -28,6 +29,8 @@ export interface NodeCalls {
   rln: RlnClient;
   endpointOf: (node: Node) => NodeEndpoint;
   unlocker: NodeUnlocker;
+  /** What a node's path means behind the gateways. */
+  nodePaths: NodePaths;
   /** GET /api/nodes/{id}/health. */
   health: NodeHealth;
 }
@@ -39,5 +42,6 @@ export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeC
   // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
   const unlocker = new NodeUnlocker({ db, config: settings, rln, nodes, endpointOf, identity, log });
-  return { rln, endpointOf, unlocker, health: new NodeHealth({ db, rln, endpointOf }) };
+  const nodePaths = new NodePaths({ rln, unlocker, nodes, endpointOf, clientBackups: runtime.storageFiles, audit, log });
+  return { rln, endpointOf, unlocker, nodePaths, health: new NodeHealth({ db, rln, endpointOf }) };
 }

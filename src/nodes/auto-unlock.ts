@@ -130,8 +130,8 @@ export class AutoUnlockService {
   async unlockAfterStart(nodeId: string): Promise<AutoUnlockResult> {
     const node = await findNode(this.deps.db, nodeId);
     const sealed = node?.autoUnlockSealed;
-    // A superseded node is being stopped for good (nodes/lifecycle.ts): never unlocked again.
-    if (!node || !sealed || node.status !== 'RUNNING' || !node.locked || node.supersededBy) return 'nothing to do';
+    // Only a daemon that may be called (nodes/lifecycle.ts: RUNNING, not superseded or exported).
+    if (!node || !sealed || !node.locked || decide({ type: 'callDaemon' }, node).outcome === 'refused') return 'nothing to do';
     let password: string;
     try {
       password = this.deps.seal.open(sealed, autoUnlockAssociatedData(nodeId));

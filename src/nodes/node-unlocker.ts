@@ -15,6 +15,7 @@ import type { UnlockSettings } from '../rln/chain-settings.ts';
 import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../rln/unlock-body.ts';
 import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
 import type { Node } from '../domain/nodes.ts';
+import { requireDaemonCallable } from './lifecycle.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;
@@ -29,24 +30,6 @@ export interface NodeUnlockerDeps {
 
 /** The node's answer to an unlock, and what the service warns about once it succeeded. */
 export type UnlockAnswer = RlnAnswer & { warnings: AnswerWarning[] };
-
-export function requireRunning(node: Node) {
-  // Stopping already (its stop build may not have run yet): nothing more reaches its daemon.
-  if (node.supersededBy) {
-    throw new AppError('node_superseded', `node ${node.id} was superseded by node ${node.supersededBy}, into which its wallet was restored; it does not run any more`, {
-      supersededBy: node.supersededBy,
-    });
-  }
-  // Its wallet left with its owner: nothing reaches this node's daemon again (nodes/lifecycle.ts).
-  if (node.status === 'EXPORTED') {
-    throw new AppError('node_exported', `node ${node.id} was exported: its wallet left with its owner's final backup, and it never runs here again`, {
-      status: node.status,
-    });
-  }
-  if (node.status !== 'RUNNING') {
-    throw new AppError('node_not_running', `node ${node.id} is ${node.status}, not RUNNING`, { status: node.status });
-  }
-}
 
 export class NodeUnlocker {
   constructor(private readonly deps: NodeUnlockerDeps) {}
@@ -109,7 +92,7 @@ export class NodeUnlocker {
   async initUserNode(userId: string, nodeId: string, password: string, recoveryPhrase?: string): Promise<{ mnemonic: string }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    requireRunning(node);
+    requireDaemonCallable(node);
     // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
     const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
     const answer = await this.deps.rln.init(this.deps.endpointOf(node), body);
@@ -124,7 +107,7 @@ export class NodeUnlocker {
   async unlockUserNode(userId: string, nodeId: string, input: UnlockInput): Promise<{ warnings: AnswerWarning[] }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    requireRunning(node);
+    requireDaemonCallable(node);
     const answer = await this.unlock(node, input);
     if (!isSuccess(answer.status)) throw nodeRefusal(answer);
     return { warnings: answer.warnings };

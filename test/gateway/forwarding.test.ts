@@ -18,6 +18,7 @@ import { createBearerGateway } from '../../src/gateway/gateway-server.ts';
 import { NodeAccess } from '../../src/gateway/node-access.ts';
 import { RlnClient } from '../../src/rln/client.ts';
 import { NodeUnlocker } from '../../src/nodes/node-unlocker.ts';
+import { NodePaths } from '../../src/nodes/node-paths.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import { freePort } from '../helpers/ports.ts';
 import { rawRequest, rawSocket } from './gateway-client.ts';
@@ -100,7 +101,9 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, checkWebhookUrl: async (url) => url });
     const endpointOf = (node: { restPort: number | null }) => ({ host: '127.0.0.1', port: node.restPort! });
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, endpointOf, log });
-    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, unlocker, nodes, endpointOf, clientBackups: { clientBackupPath: (_nodeId, name) => `/nonexistent/${name}`, prepareClientBackups: async () => {} }, clientTimeoutMs: 1500, log });
+    const clientBackups = { clientBackupPath: (_nodeId: string, name: string) => `/nonexistent/${name}`, prepareClientBackups: async () => {} };
+    const nodePaths = new NodePaths({ rln, unlocker, nodes, endpointOf, clientBackups, log });
+    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, nodePaths, clientTimeoutMs: 1500, log });
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;
