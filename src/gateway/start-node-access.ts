@@ -56,7 +56,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const access = new NodeAccess({
     db,
     accounts: deps.accounts,
-    runsNode: (nodeId) => deps.runtime.runsDaemon(nodeId),
+    runtime: deps.runtime,
   });
   deps.certificates.onRevoked((serial) => access.forgetCertificate(serial));
   const serverDeps: GatewayServerDeps = {

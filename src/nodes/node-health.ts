@@ -7,10 +7,10 @@ import type { Database } from '../db/database.ts';
 import { findUserNode } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { presentBuild, type ApiBuild } from './present.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
 import type { RlnClient } from '../rln/client.ts';
 import { answerJson, type RlnAnswer } from '../rln/answer.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { NodeDaemons } from './node-daemons.ts';
 
 export const PROBE_TIMEOUT_MS = 1_500;
 
@@ -42,7 +42,8 @@ export interface NodeHealthReport {
 export interface NodeHealthDeps {
   db: Database;
   rln: Pick<RlnClient, 'nodeInfo' | 'networkInfo'>;
-  endpointOf: (node: Node) => NodeEndpoint;
+  /** Each node's daemon, at its address (node-daemons.ts). */
+  daemons: Pick<NodeDaemons, 'of'>;
 }
 
 export class NodeHealth {
@@ -69,7 +70,7 @@ export class NodeHealth {
     const none = { latencyMs: null, httpStatus: null, error: null, network: null, height: null };
     if (node.status !== 'RUNNING') return { checked: false, answering: false, ...none };
     // A locked RLN answers only a few routes; /nodeinfo's 403 still proves it is up.
-    const endpoint = this.deps.endpointOf(node);
+    const endpoint = this.deps.daemons.of(node).endpoint;
     const started = performance.now();
     try {
       const answer = node.locked ? await this.deps.rln.nodeInfo(endpoint, PROBE_TIMEOUT_MS) : await this.deps.rln.networkInfo(endpoint, PROBE_TIMEOUT_MS);

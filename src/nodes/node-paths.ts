@@ -15,7 +15,8 @@ import { isSuccess, type RlnAnswer } from '../rln/answer.ts';
 import type { RlnClient } from '../rln/client.ts';
 import type { ClientFacts } from '../rln/forward-headers.ts';
 import { parseUnlockInput } from '../rln/unlock-body.ts';
-import type { NodeEndpoint, NodeStorageFiles } from '../runtime/types.ts';
+import type { NodeEndpoint } from '../runtime/types.ts';
+import type { NodeDaemons } from './node-daemons.ts';
 import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
 import { requireDaemonCallable } from './lifecycle.ts';
 import type { AnswerWarning } from './node-identity.ts';
@@ -26,9 +27,8 @@ export interface NodePathsDeps {
   rln: Pick<RlnClient, 'call'>;
   unlocker: Pick<NodeUnlocker, 'unlock'>;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
-  endpointOf: (node: Node) => NodeEndpoint;
-  /** Where client backups are kept on a node, beside its storage (runtime storageFiles, backup-path.ts). */
-  clientBackups: Pick<NodeStorageFiles, 'clientBackupPath' | 'prepareClientBackups'>;
+  /** Each node's daemon: its address, and where client backups are kept beside its storage (backup-path.ts). */
+  daemons: Pick<NodeDaemons, 'of'>;
   /** Unlock attempts through the gateways go into the node owner's audit trail. */
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -89,7 +89,7 @@ export class NodePaths {
     requireDaemonCallable(node);
     if (method === 'POST' && route === 'unlock') return this.unlock(node, call);
     if (method === 'POST' && PATH_ROUTES.has(route)) return this.confinedBackupCall(node, call);
-    return { kind: 'forward', endpoint: this.deps.endpointOf(node), path: `/${route}${call.search}`, onAnswer: method === 'POST' ? this.recorder(node, route) : undefined };
+    return { kind: 'forward', endpoint: this.deps.daemons.of(node).endpoint, path: `/${route}${call.search}`, onAnswer: method === 'POST' ? this.recorder(node, route) : undefined };
   }
 
   /** What the control plane records when the node accepted a call that changes its state. */
@@ -129,15 +129,15 @@ export class NodePaths {
    * through unchanged.
    */
   private async confinedBackupCall(node: Node, call: NodePathCall): Promise<NodePathAnswer> {
-    const { clientBackups, log } = this.deps;
-    const body = confineBackupBody(await call.readBody(BACKUP_BODY_LIMIT, call.route), (fileName) => clientBackups.clientBackupPath(node.id, fileName));
+    const daemon = this.deps.daemons.of(node);
+    const body = confineBackupBody(await call.readBody(BACKUP_BODY_LIMIT, call.route), (fileName) => daemon.clientBackupPath(fileName));
     // The folder exists before the daemon is told to write into it, and a backup kept by an older
     // version (in the storage directory) is where a restore of it now looks.
-    await clientBackups.prepareClientBackups(node.id).catch((err: unknown) => {
-      log.warn({ err, nodeId: node.id }, 'could not prepare the client backups folder');
+    await daemon.prepareClientBackups().catch((err: unknown) => {
+      this.deps.log.warn({ err, nodeId: node.id }, 'could not prepare the client backups folder');
       throw new AppError('node_unreachable', `the node's client backups folder could not be prepared: ${(err as Error).message}`);
     });
-    const answer = await this.deps.rln.call(this.deps.endpointOf(node), 'POST', `/${call.route}${call.search}`, {
+    const answer = await this.deps.rln.call(daemon.endpoint, 'POST', `/${call.route}${call.search}`, {
       jsonText: body,
       headers: { 'x-forwarded-for': call.client.address, 'x-forwarded-proto': call.client.proto },
     });

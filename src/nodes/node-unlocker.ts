@@ -8,7 +8,7 @@ import { AppError, nodeNotFound } from '../errors.ts';
 import type { NodeService } from './service.ts';
 import type { PasswordCheck } from './auto-unlock.ts';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
+import type { NodeDaemons } from './node-daemons.ts';
 import type { RlnClient } from '../rln/client.ts';
 import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../rln/answer.ts';
 import type { UnlockSettings } from '../rln/chain-settings.ts';
@@ -22,7 +22,8 @@ export interface NodeUnlockerDeps {
   config: UnlockSettings;
   rln: Pick<RlnClient, 'unlock' | 'init' | 'nodeInfo'>;
   nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
-  endpointOf: (node: Node) => NodeEndpoint;
+  /** Each node's daemon, at its address (node-daemons.ts). */
+  daemons: Pick<NodeDaemons, 'of'>;
   /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
   identity?: Pick<NodeIdentityWatch, 'reported'>;
   log: Logger;
@@ -41,7 +42,7 @@ export class NodeUnlocker {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.imageVersion, config), config.unlockChainSettings);
-    const answer = await this.deps.rln.unlock(this.deps.endpointOf(node), body, extraHeaders);
+    const answer = await this.deps.rln.unlock(this.deps.daemons.of(node).endpoint, body, extraHeaders);
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return { ...answer, warnings: await this.checkIdentity(node) };
@@ -54,13 +55,19 @@ export class NodeUnlocker {
   private async checkIdentity(node: Node): Promise<AnswerWarning[]> {
     if (!this.deps.identity) return [];
     try {
-      const info = await this.deps.rln.nodeInfo(this.deps.endpointOf(node));
+      const info = await this.deps.rln.nodeInfo(this.deps.daemons.of(node).endpoint);
       if (!isSuccess(info.status)) return [];
       return await this.deps.identity.reported(node, answerJson(info)?.pubkey);
     } catch (err) {
       this.deps.log.warn({ err, nodeId: node.id }, 'could not read the node pubkey after an unlock');
       return [];
     }
+  }
+
+  /** An unlock with only a password whose refusal by the node is the service's error (backups unlock again what they locked). */
+  async unlockOrRefuse(node: Node, password: string): Promise<void> {
+    const answer = await this.unlock(node, { password });
+    if (!isSuccess(answer.status)) throw nodeRefusal(answer);
   }
 
   /**
@@ -95,7 +102,7 @@ export class NodeUnlocker {
     requireDaemonCallable(node);
     // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
     const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
-    const answer = await this.deps.rln.init(this.deps.endpointOf(node), body);
+    const answer = await this.deps.rln.init(this.deps.daemons.of(node).endpoint, body);
     if (!isSuccess(answer.status)) throw nodeRefusal(answer, 'initialise');
     await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
     const mnemonic = answerJson(answer)?.mnemonic;

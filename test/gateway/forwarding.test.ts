@@ -98,11 +98,12 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const log = pino({ level: 'trace' }, new Writable({ write: (c, _e, cb) => ((logText += c.toString()), cb()) }));
     rln = new RlnClient({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
     // This test sets no webhook URL, so the check has nothing to refuse; it creates no node, so it needs no ports.
-    const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, checkWebhookUrl: async (url) => url });
-    const endpointOf = (node: { restPort: number | null }) => ({ host: '127.0.0.1', port: node.restPort! });
-    const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, endpointOf, log });
-    const clientBackups = { clientBackupPath: (_nodeId: string, name: string) => `/nonexistent/${name}`, prepareClientBackups: async () => {} };
-    const nodePaths = new NodePaths({ rln, unlocker, nodes, endpointOf, clientBackups, log });
+    const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, webhooks: { checkWebhookUrl: async (url) => url } });
+    const daemons = {
+      of: (node: { restPort: number | null }) => ({ endpoint: { host: '127.0.0.1', port: node.restPort! }, clientBackupPath: (name: string) => `/nonexistent/${name}`, prepareClientBackups: async () => {} }),
+    };
+    const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, daemons, log });
+    const nodePaths = new NodePaths({ rln, unlocker, nodes, daemons, log });
     gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, nodePaths, clientTimeoutMs: 1500, log });
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
