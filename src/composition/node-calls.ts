@@ -1,5 +1,6 @@
 // Everything the service asks of the node daemons goes through one RLN client (rln/client.ts),
-// built here once: the gateways forward through it, and the unlock, the health probe, the builds,
+// built here once with the node daemons adapter that binds its calls to a node (nodes/node-daemons.ts):
+// the gateways forward through it, and the unlock, the health probe, the builds,
 // automatic unlock, backups and restores call through it. It is closed once everything that uses
 // it has stopped (app.ts).
 import type { Config } from '../config.ts';
@@ -26,7 +27,7 @@ export interface NodeCallsDeps {
 
 export interface NodeCalls {
   rln: RlnClient;
-  /** Each node's daemon, bound to its address and storage (nodes/node-daemons.ts). */
+  /** Each node's daemon, its RLN calls bound to its address and storage (nodes/node-daemons.ts). */
   daemons: NodeDaemons;
   unlocker: NodeUnlocker;
   /** What a node's path means behind the gateways. */
@@ -38,10 +39,10 @@ export interface NodeCalls {
 export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeCallsDeps): NodeCalls {
   const settings = config.nodeAccess;
   const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
-  const daemons = new NodeDaemons(runtime);
+  const daemons = new NodeDaemons(runtime, rln);
   // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
-  const unlocker = new NodeUnlocker({ db, config: settings, rln, nodes, daemons, identity, log });
-  const nodePaths = new NodePaths({ rln, unlocker, nodes, daemons, audit, log });
-  return { rln, daemons, unlocker, nodePaths, health: new NodeHealth({ db, rln, daemons }) };
+  const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, log });
+  const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });
+  return { rln, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }) };
 }

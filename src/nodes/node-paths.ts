@@ -12,7 +12,6 @@ import type { Node } from '../domain/nodes.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isSuccess, type RlnAnswer } from '../rln/answer.ts';
-import type { RlnClient } from '../rln/client.ts';
 import type { ClientFacts } from '../rln/forward-headers.ts';
 import { parseUnlockInput } from '../rln/unlock-body.ts';
 import type { NodeEndpoint } from '../runtime/types.ts';
@@ -24,7 +23,6 @@ import { recordSafely, type NodeUnlocker } from './node-unlocker.ts';
 import type { NodeService } from './service.ts';
 
 export interface NodePathsDeps {
-  rln: Pick<RlnClient, 'call'>;
   unlocker: Pick<NodeUnlocker, 'unlock'>;
   nodes: Pick<NodeService, 'markInitialized' | 'markLocked'>;
   /** Each node's daemon: its address, and where client backups are kept beside its storage (backup-path.ts). */
@@ -137,7 +135,7 @@ export class NodePaths {
       this.deps.log.warn({ err, nodeId: node.id }, 'could not prepare the client backups folder');
       throw new AppError('node_unreachable', `the node's client backups folder could not be prepared: ${(err as Error).message}`);
     });
-    const answer = await this.deps.rln.call(daemon.endpoint, 'POST', `/${call.route}${call.search}`, {
+    const answer = await daemon.call('POST', `/${call.route}${call.search}`, {
       jsonText: body,
       headers: { 'x-forwarded-for': call.client.address, 'x-forwarded-proto': call.client.proto },
     });

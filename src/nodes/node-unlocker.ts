@@ -9,7 +9,6 @@ import type { NodeService } from './service.ts';
 import type { PasswordCheck } from './auto-unlock.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeDaemons } from './node-daemons.ts';
-import type { RlnClient } from '../rln/client.ts';
 import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../rln/answer.ts';
 import type { UnlockSettings } from '../rln/chain-settings.ts';
 import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../rln/unlock-body.ts';
@@ -20,9 +19,8 @@ import { requireDaemonCallable } from './lifecycle.ts';
 export interface NodeUnlockerDeps {
   db: Database;
   config: UnlockSettings;
-  rln: Pick<RlnClient, 'unlock' | 'init' | 'nodeInfo'>;
   nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
-  /** Each node's daemon, at its address (node-daemons.ts). */
+  /** Each node's daemon, its RLN calls bound to its address (node-daemons.ts). */
   daemons: Pick<NodeDaemons, 'of'>;
   /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
   identity?: Pick<NodeIdentityWatch, 'reported'>;
@@ -42,7 +40,7 @@ export class NodeUnlocker {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.imageVersion, config), config.unlockChainSettings);
-    const answer = await this.deps.rln.unlock(this.deps.daemons.of(node).endpoint, body, extraHeaders);
+    const answer = await this.deps.daemons.of(node).unlock(body, extraHeaders);
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return { ...answer, warnings: await this.checkIdentity(node) };
@@ -55,7 +53,7 @@ export class NodeUnlocker {
   private async checkIdentity(node: Node): Promise<AnswerWarning[]> {
     if (!this.deps.identity) return [];
     try {
-      const info = await this.deps.rln.nodeInfo(this.deps.daemons.of(node).endpoint);
+      const info = await this.deps.daemons.of(node).nodeInfo();
       if (!isSuccess(info.status)) return [];
       return await this.deps.identity.reported(node, answerJson(info)?.pubkey);
     } catch (err) {
@@ -102,7 +100,7 @@ export class NodeUnlocker {
     requireDaemonCallable(node);
     // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
     const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
-    const answer = await this.deps.rln.init(this.deps.daemons.of(node).endpoint, body);
+    const answer = await this.deps.daemons.of(node).init(body);
     if (!isSuccess(answer.status)) throw nodeRefusal(answer, 'initialise');
     await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
     const mnemonic = answerJson(answer)?.mnemonic;
