@@ -235,12 +235,9 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     const undiciPort = await freePort();
     if ('asClient' in undici) {
       undiciGateway = createBearerGateway({
-        access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon(id) }),
+        access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runtime: server.runtime }),
         rln: undici.asClient(server.nodeCalls.rln),
-        unlocker: server.nodeCalls.unlocker,
-        nodes: server.services.nodes,
-        endpointOf: server.nodeCalls.endpointOf,
-        clientBackups: server.runtime.storageFiles,
+        nodePaths: server.nodeCalls.nodePaths,
         rateLimiter: new RateLimiter({ name: 'gateway-undici', limit: 100_000_000, windowSeconds: 60 }),
         clientTimeoutMs: settings.clientTimeoutMs,
         log: createLogger('silent'),
@@ -253,12 +250,9 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     // counts every request (usage/api-call-meter.ts), it is the cost of metering (issue #27: on at
     // least 0.97 of off).
     unmeteredGateway = createBearerGateway({
-      access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runsNode: (id) => server.runtime.runsDaemon(id) }),
+      access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runtime: server.runtime }),
       rln: server.nodeCalls.rln,
-      unlocker: server.nodeCalls.unlocker,
-      nodes: server.services.nodes,
-      endpointOf: server.nodeCalls.endpointOf,
-      clientBackups: server.runtime.storageFiles,
+      nodePaths: server.nodeCalls.nodePaths,
       rateLimiter: new RateLimiter({ name: 'gateway-unmetered', limit: 100_000_000, windowSeconds: 60 }),
       clientTimeoutMs: settings.clientTimeoutMs,
       log: createLogger('silent'),

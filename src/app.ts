@@ -143,7 +143,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const autoUnlock = new AutoUnlockService({
       db,
       seal: unlockSeal,
-      unlockWithPassword: (node, password) => nodeCalls.unlocker.unlockWithPassword(node, password),
+      unlocker: nodeCalls.unlocker,
       audit: services.audit,
       log: log.child({ part: 'auto-unlock' }),
     });

@@ -34,6 +34,8 @@ const OUTBOUND_CALL = /\b(?:https?\.(?:request|get)|net\.(?:connect|createConnec
  */
 const HAND_WRITTEN_HTTP_ALLOWED = `rln${sep}forwarding${sep}`;
 const HAND_WRITTEN_HTTP = /HTTP\/1\.[01]|\\r\\n/;
+/** The gateways guard and forward; what a node's path means is nodes/'s, reached through this one file. */
+const GATEWAY_ENTRY_INTO_NODES = join('nodes', 'node-paths.ts');
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
 const METRICS_USERS = ['app.ts', 'composition'];
@@ -113,6 +115,46 @@ function optionalMembers(path: string, interfaceName: string): string[] {
   const declaration = file.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === interfaceName);
   if (!declaration) throw new Error(`no interface ${interfaceName} in ${path}`);
   return declaration.members.filter((m) => m.questionToken !== undefined).map((m) => m.name?.getText(file) ?? '?');
+}
+
+/** Where the parts are built and connected: the composition root, and the gateways' own (they start their listeners). */
+const COMPOSITION_FILES = (path: string) => ['composition', 'app.ts'].includes(partOf(path)) || path === join('gateway', 'start-node-access.ts');
+/**
+ * Functions composition may hand a part: the plumbing of the process (a long-running part's start,
+ * stop and run; whether the process is ready; a document built on first use), never behaviour of
+ * the domain. A service is handed another service (a narrow Pick<> of it) or an adapter instead.
+ */
+const PLUMBING_CALLBACKS = ['start', 'stop', 'run', 'isReady', 'readiness', 'serviceState', 'get'];
+
+/**
+ * Function-valued properties of the object literals in a file (`file: name`): an arrow or function
+ * expression (also behind `a && ...`), a method, or a shorthand naming a local const that holds one.
+ * That is how a loose function is handed as a dependency.
+ */
+function handedFunctions(source: { path: string; text: string }): string[] {
+  const file = ts.createSourceFile(source.path, source.text, ts.ScriptTarget.Latest, true);
+  const isFunction = (e: ts.Expression): boolean => {
+    while (ts.isParenthesizedExpression(e)) e = e.expression;
+    if (ts.isArrowFunction(e) || ts.isFunctionExpression(e)) return true;
+    return ts.isBinaryExpression(e) && (e.operatorToken.kind === ts.SyntaxKind.AmpersandAmpersandToken || e.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken) && isFunction(e.right);
+  };
+  const localFunctions = new Set<string>();
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && isFunction(node.initializer)) localFunctions.add(node.name.text);
+    if (ts.isObjectLiteralExpression(node)) {
+      for (const p of node.properties) {
+        const handed =
+          (ts.isPropertyAssignment(p) && isFunction(p.initializer)) ||
+          ts.isMethodDeclaration(p) ||
+          (ts.isShorthandPropertyAssignment(p) && localFunctions.has(p.name.text));
+        if (handed && p.name) found.push(`${source.path}: ${p.name.getText(file)}`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
 }
 
 /** Names ending in `Row` that a file outside db/ imports from db/ (`path: Name`). */
@@ -223,6 +265,18 @@ describe('the layers of src/', () => {
 
   it('keeps services unaware of their callers (HTTP, gateways, CLI, composition)', () => {
     expect(crossing.filter((i) => SERVICES.includes(partOf(i.from)) && CALLERS.includes(partOf(i.to))).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps the gateways to guarding and forwarding: gateway/ reaches nodes/ only through its one entry (nodes/node-paths.ts)', () => {
+    expect(crossing.some((i) => partOf(i.from) === 'gateway' && i.to === GATEWAY_ENTRY_INTO_NODES)).toBe(true); // the rule sees the entry
+    expect(crossing.filter((i) => partOf(i.from) === 'gateway' && partOf(i.to) === 'nodes' && i.to !== GATEWAY_ENTRY_INTO_NODES).map(describeImport)).toEqual([]);
+  });
+
+  it('has composition build and connect: no function carrying domain behaviour is handed to a part, only services, adapters and plumbing', () => {
+    const handed = sources.filter((f) => COMPOSITION_FILES(f.path)).flatMap(handedFunctions);
+    expect(handed.length).toBeGreaterThan(0); // the rule sees the plumbing it allows
+    expect(handed.filter((entry) => !PLUMBING_CALLBACKS.includes(entry.split(': ')[1]!))).toEqual([]);
+    expect(handedFunctions({ path: 'x.ts', text: 'const f = (n) => g(n); build({ f, a: (x) => x, b: m && ((y) => y), c() {} });' })).toEqual(['x.ts: f', 'x.ts: a', 'x.ts: b', 'x.ts: c']);
   });
 
   it('keeps SQL out of the API routes: api/ calls services, never db/', () => {

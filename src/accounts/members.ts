@@ -87,7 +87,7 @@ export class MemberService {
       /** Emails invitation links when it delivers (SMTP_URL); absent: links are handed to the inviter. */
       mailer?: Pick<Mailer, 'enqueue' | 'delivers'>;
       /** Writes a verification link and its email for a person who joined through a copied link (signup/service.ts); absent (tests of other things), none is written. */
-      sendVerification?: (tx: Queryable, userId: string, email: string) => Promise<void>;
+      signup?: { sendVerification(tx: Queryable, userId: string, email: string): Promise<void> };
     },
   ) {}
 
@@ -205,7 +205,7 @@ export class MemberService {
       if (!user) throw userExists(locked.email);
       await insertMember(tx, locked.account_id, user.id, locked.role);
       await markInvitationAccepted(tx, locked.id);
-      if (!locked.emailed) await this.deps.sendVerification?.(tx, user.id, user.email);
+      if (!locked.emailed) await this.deps.signup?.sendVerification(tx, user.id, user.email);
       return { userId: user.id, email: user.email, accountId: locked.account_id, role: locked.role, invitationId: locked.id, emailVerified: locked.emailed };
     });
     if (!joined) throw await failed(gone());

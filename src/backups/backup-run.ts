@@ -10,7 +10,7 @@ import { markBackupFailed, markBackupSucceeded, touchBackup, type BackupRow } fr
 import { findNode, lockNode } from '../db/nodes.ts';
 import { recordNodeEvent } from '../db/node-events.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
-import type { NodeRuntime, NodeEndpoint } from '../runtime/types.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
 import type { Logger } from '../logger.ts';
 import { AppError } from '../errors.ts';
 import { backupBlobKey, nodeFileName, storeBackupFile } from './backup-file.ts';
@@ -18,21 +18,27 @@ import type { BackupNodeCalls } from './node-calls.ts';
 import type { Node } from '../domain/nodes.ts';
 import { decide } from '../nodes/lifecycle.ts';
 import { applyDecision } from '../nodes/transition.ts';
+import type { NodeUnlocker } from '../nodes/node-unlocker.ts';
+import type { NodeService } from '../nodes/service.ts';
+import type { AutoUnlockRequests } from '../nodes/auto-unlock-job.ts';
+import type { NodeDaemons } from '../nodes/node-daemons.ts';
 
 export interface BackupRunDeps {
   db: Database;
   blobs: BlobStore;
   runtime: Pick<NodeRuntime, 'storageFiles'>;
   calls: BackupNodeCalls;
-  endpointOf: (node: Node) => NodeEndpoint;
+  /** Each node's daemon, at its address (nodes/node-daemons.ts). */
+  daemons: Pick<NodeDaemons, 'of'>;
   /** Unlocks the node with the password through the service's unlock (chain settings filled in). */
-  unlock: (node: Node, password: string) => Promise<void>;
-  markLocked: (nodeId: string) => Promise<void>;
+  unlocker: Pick<NodeUnlocker, 'unlockOrRefuse'>;
+  /** Records the lock the backup made. */
+  nodes: Pick<NodeService, 'markLocked'>;
   /**
    * A node the backup locked could not be unlocked again with the password given: the service
    * unlocks it with the password it keeps, if it keeps one (automatic unlock).
    */
-  onLeftLocked?: (nodeId: string) => Promise<void>;
+  autoUnlock: Pick<AutoUnlockRequests, 'afterLeftLocked'>;
   dataDir: string;
   log: Logger;
   /** Told of every backup that ended (metrics/); absent: nobody counts. */
@@ -54,14 +60,14 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   const heartbeat = setInterval(() => {
     touchBackup(deps.db, backup.id).catch((err: unknown) => log.warn({ err }, 'could not renew the backup heartbeat'));
   }, BACKUP_HEARTBEAT_MS);
-  const endpoint = deps.endpointOf(node);
+  const endpoint = deps.daemons.of(node).endpoint;
   const fileName = nodeFileName(backup.id);
   const key = backupBlobKey(backup.id, node.id);
   let outcome: { ok: true; sizeBytes: number; sha256: string } | { ok: false; error: BackupError };
   try {
     if (backup.was_unlocked) {
       await deps.calls.lock(endpoint);
-      await deps.markLocked(node.id);
+      await deps.nodes.markLocked(node.id);
     }
     signal.throwIfAborted();
     // RLN zips its whole storage directory: client backups an older version kept there would be in this one.
@@ -83,8 +89,8 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   // A stored export leaves the node locked for good: nothing here unlocks its wallet again.
   const exported = backup.for_export && outcome.ok;
   const unlockError = backup.was_unlocked && !exported ? await unlockAgain(deps, node.id, password) : null;
-  if (unlockError && deps.onLeftLocked) {
-    await deps.onLeftLocked(node.id).catch((err: unknown) => log.warn({ err }, 'could not ask for an automatic unlock'));
+  if (unlockError) {
+    await deps.autoUnlock.afterLeftLocked(node.id).catch((err: unknown) => log.warn({ err }, 'could not ask for an automatic unlock'));
   }
   clearInterval(heartbeat);
 
@@ -132,7 +138,7 @@ async function unlockAgain(deps: BackupRunDeps, nodeId: string, password: string
   const node = await findNode(deps.db, nodeId);
   if (!node || node.status !== 'RUNNING') return `the node is ${node?.status ?? 'gone'}, so it could not be unlocked again`;
   try {
-    await deps.unlock(node, password);
+    await deps.unlocker.unlockOrRefuse(node, password);
     return null;
   } catch (err) {
     return `the node was locked for the backup and could not be unlocked again: ${(err as Error).message}`;

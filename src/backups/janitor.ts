@@ -14,6 +14,7 @@ import { BACKUP_HEARTBEAT_MS, INTERRUPTED, type BackupMetrics } from './backup-r
 import { backupBlobKey, backupStagingDir, nodeFileName } from './backup-file.ts';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AutoUnlockRequests } from '../nodes/auto-unlock-job.ts';
 
 export interface BackupJanitorOptions {
   db: Database;
@@ -22,10 +23,11 @@ export interface BackupJanitorOptions {
   config: { backups: BackupsConfig };
   dataDir: string;
   /**
-   * Called for a node that was unlocked when its interrupted backup locked it: the service can
+   * Asked for a node that was unlocked when its interrupted backup locked it: the service can
    * unlock it again only with a password it keeps (automatic unlock); otherwise it stays locked.
+   * Absent: it stays locked.
    */
-  onLeftLocked?: (nodeId: string) => Promise<void>;
+  autoUnlock?: Pick<AutoUnlockRequests, 'afterLeftLocked'>;
   log: Logger;
   intervalMs?: number;
   /** Told of every backup found interrupted (counted as failed). */
@@ -93,7 +95,7 @@ export class BackupJanitor {
     if (!node) return;
     await runtime.storageFiles.remove(node.id, nodeFileName(backup.id)).catch((err: unknown) => log.warn({ err, backupId: backup.id }, 'could not remove an interrupted backup file'));
     await recordNodeEvent(db, node, 'NODE_BACKUP_FAILED', { backupId: backup.id, code: INTERRUPTED, reason: backup.error_message });
-    if (backup.was_unlocked && node.locked && this.opts.onLeftLocked) await this.opts.onLeftLocked(node.id);
+    if (backup.was_unlocked && node.locked && this.opts.autoUnlock) await this.opts.autoUnlock.afterLeftLocked(node.id);
   }
 
   private async applyRetention(now: Date): Promise<number> {

@@ -18,12 +18,11 @@ import { nodeFileName, placeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls, NodeRefusal } from './node-calls.ts';
 import type { BuildRestorer } from '../nodes/build-job.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { NodeService } from '../nodes/service.ts';
+import { restoreSealContext } from '../nodes/restore-password.ts';
 
 /** Seals secrets under a key outside the database, bound to what they are for (secrets/unlock-seal.ts). */
 export type SecretSeal = Pick<UnlockSeal, 'seal' | 'open'>;
-
-/** What a restore password is bound to: only this node's restore can open it (not its automatic unlock). */
-export const restoreSealContext = (nodeId: string) => `restore/${nodeId}`;
 
 /** Restore passwords in flight, re-sealed by a rotation of the seal key (composition/unlock-seal.ts). */
 export const RESTORE_PASSWORDS: SealedValueStore = {
@@ -42,7 +41,7 @@ export interface NodeRestorerDeps {
   calls: BackupNodeCalls;
   seal: SecretSeal;
   /** Records that the daemon now has a wallet (the node's `initialized`). */
-  markInitialized: (nodeId: string) => Promise<void>;
+  nodes: Pick<NodeService, 'markInitialized'>;
   /** How long a restore waits for the daemon of the node it supersedes to stop before the build tries again. */
   supersededStopWaitMs: number;
   log: Logger;
@@ -106,7 +105,7 @@ export class NodeRestorer implements BuildRestorer {
     } finally {
       await files.remove(node.id, fileName).catch((err: unknown) => this.deps.log.warn({ err, nodeId: node.id }, 'could not remove the restored backup file'));
     }
-    await this.deps.markInitialized(node.id);
+    await this.deps.nodes.markInitialized(node.id);
     await finishNodeRestore(this.deps.db, node.id, { status: 'SUCCEEDED' });
     this.deps.log.info({ nodeId: node.id, backupId: backup.id }, 'backup restored into the node');
     return { restored: true };
@@ -133,7 +132,6 @@ export class NodeRestorer implements BuildRestorer {
       await new Promise((r) => setTimeout(r, STOP_POLL_MS));
     }
   }
-
 
   /** The build gave up: the sealed password goes with it. */
   async abandon(nodeId: string, reason: string) {

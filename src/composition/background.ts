@@ -15,12 +15,11 @@ import { ExportJanitor } from '../logs/export-janitor.ts';
 import { nodeLogsOf } from '../logs/runtime-logs.ts';
 import { BackupJanitor } from '../backups/janitor.ts';
 import { VssJanitor } from '../vss/vss-janitor.ts';
-import { unlockAutomatically } from './backups.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
 import { rlnBackupCalls } from '../backups/rln-node-calls.ts';
 import type { RlnClient } from '../rln/client.ts';
 import type { Services } from './services.ts';
-import { autoUnlockJob } from '../nodes/auto-unlock-job.ts';
+import { AutoUnlockRequests, autoUnlockJob } from '../nodes/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/auto-unlock.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { MonthCloser } from '../usage/close-month.ts';
@@ -61,7 +60,7 @@ function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<Backgrou
     runtime,
     calls: rlnBackupCalls(rln, config.backups.nodeTimeoutMs),
     seal: services.unlockSeal,
-    markInitialized: (nodeId) => services.nodes.markInitialized(nodeId),
+    nodes: services.nodes,
     // A daemon stops faster than it starts: a superseded node still up after this is stuck.
     supersededStopWaitMs: config.nodeStartTimeoutMs,
     log,
@@ -111,7 +110,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     intervalMs: config.reconcileIntervalMs,
     destroyedRetentionHours: config.destroyedRetentionHours,
     replicaId,
-    onPass: metrics && ((seconds, nodes) => metrics.reconcilePassed(seconds, nodes)),
+    metrics,
     log: log.child({ part: 'reconcile' }),
   });
   const exportJanitor = new ExportJanitor({ db, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) });
@@ -121,7 +120,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
     runtime,
     config,
     dataDir: config.dataDir,
-    onLeftLocked: (nodeId) => unlockAutomatically(db, nodeId),
+    autoUnlock: new AutoUnlockRequests(db),
     log: log.child({ part: 'backups' }),
     metrics,
   });

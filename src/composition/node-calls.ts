@@ -1,24 +1,25 @@
 // Everything the service asks of the node daemons goes through one RLN client (rln/client.ts),
-// built here once: the gateways forward through it, and the unlock, the health probe, the builds,
+// built here once with the node daemons adapter that binds its calls to a node (nodes/node-daemons.ts):
+// the gateways forward through it, and the unlock, the health probe, the builds,
 // automatic unlock, backups and restores call through it. It is closed once everything that uses
 // it has stopped (app.ts).
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
-import { specOf } from '../nodes/build-job.ts';
+import { NodeDaemons } from '../nodes/node-daemons.ts';
 import { NodeHealth } from '../nodes/node-health.ts';
 import { NodeIdentityWatch } from '../nodes/node-identity.ts';
 import { NodeUnlocker } from '../nodes/node-unlocker.ts';
+import { NodePaths } from '../nodes/node-paths.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { RlnClient } from '../rln/client.ts';
-import type { NodeEndpoint, NodeRuntime } from '../runtime/types.ts';
-import type { Node } from '../domain/nodes.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
 
 export interface NodeCallsDeps {
   config: Pick<Config, 'nodeAccess'>;
   db: Database;
-  runtime: Pick<NodeRuntime, 'endpoint'>;
+  runtime: Pick<NodeRuntime, 'endpoint' | 'storageFiles'>;
   nodes: NodeService;
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -26,8 +27,11 @@ export interface NodeCallsDeps {
 
 export interface NodeCalls {
   rln: RlnClient;
-  endpointOf: (node: Node) => NodeEndpoint;
+  /** Each node's daemon, its RLN calls bound to its address and storage (nodes/node-daemons.ts). */
+  daemons: NodeDaemons;
   unlocker: NodeUnlocker;
+  /** What a node's path means behind the gateways. */
+  nodePaths: NodePaths;
   /** GET /api/nodes/{id}/health. */
   health: NodeHealth;
 }
@@ -35,9 +39,10 @@ export interface NodeCalls {
 export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeCallsDeps): NodeCalls {
   const settings = config.nodeAccess;
   const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
-  const endpointOf = (node: Node) => runtime.endpoint(specOf(node));
+  const daemons = new NodeDaemons(runtime, rln);
   // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
-  const unlocker = new NodeUnlocker({ db, config: settings, rln, nodes, endpointOf, identity, log });
-  return { rln, endpointOf, unlocker, health: new NodeHealth({ db, rln, endpointOf }) };
+  const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, log });
+  const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });
+  return { rln, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }) };
 }

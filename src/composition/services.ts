@@ -24,7 +24,6 @@ import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { Logger } from '../logger.ts';
 import { AuditLog, type AuditMetrics } from '../audit/audit-log.ts';
-import { restoreSealContext } from '../backups/restore-into-node.ts';
 import { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 import { SEALED_VALUE_STORES } from './unlock-seal.ts';
 import { UsageService } from '../usage/service.ts';
@@ -92,7 +91,7 @@ export function buildServices(
     accounts,
     publicUrl: config.publicUrl,
     mailer,
-    sendVerification: (tx, userId, email) => signup.sendVerification(tx, userId, email),
+    signup,
   });
   const transfers = new OwnershipTransfers({ db, accounts });
   const plans = plansOf(db);
@@ -108,9 +107,9 @@ export function buildServices(
     config,
     runtime,
     // Every webhook URL a node is given passes the SSRF policy inside the service.
-    checkWebhookUrl: (url) => webhooks.checkWebhookUrl(url),
-    // Kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
-    sealRestorePassword: (nodeId, password) => unlockSeal.seal(password, restoreSealContext(nodeId)),
+    webhooks,
+    // Restore passwords are kept sealed only until the node's create build has restored the backup (backups/restore-into-node.ts).
+    seal: unlockSeal,
   });
   const blobs = createBlobStore(config);
   const backupBlobs = createBlobStore(config, 'backups');
@@ -130,7 +129,7 @@ export function buildServices(
     batchSize: config.usage.flushBatch,
     log: log.child({ part: 'usage' }),
     metrics,
-    onThreshold: (t) => notifications.notifyApiCalls(t),
+    notifications,
   });
   const usage = new UsageService({ db, meter });
   const vssBlobs = createBlobStore(config, 'vss');

@@ -79,9 +79,6 @@ interface Guard<Caller> {
   meterCaller?(caller: Caller): { userId: string; tokenId: string };
 }
 
-// The status document and the calls whose success the control plane records read the node afresh.
-const RECORDED = new Set(['unlock', 'init', 'lock']);
-
 interface Gateway<C> {
   deps: GatewayServerDeps;
   proto: ClientFacts['proto'];
@@ -142,7 +139,8 @@ function route<C>(gw: Gateway<C>, req: IncomingMessage, res: ServerResponse, req
   }
   const path = parseGatewayPath(req.url ?? '', gw.prefix);
   if (!path.ok) throw new AppError(path.code, path.message);
-  const fresh = path.route === '' || (req.method === 'POST' && RECORDED.has(path.route));
+  // The status document and the calls whose success the control plane records read the node afresh.
+  const fresh = gw.deps.nodePaths.readsFresh(req.method ?? 'GET', path.route);
   const node = gw.guard.nodeFor(caller, { userId: path.userId, nodeId: path.nodeId, method: req.method ?? 'GET', route: path.route }, fresh);
   return node instanceof Promise ? node.then((n) => serveMetered(gw, req, res, requestId, path, n, caller)) : serveMetered(gw, req, res, requestId, path, node, caller);
 }

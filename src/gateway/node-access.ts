@@ -27,6 +27,7 @@ import { AppError, nodeNotFound } from '../errors.ts';
 import { allowsNode, forbiddenScope, requireListener } from '../accounts/token-scope.ts';
 import { isReadOnlyNodeRequest } from './route-scope.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { NodeRuntime } from '../runtime/types.ts';
 
 /** What the TLS layer proved about the client: a certificate our CA signed, in date at handshake. */
 export interface PeerCertificate {
@@ -85,11 +86,11 @@ export interface NodeAccessDeps {
   db: Database;
   accounts: AccountService;
   /**
-   * Whether this process runs the node's daemon now; without it, node rows are never reused.
-   * Answering synchronously (a boolean) keeps a request whose lookups are remembered free of any
-   * asynchronous step.
+   * What runs the daemons: asked whether this process runs the node's daemon now; without it, node
+   * rows are never reused. Answering synchronously (a boolean) keeps a request whose lookups are
+   * remembered free of any asynchronous step.
    */
-  runsNode?: (nodeId: string) => boolean | Promise<boolean>;
+  runtime?: Pick<NodeRuntime, 'runsDaemon'>;
   /** ACCESS_CACHE_MS unless set; 0 turns reuse off. */
   cacheMs?: number;
 }
@@ -104,8 +105,8 @@ export class NodeAccess {
   constructor(private readonly deps: NodeAccessDeps) {
     const ttl = deps.cacheMs ?? ACCESS_CACHE_MS;
     this.users = new ShortCache(ttl);
-    this.nodes = new ShortCache(deps.runsNode ? ttl : 0);
-    this.certificates = new ShortCache(deps.runsNode ? ttl : 0);
+    this.nodes = new ShortCache(deps.runtime ? ttl : 0);
+    this.certificates = new ShortCache(deps.runtime ? ttl : 0);
     deps.accounts.onTokenRevoked((tokenId) => this.forgetToken(tokenId));
     deps.accounts.onMemberChanged((userId) => this.forgetMember(userId));
   }
@@ -226,6 +227,6 @@ export class NodeAccess {
   }
 
   private stillRuns(node: Node): boolean | Promise<boolean> {
-    return node.status === 'RUNNING' && this.deps.runsNode !== undefined && this.deps.runsNode(node.id);
+    return node.status === 'RUNNING' && this.deps.runtime !== undefined && this.deps.runtime.runsDaemon(node.id);
   }
 }

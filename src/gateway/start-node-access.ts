@@ -1,5 +1,6 @@
 // Composition of node access: the two gateway listeners, given the certificate authority, the RLN
-// client and the unlock the composition root built (composition/node-calls.ts). Started by app.ts;
+// client and what a node's path means (nodes/node-paths.ts), built by the composition root
+// (composition/node-calls.ts). Started by app.ts;
 // stop() drains both listeners (see http/drain.ts); the RLN client is closed by its owner.
 import { X509Certificate } from 'node:crypto';
 import http from 'node:http';
@@ -10,16 +11,14 @@ import type { AccountService } from '../accounts/service.ts';
 import type { NodeAccessConfig } from './settings.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
-import type { NodeService } from '../nodes/service.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import type { RlnClient } from '../rln/client.ts';
-import type { NodeUnlocker } from '../nodes/node-unlocker.ts';
+import type { NodePaths } from '../nodes/node-paths.ts';
 import { serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type GatewayServerDeps } from './gateway-server.ts';
 import { NodeAccess } from './node-access.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import type { TrustedProxies } from '../http/client-address.ts';
 
@@ -27,18 +26,16 @@ export interface NodeAccessDeps {
   config: CaStoreSettings & { nodeAccess: NodeAccessConfig; nodeApiPort: number; mtlsPort: number; cors?: CorsPolicy | null; gatewayRateLimitPerMinute?: number; trustedProxies?: TrustedProxies };
   db: Database;
   accounts: AccountService;
-  nodes: NodeService;
   certificates: CertificateService;
   /** The CA client certificates are issued by and verified against (pki/ca-store.ts). */
   ca: CertificateAuthority;
-  runtime: Pick<NodeRuntime, 'runsDaemon' | 'storageFiles'>;
-  /** The one client of the daemons; forwarded requests and the confined backup calls go through it. */
-  rln: Pick<RlnClient, 'forward' | 'call'>;
-  unlocker: NodeUnlocker;
-  endpointOf: GatewayServerDeps['endpointOf'];
+  runtime: Pick<NodeRuntime, 'runsDaemon'>;
+  /** The one client of the daemons; forwarded requests go through it. */
+  rln: Pick<RlnClient, 'forward'>;
+  /** What a node's path means: the gateways' one entry into nodes/. */
+  nodePaths: NodePaths;
   /** The API call meter (usage/api-call-meter.ts); absent: gateway calls are not counted. */
   meter?: GatewayServerDeps['meter'];
-  audit?: Pick<AuditLog, 'record'>;
   log: Logger;
   /** Counts the gateways' requests (metrics/); absent: nobody counts. */
   metrics?: GatewayMetrics;
@@ -59,17 +56,13 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
   const access = new NodeAccess({
     db,
     accounts: deps.accounts,
-    runsNode: (nodeId) => deps.runtime.runsDaemon(nodeId),
+    runtime: deps.runtime,
   });
   deps.certificates.onRevoked((serial) => access.forgetCertificate(serial));
   const serverDeps: GatewayServerDeps = {
     access,
     rln: deps.rln,
-    unlocker: deps.unlocker,
-    nodes: deps.nodes,
-    endpointOf: deps.endpointOf,
-    clientBackups: deps.runtime.storageFiles,
-    audit: deps.audit,
+    nodePaths: deps.nodePaths,
     // One count per token or certificate across both gateways.
     rateLimiter: new RateLimiter({ name: 'gateway', limit: config.gatewayRateLimitPerMinute ?? 0, windowSeconds: 60 }),
     clientTimeoutMs: settings.clientTimeoutMs,

@@ -8,6 +8,8 @@ import type { Queryable } from '../db/database.ts';
 import { insertJob } from '../db/jobs.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
+import type { Database } from '../db/database.ts';
+import { findNode } from '../db/nodes.ts';
 import type { Logger } from '../logger.ts';
 import type { AutoUnlockService } from './auto-unlock.ts';
 import { daemonShouldRun } from './lifecycle.ts';
@@ -28,6 +30,19 @@ export type AutoUnlockJobPayload = ReturnType<typeof AUTO_UNLOCK_JOB.parse>;
 /** After a daemon start recorded on `node` (as it is now): an unlock follows when it has automatic unlock on. */
 export async function enqueueAutoUnlock(tx: Queryable, node: Node): Promise<void> {
   if (node.autoUnlockSealed !== null && daemonShouldRun(node)) await insertJob(tx, AUTO_UNLOCK_JOB.newJob({ v: 1, nodeId: node.id }));
+}
+
+/**
+ * What a part that left a node locked asks for (a backup that locked the node and could not unlock it
+ * again, or one interrupted): the node's automatic unlock, when it has one on.
+ */
+export class AutoUnlockRequests {
+  constructor(private readonly db: Database) {}
+
+  async afterLeftLocked(nodeId: string): Promise<void> {
+    const node = await findNode(this.db, nodeId);
+    if (node) await enqueueAutoUnlock(this.db, node);
+  }
 }
 
 export function autoUnlockJob(deps: { autoUnlock: Pick<AutoUnlockService, 'unlockAfterStart'>; log: Logger }): JobDefinition<AutoUnlockJobPayload> {

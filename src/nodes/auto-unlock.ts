@@ -14,6 +14,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
 import { applyDecision } from './transition.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { NodeUnlocker } from './node-unlocker.ts';
 
 /**
  * What the node answered to /unlock with a password (nodes/node-unlocker.ts: unlockWithPassword,
@@ -28,8 +29,6 @@ export type PasswordCheck =
   | { outcome: 'not_initialized' }
   /** Anything else (busy changing state, an error): to report, or to try again later. */
   | { outcome: 'refused'; error: AppError };
-
-export type UnlockWithPassword = (node: Node, password: string) => Promise<PasswordCheck>;
 
 /** Why automatic unlock was turned off without the user asking (NODE_AUTO_UNLOCK_DISABLED's `reason`). */
 export type AutoUnlockDisabledReason = 'wrong_password' | 'not_initialized' | 'seal_unreadable';
@@ -51,7 +50,8 @@ export type AutoUnlockResult = 'unlocked' | 'nothing to do' | `turned off: ${Aut
 export interface AutoUnlockDeps {
   db: Database;
   seal: Pick<UnlockSeal, 'seal' | 'open'>;
-  unlockWithPassword: UnlockWithPassword;
+  /** The gateways' unlock with only a password, and what the node's answer means here. */
+  unlocker: Pick<NodeUnlocker, 'unlockWithPassword'>;
   /** The service's own unlocks, and its turning automatic unlock off, go into the owner's trail. */
   audit?: Pick<AuditLog, 'record'>;
   log: Logger;
@@ -90,7 +90,7 @@ export class AutoUnlockService {
     const early = decide({ type: 'enableAutoUnlock', sealed: '' }, node);
     if (early.outcome === 'refused') throw refusalError(early.refusal);
 
-    const check = await this.deps.unlockWithPassword(node, password);
+    const check = await this.deps.unlocker.unlockWithPassword(node, password);
     switch (check.outcome) {
       case 'wrong_password':
         throw new AppError('wrong_password', 'the node refused the password; automatic unlock stays as it was');
@@ -130,8 +130,8 @@ export class AutoUnlockService {
   async unlockAfterStart(nodeId: string): Promise<AutoUnlockResult> {
     const node = await findNode(this.deps.db, nodeId);
     const sealed = node?.autoUnlockSealed;
-    // A superseded node is being stopped for good (nodes/lifecycle.ts): never unlocked again.
-    if (!node || !sealed || node.status !== 'RUNNING' || !node.locked || node.supersededBy) return 'nothing to do';
+    // Only a daemon that may be called (nodes/lifecycle.ts: RUNNING, not superseded or exported).
+    if (!node || !sealed || !node.locked || decide({ type: 'callDaemon' }, node).outcome === 'refused') return 'nothing to do';
     let password: string;
     try {
       password = this.deps.seal.open(sealed, autoUnlockAssociatedData(nodeId));
@@ -141,7 +141,7 @@ export class AutoUnlockService {
       this.deps.log.error({ nodeId, err: err.message }, 'the sealed auto-unlock password does not open; turning automatic unlock off');
       return this.turnOff(nodeId, sealed, 'seal_unreadable');
     }
-    const check = await this.deps.unlockWithPassword(node, password);
+    const check = await this.deps.unlocker.unlockWithPassword(node, password);
     await this.auditAutomaticUnlock(node, check);
     switch (check.outcome) {
       case 'unlocked':

@@ -48,6 +48,7 @@ const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expec
   { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_exported node_destroyed node_destroyed' },
   { request: { type: 'destroy' }, expect: 'change change change change change change node_destroyed node_destroyed' },
   { request: { type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, expect: 'change change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'callDaemon' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_exported node_not_running node_not_running' },
   { request: { type: 'markUnlocked' }, expect: 'none change none none none none none none' },
   { request: { type: 'markLocked' }, node: { locked: false }, expect: 'change change change change change change change change' },
   { request: { type: 'markInitialized' }, expect: 'change change change change change change change change' },
@@ -251,10 +252,10 @@ describe('the lifecycle table', () => {
       });
     });
 
-    it('is never started, upgraded (by its user or a rollout) or given automatic unlock again; destroy is left', () => {
+    it('is never started, upgraded (by its user or a rollout), called or given automatic unlock again; destroy is left', () => {
       for (const status of ['RUNNING', 'PAUSED', 'FAILED'] as const) {
         const node = nodeIn(status, { supersededBy: 'n2' });
-        for (const request of [{ type: 'start' }, { type: 'upgrade', toVersion: 'v2' }, { type: 'rolloutUpgrade', toVersion: 'v2' }, { type: 'enableAutoUnlock', sealed: 'S' }] as NodeRequest[]) {
+        for (const request of [{ type: 'start' }, { type: 'upgrade', toVersion: 'v2' }, { type: 'rolloutUpgrade', toVersion: 'v2' }, { type: 'enableAutoUnlock', sealed: 'S' }, { type: 'callDaemon' }] as NodeRequest[]) {
           const d = decide(request, node);
           expect(d.outcome === 'refused' && d.refusal.code, `${request.type} in ${status}`).toBe('node_superseded');
           if (d.outcome === 'refused') expect(d.refusal.details).toEqual({ supersededBy: 'n2' });

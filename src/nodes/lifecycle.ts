@@ -24,7 +24,9 @@ export type NodeRequest =
   | { type: 'disableAutoUnlock' }
   /** The node leaves with its owner: a final backup (backups/export.ts), judged before it starts. */
   | { type: 'export' }
-  // The node gateways, after the daemon accepted the call.
+  // The node gateways (and the management API's unlock and init), before a call reaches the daemon...
+  | { type: 'callDaemon' }
+  // ...and after the daemon accepted it.
   | { type: 'markUnlocked' }
   | { type: 'markLocked' }
   | { type: 'markInitialized' }
@@ -342,6 +344,25 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     checks: [{ statuses: ['DESTROYING', 'DESTROYED'] }, { when: 'superseded meanwhile', holds: ({ node }) => node.supersededBy !== null }],
     change: { status: 'EXPORTED', desiredState: 'stopped', locked: true, autoUnlockSealed: null },
   },
+  /**
+   * Anything that reaches the node's daemon (the gateways' calls, the management API's unlock and
+   * init) asks this first: the daemon answers only while the node is RUNNING, and a superseded or
+   * exported node's daemon is never called again. Changes nothing.
+   */
+  callDaemon: {
+    name: 'a call to the daemon',
+    by: 'gateway',
+    checks: [
+      // Stopping already (its stop build may not have run yet): nothing more reaches its daemon.
+      supersededNode,
+      exportedNode,
+      {
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'],
+        refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is ${node.status}, not RUNNING`, details: withStatus },
+      },
+    ],
+    change: {},
+  },
   markUnlocked: {
     name: 'unlock accepted',
     by: 'gateway',
@@ -452,6 +473,12 @@ export function decide(request: NodeRequest, node?: LifecycleNode, build?: Build
 export const refusedWhileBuilding = (type: RequestType) => ruleOf(type).checks.includes(buildRunning);
 
 export const refusalError = (r: Refusal) => new AppError(r.code, r.message, r.details);
+
+/** Throws the 409 of a node whose daemon may not be called now (the callDaemon rule). */
+export function requireDaemonCallable(node: LifecycleNode) {
+  const decision = decide({ type: 'callDaemon' }, node);
+  if (decision.outcome === 'refused') throw refusalError(decision.refusal);
+}
 
 /** Whether the node's daemon should be running now (what the reconcile loop keeps true). */
 export const daemonShouldRun = (node: Pick<Node, 'status' | 'desiredState'> & Partial<Pick<Node, 'supersededBy'>>) =>

@@ -7,10 +7,9 @@ import type { Database } from '../db/database.ts';
 import { findUserNode } from '../db/nodes.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { presentBuild, type ApiBuild } from './present.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
-import type { RlnClient } from '../rln/client.ts';
 import { answerJson, type RlnAnswer } from '../rln/answer.ts';
 import type { Node } from '../domain/nodes.ts';
+import type { NodeDaemons } from './node-daemons.ts';
 
 export const PROBE_TIMEOUT_MS = 1_500;
 
@@ -41,8 +40,8 @@ export interface NodeHealthReport {
 
 export interface NodeHealthDeps {
   db: Database;
-  rln: Pick<RlnClient, 'nodeInfo' | 'networkInfo'>;
-  endpointOf: (node: Node) => NodeEndpoint;
+  /** Each node's daemon, its RLN calls bound to its address (node-daemons.ts). */
+  daemons: Pick<NodeDaemons, 'of'>;
 }
 
 export class NodeHealth {
@@ -69,10 +68,10 @@ export class NodeHealth {
     const none = { latencyMs: null, httpStatus: null, error: null, network: null, height: null };
     if (node.status !== 'RUNNING') return { checked: false, answering: false, ...none };
     // A locked RLN answers only a few routes; /nodeinfo's 403 still proves it is up.
-    const endpoint = this.deps.endpointOf(node);
+    const daemon = this.deps.daemons.of(node);
     const started = performance.now();
     try {
-      const answer = node.locked ? await this.deps.rln.nodeInfo(endpoint, PROBE_TIMEOUT_MS) : await this.deps.rln.networkInfo(endpoint, PROBE_TIMEOUT_MS);
+      const answer = node.locked ? await daemon.nodeInfo(PROBE_TIMEOUT_MS) : await daemon.networkInfo(PROBE_TIMEOUT_MS);
       const latencyMs = Math.round((performance.now() - started) * 10) / 10;
       const info = !node.locked && answer.status === 200 ? parseNetworkInfo(answer) : undefined;
       return { checked: true, answering: true, ...none, latencyMs, httpStatus: answer.status, network: info?.network ?? null, height: info?.height ?? null };

@@ -8,20 +8,20 @@ import { AppError, nodeNotFound } from '../errors.ts';
 import type { NodeService } from './service.ts';
 import type { PasswordCheck } from './auto-unlock.ts';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
-import type { RlnClient } from '../rln/client.ts';
+import type { NodeDaemons } from './node-daemons.ts';
 import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../rln/answer.ts';
 import type { UnlockSettings } from '../rln/chain-settings.ts';
 import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../rln/unlock-body.ts';
 import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
 import type { Node } from '../domain/nodes.ts';
+import { requireDaemonCallable } from './lifecycle.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;
   config: UnlockSettings;
-  rln: Pick<RlnClient, 'unlock' | 'init' | 'nodeInfo'>;
   nodes: Pick<NodeService, 'markUnlocked' | 'markInitialized'>;
-  endpointOf: (node: Node) => NodeEndpoint;
+  /** Each node's daemon, its RLN calls bound to its address (node-daemons.ts). */
+  daemons: Pick<NodeDaemons, 'of'>;
   /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
   identity?: Pick<NodeIdentityWatch, 'reported'>;
   log: Logger;
@@ -29,24 +29,6 @@ export interface NodeUnlockerDeps {
 
 /** The node's answer to an unlock, and what the service warns about once it succeeded. */
 export type UnlockAnswer = RlnAnswer & { warnings: AnswerWarning[] };
-
-export function requireRunning(node: Node) {
-  // Stopping already (its stop build may not have run yet): nothing more reaches its daemon.
-  if (node.supersededBy) {
-    throw new AppError('node_superseded', `node ${node.id} was superseded by node ${node.supersededBy}, into which its wallet was restored; it does not run any more`, {
-      supersededBy: node.supersededBy,
-    });
-  }
-  // Its wallet left with its owner: nothing reaches this node's daemon again (nodes/lifecycle.ts).
-  if (node.status === 'EXPORTED') {
-    throw new AppError('node_exported', `node ${node.id} was exported: its wallet left with its owner's final backup, and it never runs here again`, {
-      status: node.status,
-    });
-  }
-  if (node.status !== 'RUNNING') {
-    throw new AppError('node_not_running', `node ${node.id} is ${node.status}, not RUNNING`, { status: node.status });
-  }
-}
 
 export class NodeUnlocker {
   constructor(private readonly deps: NodeUnlockerDeps) {}
@@ -58,7 +40,7 @@ export class NodeUnlocker {
       throw new AppError('invalid_request', `network is ${input.network}, but node ${node.id} runs on ${node.network}`);
     }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.imageVersion, config), config.unlockChainSettings);
-    const answer = await this.deps.rln.unlock(this.deps.endpointOf(node), body, extraHeaders);
+    const answer = await this.deps.daemons.of(node).unlock(body, extraHeaders);
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return { ...answer, warnings: await this.checkIdentity(node) };
@@ -71,13 +53,19 @@ export class NodeUnlocker {
   private async checkIdentity(node: Node): Promise<AnswerWarning[]> {
     if (!this.deps.identity) return [];
     try {
-      const info = await this.deps.rln.nodeInfo(this.deps.endpointOf(node));
+      const info = await this.deps.daemons.of(node).nodeInfo();
       if (!isSuccess(info.status)) return [];
       return await this.deps.identity.reported(node, answerJson(info)?.pubkey);
     } catch (err) {
       this.deps.log.warn({ err, nodeId: node.id }, 'could not read the node pubkey after an unlock');
       return [];
     }
+  }
+
+  /** An unlock with only a password whose refusal by the node is the service's error (backups unlock again what they locked). */
+  async unlockOrRefuse(node: Node, password: string): Promise<void> {
+    const answer = await this.unlock(node, { password });
+    if (!isSuccess(answer.status)) throw nodeRefusal(answer);
   }
 
   /**
@@ -109,10 +97,10 @@ export class NodeUnlocker {
   async initUserNode(userId: string, nodeId: string, password: string, recoveryPhrase?: string): Promise<{ mnemonic: string }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    requireRunning(node);
+    requireDaemonCallable(node);
     // A recovery phrase goes to the node and nowhere else (RLN's /init recovers the wallet from it).
     const body = recoveryPhrase === undefined ? { password } : { password, mnemonic: recoveryPhrase };
-    const answer = await this.deps.rln.init(this.deps.endpointOf(node), body);
+    const answer = await this.deps.daemons.of(node).init(body);
     if (!isSuccess(answer.status)) throw nodeRefusal(answer, 'initialise');
     await recordSafely(this.deps.log, node.id, 'initialized', () => this.deps.nodes.markInitialized(node.id));
     const mnemonic = answerJson(answer)?.mnemonic;
@@ -124,7 +112,7 @@ export class NodeUnlocker {
   async unlockUserNode(userId: string, nodeId: string, input: UnlockInput): Promise<{ warnings: AnswerWarning[] }> {
     const node = await findUserNode(this.deps.db, userId, nodeId);
     if (!node) throw nodeNotFound(nodeId);
-    requireRunning(node);
+    requireDaemonCallable(node);
     const answer = await this.unlock(node, input);
     if (!isSuccess(answer.status)) throw nodeRefusal(answer);
     return { warnings: answer.warnings };

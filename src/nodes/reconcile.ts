@@ -24,6 +24,11 @@ import { BackgroundLoop } from '../jobs/background-loop.ts';
 import { LeaderLease } from '../jobs/leader-lease.ts';
 import type { Node } from '../domain/nodes.ts';
 
+/** What the reconcile loop reports; implemented by metrics/service-metrics.ts. */
+export interface ReconcileMetrics {
+  reconcilePassed(seconds: number, nodes: number): void;
+}
+
 export interface ReconcilerOptions {
   db: Database;
   runtime: NodeRuntime;
@@ -33,8 +38,8 @@ export interface ReconcilerOptions {
   replicaId: string;
   /** How long the lease lasts unrenewed: how soon another replica takes over from a dead one. */
   leaseTtlMs?: number;
-  /** Told how long each full pass took and how many nodes it looked at (metrics/service-metrics.ts). */
-  onPass?: (seconds: number, nodes: number) => void;
+  /** Told how long each full pass took and how many nodes it looked at (metrics/service-metrics.ts); absent: nobody counts. */
+  metrics?: ReconcileMetrics;
   log: Logger;
 }
 
@@ -134,7 +139,7 @@ export class Reconciler {
       const nodes = await listNodesToReconcile(this.opts.db, others.slice(from, from + NODES_PER_PAGE));
       if (!(await this.reconcilePage(nodes, looked))) return;
     }
-    this.opts.onPass?.((performance.now() - started) / 1000, looked.size);
+    this.opts.metrics?.reconcilePassed((performance.now() - started) / 1000, looked.size);
     // Rollouts need no pass from here: every pass is a durable job (nodes/rollout-pass-job.ts).
     if (!(await this.lease.ensure())) return;
     if (Date.now() - this.lastHousekeeping > HOUSEKEEPING_EVERY_MS) {

@@ -22,6 +22,8 @@ import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeReq
 import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
 import { listUserNodePageJson, listUserNodesJson, type NodeListJsonOptions } from '../db/node-list-json.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
+import type { UnlockSeal } from '../secrets/unlock-seal.ts';
+import { restoreSealContext } from './restore-password.ts';
 
 /** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
 export interface IdempotencyKey {
@@ -32,7 +34,7 @@ export interface IdempotencyKey {
 export interface CreateNodeInput {
   name: string;
   network: Network;
-  /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.checkWebhookUrl). */
+  /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.webhooks). */
   settings?: { webhookUrl?: string | null };
   /** Create the node from one of the user's backups: its wallet is restored by the create build. */
   restore?: { backupId: string; password: string } & RestoreChoices;
@@ -65,10 +67,10 @@ export interface NodeServiceDeps {
   config: { nodeApiUrl: string; publicUrl: string; vssMaxBytesPerNode: number };
   /** What runs the nodes: a new node gets its ports from it. */
   runtime: Pick<NodeRuntime<Queryable>, 'assignPorts'>;
-  /** Every webhook URL passes this before it is stored, whoever calls the service. */
-  checkWebhookUrl: WebhookUrlCheck;
-  /** Seals a restore password for the node's create build (backups/restore-into-node.ts); absent: restores refused. */
-  sealRestorePassword?: (nodeId: string, password: string) => string;
+  /** Every webhook URL passes its check before it is stored, whoever calls the service (WebhookService). */
+  webhooks: { checkWebhookUrl: WebhookUrlCheck };
+  /** Seals a restore password for the node's create build (restore-password.ts); absent: restores refused. */
+  seal?: Pick<UnlockSeal, 'seal'>;
 }
 
 export class NodeService {
@@ -155,7 +157,7 @@ export class NodeService {
    */
   async createNode(userId: string, input: CreateNodeInput, idempotency?: IdempotencyKey): Promise<CreatedNode> {
     // Checked before anything is stored, and outside the transaction: it may wait on DNS.
-    const webhookUrl = await this.deps.checkWebhookUrl(input.settings?.webhookUrl);
+    const webhookUrl = await this.deps.webhooks.checkWebhookUrl(input.settings?.webhookUrl);
     const settings: NodeSettings = webhookUrl ? { webhookUrl } : {};
     return this.deps.db.transaction(async (tx) => {
       if (idempotency) {
@@ -195,7 +197,7 @@ export class NodeService {
         creation,
       );
       if (backup && input.restore) {
-        const sealedPassword = this.deps.sealRestorePassword!(node.id, input.restore.password);
+        const sealedPassword = this.deps.seal!.seal(input.restore.password, restoreSealContext(node.id));
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
       }
       // The wallet's last node is destroyed: this node holds the wallet from now on, for the next restore's fence.
@@ -225,7 +227,7 @@ export class NodeService {
 
   /** One of the user's finished backups, of the network the new node is on. */
   private async restorableBackup(tx: Queryable, userId: string, backupId: string, network: Network) {
-    if (!this.deps.sealRestorePassword) throw new AppError('service_unavailable', 'this service cannot restore backups');
+    if (!this.deps.seal) throw new AppError('service_unavailable', 'this service cannot restore backups');
     const backup = await findUserBackup(tx, userId, backupId);
     if (!backup) throw new AppError('backup_not_found', `backup ${backupId} was not found`);
     if (backup.status !== 'SUCCEEDED') {
@@ -297,7 +299,7 @@ export class NodeService {
    * an empty string or null removes it, undefined leaves it as it is.
    */
   async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null }): Promise<void> {
-    const webhookUrl = await this.deps.checkWebhookUrl(change.webhookUrl);
+    const webhookUrl = await this.deps.webhooks.checkWebhookUrl(change.webhookUrl);
     await this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl });
       await applyDecision(tx, node, decision);

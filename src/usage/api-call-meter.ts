@@ -51,7 +51,7 @@ export interface ApiCallMeterDeps {
    * most once per account, month and threshold in this process (notifications/ makes it once
    * across replicas). Off the requests' path: it runs after the batch, and may write.
    */
-  onThreshold?: (t: { accountId: string; month: string; calls: number; limit: number; percent: 80 | 100 }) => Promise<void>;
+  notifications?: { notifyApiCalls(t: { accountId: string; month: string; calls: number; limit: number; percent: 80 | 100 }): Promise<void> };
   now?: () => number;
 }
 
@@ -68,7 +68,7 @@ interface AccountCount {
   writing: number;
   /** The first read of the account's total, while it runs. */
   reading?: Promise<void>;
-  /** The highest share of its limit (80, 100) onThreshold was told of this month; 0: none. */
+  /** The highest share of its limit (80, 100) the notifications were told of this month; 0: none. */
   noticed: 0 | 80 | 100;
   /** Its members ('user:<id>') and tokens ('token:<id>') that called this month, for their caps. */
   callers: Map<string, CallerCount>;
@@ -401,10 +401,10 @@ export class ApiCallMeter {
     return [];
   }
 
-  /** Tells onThreshold of accounts whose written total reached 80% or 100% of their limit since it last did. */
+  /** Tells the notifications of accounts whose written total reached 80% or 100% of their limit since it last did. */
   private noticeThresholds(counts: MonthCounts, totals: readonly AccountCallTotal[]) {
-    const notify = this.deps.onThreshold;
-    if (!notify) return;
+    const notifications = this.deps.notifications;
+    if (!notifications) return;
     for (const t of totals) {
       const account = counts.accounts.get(t.accountId);
       if (!account || t.limit === null || t.limit === undefined || t.limit <= 0) continue;
@@ -412,7 +412,7 @@ export class ApiCallMeter {
       if (percent === 0 || percent <= account.noticed) continue;
       const before = account.noticed;
       account.noticed = percent;
-      notify({ accountId: t.accountId, month: counts.month, calls: t.calls, limit: t.limit, percent }).catch((err: unknown) => {
+      notifications.notifyApiCalls({ accountId: t.accountId, month: counts.month, calls: t.calls, limit: t.limit, percent }).catch((err: unknown) => {
         // Told again after the next batch: the notice's key keeps it to one email.
         if (account.noticed === percent) account.noticed = before;
         this.deps.log.error({ err, accountId: t.accountId, percent }, 'could not write the API call notice');

@@ -18,6 +18,8 @@ import { createBearerGateway } from '../../src/gateway/gateway-server.ts';
 import { NodeAccess } from '../../src/gateway/node-access.ts';
 import { RlnClient } from '../../src/rln/client.ts';
 import { NodeUnlocker } from '../../src/nodes/node-unlocker.ts';
+import { NodePaths } from '../../src/nodes/node-paths.ts';
+import { NodeDaemons } from '../../src/nodes/node-daemons.ts';
 import { databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import { freePort } from '../helpers/ports.ts';
 import { rawRequest, rawSocket } from './gateway-client.ts';
@@ -97,10 +99,14 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const log = pino({ level: 'trace' }, new Writable({ write: (c, _e, cb) => ((logText += c.toString()), cb()) }));
     rln = new RlnClient({ timeoutMs: 800, maxRequestBytes: MAX_REQUEST, maxResponseBytes: MAX_RESPONSE });
     // This test sets no webhook URL, so the check has nothing to refuse; it creates no node, so it needs no ports.
-    const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, checkWebhookUrl: async (url) => url });
-    const endpointOf = (node: { restPort: number | null }) => ({ host: '127.0.0.1', port: node.restPort! });
-    const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, rln, nodes, endpointOf, log });
-    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, unlocker, nodes, endpointOf, clientBackups: { clientBackupPath: (_nodeId, name) => `/nonexistent/${name}`, prepareClientBackups: async () => {} }, clientTimeoutMs: 1500, log });
+    const nodes = new NodeService({ db: db.db, config, runtime: { assignPorts: async () => undefined }, webhooks: { checkWebhookUrl: async (url) => url } });
+    const daemons = new NodeDaemons(
+      { endpoint: (spec) => ({ host: '127.0.0.1', port: spec.restPort! }), storageFiles: { clientBackupPath: (_nodeId, name) => `/nonexistent/${name}`, prepareClientBackups: async () => {} } },
+      rln,
+    );
+    const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, nodes, daemons, log });
+    const nodePaths = new NodePaths({ unlocker, nodes, daemons, log });
+    gateway = createBearerGateway({ access: new NodeAccess({ db: db.db, accounts }), rln, nodePaths, clientTimeoutMs: 1500, log });
     const port = await freePort();
     await new Promise<void>((r) => gateway.listen(port, '127.0.0.1', r));
     base = `http://127.0.0.1:${port}`;

@@ -42,7 +42,7 @@ describe(`a reconcile pass on ${databaseLabel()}`, () => {
 
   it('looks only at the nodes that should run and the daemons that run, and repairs both', async () => {
     const passes: number[] = [];
-    const reconciler = new Reconciler({ db, runtime, intervalMs: 60_000, destroyedRetentionHours: 1, replicaId: 'r1', onPass: (_s, n) => passes.push(n), log: createLogger('silent') });
+    const reconciler = new Reconciler({ db, runtime, intervalMs: 60_000, destroyedRetentionHours: 1, replicaId: 'r1', metrics: { reconcilePassed: (_s, n) => void passes.push(n) }, log: createLogger('silent') });
     await reconciler.reconcileOnce();
 
     // up and died (should run), stray and restored-from (run, should not); not the paused 600.

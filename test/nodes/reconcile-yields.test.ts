@@ -36,7 +36,7 @@ describe(`a reconcile pass over a large fleet on ${databaseLabel()}`, () => {
     const status = runtime.status.bind(runtime);
     runtime.status = (nodeId) => (asked++, status(nodeId));
     const passes: number[] = [];
-    const reconciler = new Reconciler({ db, runtime, intervalMs: 60_000, destroyedRetentionHours: 1, replicaId: 'r1', onPass: (_s, n) => passes.push(n), log: createLogger('silent') });
+    const reconciler = new Reconciler({ db, runtime, intervalMs: 60_000, destroyedRetentionHours: 1, replicaId: 'r1', metrics: { reconcilePassed: (_s, n) => void passes.push(n) }, log: createLogger('silent') });
     // What the event loop saw of the pass, each time it got a turn: how many nodes were asked so far.
     const seen: number[] = [];
     let watching = true;
