@@ -8,7 +8,8 @@ const ALONE = ['test/kubernetes/apiserver-restart.test.ts'];
 const DEPLOYING = ['test/deploy/service-on-cluster.test.ts', 'test/deploy/guide-recipe.test.ts'];
 // Drive Chromium, which aborts every request in flight (net::ERR_NETWORK_CHANGED) when the machine's
 // network changes, as it does each time the Kubernetes suites start or stop a pod (its veth on
-// cni0): they run after the suite, beside each other only, on a network that holds still.
+// cni0): they run after the suite, beside each other only, and each file first waits until the
+// pods the suite left terminating are gone (test/helpers/quiet-cluster-network.ts).
 const BROWSER = ['test/web/*-browser.test.ts', 'test/web/browser.test.ts'];
 
 export default defineConfig({
@@ -28,7 +29,7 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'browser', include: BROWSER, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'browser', include: BROWSER, setupFiles: ['test/helpers/quiet-cluster-network.ts'], sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'deploy-1', include: DEPLOYING.slice(0, 1), sequence: { groupOrder: 2 } } },
       { extends: true, test: { name: 'deploy-2', include: DEPLOYING.slice(1), sequence: { groupOrder: 3 } } },
       { extends: true, test: { name: 'alone', include: ALONE, sequence: { groupOrder: 4 } } },
