@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { createNodes } from '../helpers/tenants.ts';
+import { browserSteps } from '../helpers/browser-step.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -35,19 +36,7 @@ describe.skipIf(!hasChromium)(`account page in Chromium on ${databaseLabel()}`, 
   let invitationUrl: string;
   const memberEmail = `teammate-${Date.now()}@example.com`;
   const consoleLines: string[] = [];
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(
-      name,
-      async () => {
-        try {
-          await fn();
-        } catch (err) {
-          const pages = await Promise.all([ownerPage, memberPage].map(async (p) => `${p.url()}: ${(await p.locator('main').innerText().catch(() => '?')).slice(0, 400)}`));
-          throw new Error(`${(err as Error).message}\npages: ${pages.join(' | ')}\nconsole: ${consoleLines.slice(-20).join('\n')}`);
-        }
-      },
-      60_000,
-    );
+  const step = browserSteps(() => [ownerPage, memberPage], consoleLines, 60_000);
   const shot = (name: string, p: Page) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {

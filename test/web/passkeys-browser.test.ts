@@ -13,6 +13,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/serv
 import { databaseLabel } from '../helpers/database.ts';
 import { freePort } from '../helpers/ports.ts';
 import { addMember } from '../helpers/members.ts';
+import { browserSteps } from '../helpers/browser-step.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -47,19 +48,7 @@ describe.skipIf(!hasChromium)(`passkeys in Chromium on ${databaseLabel()}`, () =
   let memberPage: Page;
   let ownerAuthenticator: { cdp: CDPSession; authenticatorId: string };
   const consoleLines: string[] = [];
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(
-      name,
-      async () => {
-        try {
-          await fn();
-        } catch (err) {
-          const pages = await Promise.all([ownerPage, memberPage].map(async (p) => `${p.url()}: ${(await p.locator('main').innerText().catch(() => '?')).slice(0, 600)}`));
-          throw new Error(`${(err as Error).message}\npages: ${pages.join(' | ')}\nconsole: ${consoleLines.slice(-20).join('\n')}`);
-        }
-      },
-      90_000,
-    );
+  const step = browserSteps(() => [ownerPage, memberPage], consoleLines, 90_000);
   const shot = (name: string, p: Page) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const passwordSignIn = async (p: Page, user: TestUser) => {
     await p.context().clearCookies();

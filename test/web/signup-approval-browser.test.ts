@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { linkIn, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+import { browserSteps } from '../helpers/browser-step.ts';
 
 const run = promisify(execFile);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -36,19 +37,7 @@ describe.skipIf(!hasChromium)(`sign-up in approval mode in Chromium on ${databas
   const email = `applicant-${Date.now()}@example.com`;
   const consoleLines: string[] = [];
   const url = (path: string) => `${t.base}${path}`;
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(
-      name,
-      async () => {
-        try {
-          await fn();
-        } catch (err) {
-          const main = await page.locator('main').innerText().catch(() => '?');
-          throw new Error(`${(err as Error).message}\npage: ${page.url()}: ${main.slice(0, 400)}\nconsole: ${consoleLines.slice(-20).join('\n')}`);
-        }
-      },
-      60_000,
-    );
+  const step = browserSteps(() => [page], consoleLines, 60_000);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   const signIn = async () => {
     await page.goto(url('/sign-in'));

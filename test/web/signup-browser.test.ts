@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { linkIn, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+import { browserSteps } from '../helpers/browser-step.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -35,20 +36,7 @@ describe.skipIf(!hasChromium)(`sign-up in Chromium on ${databaseLabel()}`, () =>
   const consoleLines: string[] = [];
   const extraPages: Page[] = [];
   const url = (path: string) => `${t.base}${path}`;
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(
-      name,
-      async () => {
-        try {
-          await fn();
-        } catch (err) {
-          const pages = [page, ...extraPages];
-          const mains = await Promise.all(pages.map(async (p) => `${p.url()}: ${(await p.locator('main').innerText().catch(() => '?')).slice(0, 300)}`));
-          throw new Error(`${(err as Error).message}\npages: ${mains.join(' | ')}\nconsole: ${consoleLines.slice(-20).join('\n')}`);
-        }
-      },
-      60_000,
-    );
+  const step = browserSteps(() => [page, ...extraPages], consoleLines, 60_000);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
