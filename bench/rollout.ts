@@ -9,9 +9,9 @@ import { openPglite, openPostgres, type Database, type Queryable } from '../src/
 import { migrate } from '../src/db/migrate.ts';
 import { insertRelease } from '../src/db/releases.ts';
 import { ReleaseService } from '../src/releases/service.ts';
-import { rolloutPassJob } from '../src/releases/rollout-pass-job.ts';
+import { rolloutPassJob } from '../src/nodes/rollout/pass-job.ts';
 import { JobWorker } from '../src/jobs/worker.ts';
-import { buildJobs } from '../src/nodes/build-jobs.ts';
+import { buildJobs } from '../src/nodes/builds/build-jobs.ts';
 import { createLogger } from '../src/logger.ts';
 import { InMemoryRuntimeForTests } from '../src/runtime/in-memory-for-tests.ts';
 import { RlnClient } from '../src/rln/client.ts';

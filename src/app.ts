@@ -29,7 +29,7 @@ import { buildBackupService } from './composition/backups.ts';
 import { buildNodeCalls, type NodeCalls } from './composition/node-calls.ts';
 import { buildEventStreams, type EventStreams } from './composition/event-streams.ts';
 import { loadConfiguredUnlockSeal, warnAboutUnknownSealKeys } from './composition/unlock-seal.ts';
-import { AutoUnlockService } from './nodes/auto-unlock.ts';
+import { AutoUnlockService } from './nodes/unlock/auto-unlock.ts';
 import { checkReadiness } from './composition/readiness.ts';
 import { claimSoleReplica } from './composition/sole-replica.ts';
 import { REMEMBER_TOKENS_MS } from './accounts/remembered-tokens.ts';

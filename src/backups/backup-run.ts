@@ -18,9 +18,9 @@ import type { BackupNodeCalls } from './node-calls.ts';
 import type { Node } from '../domain/nodes.ts';
 import { decide } from '../nodes/lifecycle.ts';
 import { applyDecision } from '../nodes/transition.ts';
-import type { NodeUnlocker } from '../nodes/node-unlocker.ts';
+import type { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import type { NodeService } from '../nodes/service.ts';
-import type { AutoUnlockRequests } from '../nodes/auto-unlock-job.ts';
+import type { AutoUnlockRequests } from '../nodes/unlock/auto-unlock-job.ts';
 import type { NodeDaemons } from '../nodes/node-daemons.ts';
 
 export interface BackupRunDeps {

@@ -14,7 +14,7 @@ import { BACKUP_HEARTBEAT_MS, INTERRUPTED, type BackupMetrics } from './backup-r
 import { backupBlobKey, backupStagingDir, nodeFileName } from './backup-file.ts';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AutoUnlockRequests } from '../nodes/auto-unlock-job.ts';
+import type { AutoUnlockRequests } from '../nodes/unlock/auto-unlock-job.ts';
 
 export interface BackupJanitorOptions {
   db: Database;

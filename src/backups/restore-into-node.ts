@@ -16,10 +16,10 @@ import type { Logger } from '../logger.ts';
 import { AppError } from '../errors.ts';
 import { nodeFileName, placeBackupFile } from './backup-file.ts';
 import type { BackupNodeCalls, NodeRefusal } from './node-calls.ts';
-import type { BuildRestorer } from '../nodes/build-job.ts';
+import type { BuildRestorer } from '../nodes/builds/build-job.ts';
 import type { Node } from '../domain/nodes.ts';
 import type { NodeService } from '../nodes/service.ts';
-import { restoreSealContext } from '../nodes/restore-password.ts';
+import { restoreSealContext } from '../nodes/restore/restore-password.ts';
 
 /** Seals secrets under a key outside the database, bound to what they are for (secrets/unlock-seal.ts). */
 export type SecretSeal = Pick<UnlockSeal, 'seal' | 'open'>;

@@ -10,7 +10,7 @@ import { BackupService } from '../backups/service.ts';
 import type { BackupMetrics } from '../backups/backup-run.ts';
 import { rlnBackupCalls } from '../backups/rln-node-calls.ts';
 import type { Services } from './services.ts';
-import { AutoUnlockRequests } from '../nodes/auto-unlock-job.ts';
+import { AutoUnlockRequests } from '../nodes/unlock/auto-unlock-job.ts';
 
 export interface BackupCompositionDeps {
   db: Database;

@@ -2,7 +2,7 @@
 // kinds of sealed values a key rotation re-seals. A new use of the seal adds its store here.
 import { ConfigError, type Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { AUTO_UNLOCK_PASSWORDS } from '../nodes/auto-unlock.ts';
+import { AUTO_UNLOCK_PASSWORDS } from '../nodes/unlock/auto-unlock.ts';
 import { RESTORE_PASSWORDS } from '../backups/restore-into-node.ts';
 import { loadUnlockSeal, SealKeyFileError, type UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { SealedValueStore, UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
 import { headersToClient, type ClientFacts } from '../rln/forward-headers.ts';
 import { sendGatewayError, sendJson } from './gateway-reply.ts';
 import type { RlnClient } from '../rln/client.ts';
-import type { NodePathAnswer, NodePaths } from '../nodes/node-paths.ts';
+import type { NodePathAnswer, NodePaths } from '../nodes/paths/node-paths.ts';
 import type { Node } from '../domain/nodes.ts';
 
 export interface NodeRequestDeps {

@@ -13,7 +13,7 @@ import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import type { RlnClient } from '../rln/client.ts';
-import type { NodePaths } from '../nodes/node-paths.ts';
+import type { NodePaths } from '../nodes/paths/node-paths.ts';
 import { serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';

@@ -6,7 +6,7 @@ import type { Node } from '../domain/nodes.ts';
 import type { RlnAnswer } from '../rln/answer.ts';
 import type { CallOptions, RlnClient } from '../rln/client.ts';
 import type { NodeEndpoint, NodeRuntime, NodeStorageFiles } from '../runtime/types.ts';
-import { specOf } from './build-job.ts';
+import { specOf } from './builds/build-job.ts';
 
 type DaemonRuntime = Pick<NodeRuntime, 'endpoint'> & { storageFiles: Pick<NodeStorageFiles, 'clientBackupPath' | 'prepareClientBackups'> };
 type DaemonClient = Pick<RlnClient, 'call' | 'unlock' | 'init' | 'nodeInfo' | 'networkInfo'>;

@@ -6,14 +6,14 @@ import { lockAccountPlan } from '../db/plans.ts';
 import { requireRoomFor } from '../domain/plan-limits.ts';
 import { countsAsRunning } from '../domain/node-status-meaning.ts';
 import type { PlanDefinition } from '../domain/plans.ts';
-import { enqueueBuild } from './enqueue-build.ts';
+import { enqueueBuild } from './builds/enqueue-build.ts';
 import { countLiveNodes, countRunningNodes, findUserNode, findUserNodeStatus, listUserNodesWithBuilds, lockNode, lockUserNode, updateNode } from '../db/nodes.ts';
 import type { Network, NodeSettings, NodeStatus, Node } from '../domain/nodes.ts';
 import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { findUserBackup, tieUploadToNode } from '../db/backups.ts';
 import { insertNodeRestore } from '../db/node-restores.ts';
-import { checkRestoreFence, type RestoreChoices } from './restore-fence.ts';
+import { checkRestoreFence, type RestoreChoices } from './restore/restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
@@ -23,7 +23,7 @@ import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, typ
 import { listUserNodePageJson, listUserNodesJson, type NodeListJsonOptions } from '../db/node-list-json.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
-import { restoreSealContext } from './restore-password.ts';
+import { restoreSealContext } from './restore/restore-password.ts';
 
 /** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
 export interface IdempotencyKey {

@@ -14,7 +14,7 @@ import {
   updateRollout,
 } from '../db/rollouts.ts';
 import { AppError } from '../errors.ts';
-import { advanceRollout, runRolloutPass } from './rollout.ts';
+import { advanceRollout, runRolloutPass } from '../nodes/rollout/rollout.ts';
 
 // Image versions are RLN commit ids or release tags: keep them safe to put in paths and commands.
 export const VERSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -14,7 +14,7 @@ import { rawRequest } from '../gateway/gateway-client.ts';
 import { startRestartableServer } from '../logs/restartable-server.ts';
 import { startServer } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
-import { autoUnlockAssociatedData } from '../../src/nodes/auto-unlock.ts';
+import { autoUnlockAssociatedData } from '../../src/nodes/unlock/auto-unlock.ts';
 import type { Database } from '../../src/db/database.ts';
 
 const PASSWORD = 'auto-unlock-password-1';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { createNodes, createTenants } from '../helpers/tenants.ts';
-import { USER_BACKUP_PREFIX } from '../../src/nodes/backup-path.ts';
+import { USER_BACKUP_PREFIX } from '../../src/nodes/paths/backup-path.ts';
 import { rawRequest, tlsRequest, type ClientCredentials } from './gateway-client.ts';
 import { backUp } from '../backups/backup-helpers.ts';
 

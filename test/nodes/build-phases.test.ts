@@ -7,7 +7,7 @@ import type { Database } from '../../src/db/database.ts';
 import { findBuild, insertBuild } from '../../src/db/builds.ts';
 import { insertNode } from '../../src/db/nodes.ts';
 import { insertRelease } from '../../src/db/releases.ts';
-import { buildJob } from '../../src/nodes/build-job.ts';
+import { buildJob } from '../../src/nodes/builds/build-job.ts';
 import { buildPhaseOf, type BuildAction } from '../../src/domain/nodes.ts';
 import { InMemoryRuntimeForTests } from '../../src/runtime/in-memory-for-tests.ts';
 import { createLogger } from '../../src/logger.ts';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { insertRelease } from '../../src/db/releases.ts';
-import { Reconciler } from '../../src/nodes/reconcile.ts';
+import { Reconciler } from '../../src/nodes/upkeep/reconcile.ts';
 import { InMemoryRuntimeForTests } from '../../src/runtime/in-memory-for-tests.ts';
 import { createLogger } from '../../src/logger.ts';
 import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';

@@ -10,10 +10,10 @@ import { insertRelease } from '../../src/db/releases.ts';
 import { countRolloutNodes, enrolRolloutNodes, insertRollout, settleRolloutNode } from '../../src/db/rollouts.ts';
 import { insertUser } from '../../src/db/users.ts';
 import { createLogger } from '../../src/logger.ts';
-import { enqueueBuild } from '../../src/nodes/enqueue-build.ts';
-import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../src/nodes/rollout-pass-job.ts';
-import { rolloutPassJob } from '../../src/releases/rollout-pass-job.ts';
-import { WAITING_RECHECK_MS } from '../../src/releases/rollout.ts';
+import { enqueueBuild } from '../../src/nodes/builds/enqueue-build.ts';
+import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../src/nodes/rollout/enqueue-pass.ts';
+import { rolloutPassJob } from '../../src/nodes/rollout/pass-job.ts';
+import { WAITING_RECHECK_MS } from '../../src/nodes/rollout/rollout.ts';
 import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
 import type { Node } from '../../src/domain/nodes.ts';
 

@@ -8,7 +8,7 @@ import type { Database } from '../../src/db/database.ts';
 import { insertNode } from '../../src/db/nodes.ts';
 import { insertRelease } from '../../src/db/releases.ts';
 import { ReleaseService } from '../../src/releases/service.ts';
-import { ROLLOUT_UPGRADES_JOB, rolloutUpgradesJob } from '../../src/nodes/rollout-upgrades-job.ts';
+import { ROLLOUT_UPGRADES_JOB, rolloutUpgradesJob } from '../../src/nodes/rollout/upgrades-job.ts';
 import { InMemoryRuntimeForTests } from '../../src/runtime/in-memory-for-tests.ts';
 import type { NodeSpec } from '../../src/runtime/types.ts';
 import { createLogger } from '../../src/logger.ts';

@@ -1,18 +1,18 @@
 // The durable job that carries out one build. Every step is idempotent: after a crash at any
 // point the job runs again from the top and converges on the same result.
 import { Type } from '@sinclair/typebox';
-import type { Database } from '../db/database.ts';
-import { findBuild, setBuildPhase } from '../db/builds.ts';
-import { findNode } from '../db/nodes.ts';
-import type { Build, BuildAction, BuildStep, Node } from '../domain/nodes.ts';
-import type { NodeRequest } from './lifecycle.ts';
+import type { Database } from '../../db/database.ts';
+import { findBuild, setBuildPhase } from '../../db/builds.ts';
+import { findNode } from '../../db/nodes.ts';
+import type { Build, BuildAction, BuildStep, Node } from '../../domain/nodes.ts';
+import type { NodeRequest } from '../lifecycle.ts';
 import { changesImage, endBuilds, type BuildEnd } from './build-end.ts';
-import type { Logger } from '../logger.ts';
-import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../runtime/types.ts';
-import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
-import { declareJob } from '../jobs/job-declaration.ts';
-import { waitForDaemon } from './daemon-health.ts';
-import type { RlnClient } from '../rln/client.ts';
+import type { Logger } from '../../logger.ts';
+import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../../runtime/types.ts';
+import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
+import { declareJob } from '../../jobs/job-declaration.ts';
+import { waitForDaemon } from '../health/daemon-health.ts';
+import type { RlnClient } from '../../rln/client.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',

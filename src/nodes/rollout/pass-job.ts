@@ -3,11 +3,11 @@
 // still queued are marked done first, so the pass that follows, which sees every change committed
 // before it, answers them too; then the pass itself (rollout.ts), which asks for a later one when
 // it leaves the rollout waiting on busy nodes.
-import type { Database } from '../db/database.ts';
-import { absorbQueuedJobs } from '../db/jobs.ts';
-import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
-import type { Logger } from '../logger.ts';
-import { ROLLOUT_PASS_JOB, type RolloutPassPayload } from '../nodes/rollout-pass-job.ts';
+import type { Database } from '../../db/database.ts';
+import { absorbQueuedJobs } from '../../db/jobs.ts';
+import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
+import type { Logger } from '../../logger.ts';
+import { ROLLOUT_PASS_JOB, type RolloutPassPayload } from './enqueue-pass.ts';
 import { runRolloutPass } from './rollout.ts';
 
 export function rolloutPassJob(deps: { db: Database; log: Logger }): JobDefinition<RolloutPassPayload> {

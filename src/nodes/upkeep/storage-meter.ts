@@ -5,12 +5,12 @@
 //
 // Only nodes whose daemon runs are measured: on Kubernetes a stopped node's volume is mounted
 // nowhere, and a paused node's files do not grow. Its last measurement stays on it.
-import type { Database } from '../db/database.ts';
-import { recordNodeStorage } from '../db/node-storage.ts';
-import { BackgroundLoop } from '../jobs/background-loop.ts';
-import { LeaderLease } from '../jobs/leader-lease.ts';
-import type { Logger } from '../logger.ts';
-import type { NodeRuntime } from '../runtime/types.ts';
+import type { Database } from '../../db/database.ts';
+import { recordNodeStorage } from '../../db/node-storage.ts';
+import { BackgroundLoop } from '../../jobs/background-loop.ts';
+import { LeaderLease } from '../../jobs/leader-lease.ts';
+import type { Logger } from '../../logger.ts';
+import type { NodeRuntime } from '../../runtime/types.ts';
 
 export const STORAGE_METER_LEASE = 'storage-meter';
 const LEASE_TTL_MS = 60_000;

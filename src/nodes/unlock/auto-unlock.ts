@@ -3,17 +3,17 @@
 // database, and unlocks the node itself after every daemon start (the auto-unlock job,
 // auto-unlock-job.ts). A password the node refuses later (changed on the node) turns it off, with
 // a NODE_AUTO_UNLOCK_DISABLED event. docs/API.md "Automatic unlock" states who can unlock what.
-import type { Database } from '../db/database.ts';
-import { findNode, findUserNode, lockNode, lockUserNode } from '../db/nodes.ts';
-import { listSealedAutoUnlockPasswords, replaceSealedAutoUnlockPassword } from '../db/auto-unlock.ts';
-import { AppError, nodeNotFound } from '../errors.ts';
-import type { Logger } from '../logger.ts';
-import { SealError, type UnlockSeal } from '../secrets/unlock-seal.ts';
-import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
-import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
-import { applyDecision } from './transition.ts';
-import type { Node } from '../domain/nodes.ts';
+import type { Database } from '../../db/database.ts';
+import { findNode, findUserNode, lockNode, lockUserNode } from '../../db/nodes.ts';
+import { listSealedAutoUnlockPasswords, replaceSealedAutoUnlockPassword } from '../../db/auto-unlock.ts';
+import { AppError, nodeNotFound } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { SealError, type UnlockSeal } from '../../secrets/unlock-seal.ts';
+import type { SealedValueStore } from '../../secrets/unlock-seal-keys.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import { decide, refusalError, type NodeRequest } from '../lifecycle.ts';
+import { applyDecision } from '../transition.ts';
+import type { Node } from '../../domain/nodes.ts';
 import type { NodeUnlocker } from './node-unlocker.ts';
 
 /**

@@ -2,19 +2,19 @@
 // chain-sync, indexer and proxy settings, sent to the node, and on success the node is recorded
 // as unlocked. Used by both gateways (which pass the node's answer through) and by the management
 // API's POST /api/nodes/{id}/unlock (which turns a refusal into one of its error codes).
-import type { Database } from '../db/database.ts';
-import { findUserNode } from '../db/nodes.ts';
-import { AppError, nodeNotFound } from '../errors.ts';
-import type { NodeService } from './service.ts';
+import type { Database } from '../../db/database.ts';
+import { findUserNode } from '../../db/nodes.ts';
+import { AppError, nodeNotFound } from '../../errors.ts';
+import type { NodeService } from '../service.ts';
 import type { PasswordCheck } from './auto-unlock.ts';
-import type { Logger } from '../logger.ts';
-import type { NodeDaemons } from './node-daemons.ts';
-import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../rln/answer.ts';
-import type { UnlockSettings } from '../rln/chain-settings.ts';
-import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../rln/unlock-body.ts';
+import type { Logger } from '../../logger.ts';
+import type { NodeDaemons } from '../node-daemons.ts';
+import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../../rln/answer.ts';
+import type { UnlockSettings } from '../../rln/chain-settings.ts';
+import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../../rln/unlock-body.ts';
 import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
-import type { Node } from '../domain/nodes.ts';
-import { requireDaemonCallable } from './lifecycle.ts';
+import type { Node } from '../../domain/nodes.ts';
+import { requireDaemonCallable } from '../lifecycle.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;

@@ -13,8 +13,8 @@
 // The name is prefixed with USER_BACKUP_PREFIX: it cannot name one of the service's backup vehicles
 // (`rln-cloud-backup-<32 hex>`). No symbolic link can be in the way: the name is one segment
 // without `/`, and nothing a client can call creates a link in the node's folders.
-import { AppError } from '../errors.ts';
-import { CLIENT_BACKUP_PREFIX } from '../runtime/types.ts';
+import { AppError } from '../../errors.ts';
+import { CLIENT_BACKUP_PREFIX } from '../../runtime/types.ts';
 
 export const USER_BACKUP_PREFIX = CLIENT_BACKUP_PREFIX;
 

@@ -6,21 +6,21 @@
 // the status document needs a daemon that may be called (the lifecycle's callDaemon rule).
 //
 // The gateway keeps what is HTTP: it reads the body when asked, writes the answer, and forwards.
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { ApiNode } from '../domain/node-answer.ts';
-import type { Node } from '../domain/nodes.ts';
-import { AppError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
-import { isSuccess, type RlnAnswer } from '../rln/answer.ts';
-import type { ClientFacts } from '../rln/forward-headers.ts';
-import { parseUnlockInput } from '../rln/unlock-body.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
-import type { NodeDaemons } from './node-daemons.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { ApiNode } from '../../domain/node-answer.ts';
+import type { Node } from '../../domain/nodes.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { isSuccess, type RlnAnswer } from '../../rln/answer.ts';
+import type { ClientFacts } from '../../rln/forward-headers.ts';
+import { parseUnlockInput } from '../../rln/unlock-body.ts';
+import type { NodeEndpoint } from '../../runtime/types.ts';
+import type { NodeDaemons } from '../node-daemons.ts';
 import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
-import { requireDaemonCallable } from './lifecycle.ts';
-import type { AnswerWarning } from './node-identity.ts';
-import { recordSafely, type NodeUnlocker } from './node-unlocker.ts';
-import type { NodeService } from './service.ts';
+import { requireDaemonCallable } from '../lifecycle.ts';
+import type { AnswerWarning } from '../unlock/node-identity.ts';
+import { recordSafely, type NodeUnlocker } from '../unlock/node-unlocker.ts';
+import type { NodeService } from '../service.ts';
 
 export interface NodePathsDeps {
   unlocker: Pick<NodeUnlocker, 'unlock'>;

@@ -3,12 +3,12 @@
 // Written for many nodes at once; the single-node form uses the same statements. A rollout's
 // upgrades are carried out in batches, a job for many builds (still a build exactly when its job).
 // What the node becomes meanwhile is the lifecycle table's to say (decide() in lifecycle.ts).
-import type { Queryable } from '../db/database.ts';
-import { insertBuilds } from '../db/builds.ts';
-import type { Build, BuildAction, Node } from '../domain/nodes.ts';
-import { insertJobs } from '../db/jobs.ts';
+import type { Queryable } from '../../db/database.ts';
+import { insertBuilds } from '../../db/builds.ts';
+import type { Build, BuildAction, Node } from '../../domain/nodes.ts';
+import { insertJobs } from '../../db/jobs.ts';
 import { BUILD_JOB } from './build-job.ts';
-import { ROLLOUT_UPGRADES_JOB, UPGRADE_BATCH_SIZE } from './rollout-upgrades-job.ts';
+import { ROLLOUT_UPGRADES_JOB, UPGRADE_BATCH_SIZE } from '../rollout/upgrades-job.ts';
 
 export async function enqueueBuild(tx: Queryable, node: Node, action: BuildAction, imageVersion: string): Promise<Build> {
   return (await enqueueBuilds(tx, [node], action, imageVersion))[0]!;

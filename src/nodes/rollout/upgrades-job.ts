@@ -9,14 +9,14 @@
 // Like the build job, every step is idempotent: after a crash the job runs again from the top, and
 // only the builds still in progress are carried out again.
 import { Type } from '@sinclair/typebox';
-import { findOpenBuilds, setBuildPhases } from '../db/builds.ts';
-import type { Queryable } from '../db/database.ts';
-import { findNodes } from '../db/nodes.ts';
-import type { Build, BuildStep } from '../domain/nodes.ts';
-import { declareJob } from '../jobs/job-declaration.ts';
-import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
-import { endBuilds } from './build-end.ts';
-import { replaceImage, type BuildJobDeps } from './build-job.ts';
+import { findOpenBuilds, setBuildPhases } from '../../db/builds.ts';
+import type { Queryable } from '../../db/database.ts';
+import { findNodes } from '../../db/nodes.ts';
+import type { Build, BuildStep } from '../../domain/nodes.ts';
+import { declareJob } from '../../jobs/job-declaration.ts';
+import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
+import { endBuilds } from '../builds/build-end.ts';
+import { replaceImage, type BuildJobDeps } from '../builds/build-job.ts';
 
 /** Upgrades carried out by one job; a pass starting more enqueues several. */
 export const UPGRADE_BATCH_SIZE = 50;

@@ -9,9 +9,9 @@
 // for. A burst of finished upgrades thus costs a few passes, not one each; and since the request
 // commits with the build, a crash cannot lose it.
 import { Type } from '@sinclair/typebox';
-import type { Queryable } from '../db/database.ts';
-import { insertJob } from '../db/jobs.ts';
-import { declareJob } from '../jobs/job-declaration.ts';
+import type { Queryable } from '../../db/database.ts';
+import { insertJob } from '../../db/jobs.ts';
+import { declareJob } from '../../jobs/job-declaration.ts';
 
 export const ROLLOUT_PASS_JOB = declareJob({
   kind: 'release.rollout-pass',

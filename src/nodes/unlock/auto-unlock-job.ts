@@ -4,16 +4,16 @@
 // which also covers a restart of the whole service. A new node is left out by nature: it has no
 // wallet, so it cannot have automatic unlock on.
 import { Type } from '@sinclair/typebox';
-import type { Queryable } from '../db/database.ts';
-import { insertJob } from '../db/jobs.ts';
-import { declareJob } from '../jobs/job-declaration.ts';
-import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
-import type { Database } from '../db/database.ts';
-import { findNode } from '../db/nodes.ts';
-import type { Logger } from '../logger.ts';
+import type { Queryable } from '../../db/database.ts';
+import { insertJob } from '../../db/jobs.ts';
+import { declareJob } from '../../jobs/job-declaration.ts';
+import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
+import type { Database } from '../../db/database.ts';
+import { findNode } from '../../db/nodes.ts';
+import type { Logger } from '../../logger.ts';
 import type { AutoUnlockService } from './auto-unlock.ts';
-import { daemonShouldRun } from './lifecycle.ts';
-import type { Node } from '../domain/nodes.ts';
+import { daemonShouldRun } from '../lifecycle.ts';
+import type { Node } from '../../domain/nodes.ts';
 
 export const AUTO_UNLOCK_JOB = declareJob({
   kind: 'node.auto-unlock',

@@ -12,11 +12,11 @@
 //
 // A wallet exported (POST /api/nodes/{id}/export) left with its owner: the customer's copy is the
 // only live one, so no backup of it is restored here again, whatever became of its node since.
-import type { Queryable } from '../db/database.ts';
-import { anyNodeExported, lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../db/backups.ts';
-import { lockNode } from '../db/nodes.ts';
-import { AppError } from '../errors.ts';
-import type { Node } from '../domain/nodes.ts';
+import type { Queryable } from '../../db/database.ts';
+import { anyNodeExported, lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../../db/backups.ts';
+import { lockNode } from '../../db/nodes.ts';
+import { AppError } from '../../errors.ts';
+import type { Node } from '../../domain/nodes.ts';
 
 export interface RestoreChoices {
   /** Stop the node that holds the wallet now and fence it for good, rather than refuse. */

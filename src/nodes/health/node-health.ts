@@ -2,14 +2,14 @@
 // the daemon's own, asked for there and then: does it answer, how fast, and for an unlocked node
 // its chain height (`/networkinfo`). A slow or dead daemon costs the caller at most
 // PROBE_TIMEOUT_MS; the answer then says so instead of waiting.
-import { buildsByNode } from '../db/builds.ts';
-import type { Database } from '../db/database.ts';
-import { findUserNode } from '../db/nodes.ts';
-import { AppError, nodeNotFound } from '../errors.ts';
-import { presentBuild, type ApiBuild } from './present.ts';
-import { answerJson, type RlnAnswer } from '../rln/answer.ts';
-import type { Node } from '../domain/nodes.ts';
-import type { NodeDaemons } from './node-daemons.ts';
+import { buildsByNode } from '../../db/builds.ts';
+import type { Database } from '../../db/database.ts';
+import { findUserNode } from '../../db/nodes.ts';
+import { AppError, nodeNotFound } from '../../errors.ts';
+import { presentBuild, type ApiBuild } from '../present.ts';
+import { answerJson, type RlnAnswer } from '../../rln/answer.ts';
+import type { Node } from '../../domain/nodes.ts';
+import type { NodeDaemons } from '../node-daemons.ts';
 
 export const PROBE_TIMEOUT_MS = 1_500;
 

@@ -1,7 +1,7 @@
 // Decides when a freshly started daemon is up: it is up once its REST API answers anything at
 // all (a fresh node answers 403 "Node is locked", which is a healthy daemon).
-import type { RlnClient } from '../rln/client.ts';
-import type { NodeEndpoint } from '../runtime/types.ts';
+import type { RlnClient } from '../../rln/client.ts';
+import type { NodeEndpoint } from '../../runtime/types.ts';
 
 const PROBE_TIMEOUT_MS = 1_000;
 

@@ -8,8 +8,8 @@
 // of its own, or locked at that moment) says so (`waiting`): no upgrade will settle to ask for the
 // next pass, so its caller asks for one later. Which candidates take the upgrade is the lifecycle
 // table's to say (rolloutUpgrade in nodes/lifecycle.ts).
-import type { Queryable } from '../db/database.ts';
-import { latestRelease } from '../db/releases.ts';
+import type { Queryable } from '../../db/database.ts';
+import { latestRelease } from '../../db/releases.ts';
 import {
   countRolloutNodes,
   lockRollout,
@@ -18,12 +18,12 @@ import {
   skipPendingRolloutNodes,
   updateRollout,
   type RolloutNodeState,
-} from '../db/rollouts.ts';
-import { enqueueRolloutUpgrades } from '../nodes/enqueue-build.ts';
-import { enqueueRolloutPass } from '../nodes/rollout-pass-job.ts';
-import { decide, type RefusalCode } from '../nodes/lifecycle.ts';
-import { changeNodes, type NodeChange } from '../nodes/transition.ts';
-import type { Node } from '../domain/nodes.ts';
+} from '../../db/rollouts.ts';
+import { enqueueRolloutUpgrades } from '../builds/enqueue-build.ts';
+import { enqueueRolloutPass } from './enqueue-pass.ts';
+import { decide, type RefusalCode } from '../lifecycle.ts';
+import { changeNodes, type NodeChange } from '../transition.ts';
+import type { Node } from '../../domain/nodes.ts';
 
 
 // A PAUSED node is upgraded by its next start (startNode applies the latest version); a node

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 import { confineBackupBody, USER_BACKUP_PREFIX } from './backup-path.ts';
 
 const pathFor = (name: string) => `/data/storage/${name}`;

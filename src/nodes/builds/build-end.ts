@@ -2,16 +2,16 @@
 // the events it causes, in one transaction for any number of builds. The build job ends one; a
 // batch of a rollout's upgrades (rollout-upgrades-job.ts) ends together, so a thousand upgrades
 // cost a few dozen transactions, not a thousand.
-import type { Queryable } from '../db/database.ts';
-import { buildKey, finishBuilds } from '../db/builds.ts';
-import { lockNodes } from '../db/nodes.ts';
-import { settleRolloutNodes } from '../db/rollouts.ts';
-import type { NodeEventInput } from '../db/node-events.ts';
-import type { Build, Node } from '../domain/nodes.ts';
-import { decide, refusalError, type NodeRequest } from './lifecycle.ts';
-import { changeNodes, type NodeChange } from './transition.ts';
-import { enqueueAutoUnlock } from './auto-unlock-job.ts';
-import { enqueueRolloutPass } from './rollout-pass-job.ts';
+import type { Queryable } from '../../db/database.ts';
+import { buildKey, finishBuilds } from '../../db/builds.ts';
+import { lockNodes } from '../../db/nodes.ts';
+import { settleRolloutNodes } from '../../db/rollouts.ts';
+import type { NodeEventInput } from '../../db/node-events.ts';
+import type { Build, Node } from '../../domain/nodes.ts';
+import { decide, refusalError, type NodeRequest } from '../lifecycle.ts';
+import { changeNodes, type NodeChange } from '../transition.ts';
+import { enqueueAutoUnlock } from '../unlock/auto-unlock-job.ts';
+import { enqueueRolloutPass } from '../rollout/enqueue-pass.ts';
 import type { BuildJobDeps } from './build-job.ts';
 
 /** How a build ended: its status, what happened to the node (the lifecycle table's name), and why it failed. */

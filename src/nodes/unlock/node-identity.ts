@@ -4,11 +4,11 @@
 // known once it is unlocked (RLN's /nodeinfo answers only then), so the check runs after every
 // successful unlock: the pubkey is recorded, and another live node with the same one is warned
 // about in the unlock's answer, as a node event (webhooks, the timeline) and in the audit trail.
-import type { Database } from '../db/database.ts';
-import { recordNodePubkey } from '../db/node-pubkeys.ts';
-import { recordNodeEvent } from '../db/node-events.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Logger } from '../logger.ts';
+import type { Database } from '../../db/database.ts';
+import { recordNodePubkey } from '../../db/node-pubkeys.ts';
+import { recordNodeEvent } from '../../db/node-events.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Logger } from '../../logger.ts';
 
 /** A warning attached to an answer that succeeded; `code` is stable, `message` for people. */
 export interface AnswerWarning {

@@ -9,20 +9,20 @@
 // dying, at once when it stops cleanly. Every replica still records the restarts its runtime
 // reports (a node that came back is locked): that is one row change under the row's lock, the
 // same whoever makes it.
-import type { Database } from '../db/database.ts';
-import { listNodesThatShouldRun, listNodesToReconcile, lockNode, purgeDestroyedNodes } from '../db/nodes.ts';
-import { purgeExpiredIdempotencyKeys } from '../db/idempotency.ts';
-import { purgeDeletedAccounts } from '../db/account-deletion.ts';
-import { purgeFinishedJobs } from '../db/jobs.ts';
-import { applyDecision } from './transition.ts';
-import { daemonShouldRun, decide } from './lifecycle.ts';
-import type { Logger } from '../logger.ts';
-import type { NodeRuntime } from '../runtime/types.ts';
-import { specOf } from './build-job.ts';
-import { enqueueAutoUnlock } from './auto-unlock-job.ts';
-import { BackgroundLoop } from '../jobs/background-loop.ts';
-import { LeaderLease } from '../jobs/leader-lease.ts';
-import type { Node } from '../domain/nodes.ts';
+import type { Database } from '../../db/database.ts';
+import { listNodesThatShouldRun, listNodesToReconcile, lockNode, purgeDestroyedNodes } from '../../db/nodes.ts';
+import { purgeExpiredIdempotencyKeys } from '../../db/idempotency.ts';
+import { purgeDeletedAccounts } from '../../db/account-deletion.ts';
+import { purgeFinishedJobs } from '../../db/jobs.ts';
+import { applyDecision } from '../transition.ts';
+import { daemonShouldRun, decide } from '../lifecycle.ts';
+import type { Logger } from '../../logger.ts';
+import type { NodeRuntime } from '../../runtime/types.ts';
+import { specOf } from '../builds/build-job.ts';
+import { enqueueAutoUnlock } from '../unlock/auto-unlock-job.ts';
+import { BackgroundLoop } from '../../jobs/background-loop.ts';
+import { LeaderLease } from '../../jobs/leader-lease.ts';
+import type { Node } from '../../domain/nodes.ts';
 
 /** What the reconcile loop reports; implemented by metrics/service-metrics.ts. */
 export interface ReconcileMetrics {
