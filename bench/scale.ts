@@ -37,7 +37,7 @@ const LOAD_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 export const LIST_RATE = 20;
 export const GET_RATE = 200;
 // A fleet's rollout runs hundreds of upgrades at once: the failure budget, not the concurrency,
-// bounds what a bad release breaks (releases/rollout.ts, inFlightLimit), measured below too.
+// bounds what a bad release breaks (nodes/rollout/rollout.ts, inFlightLimit), measured below too.
 const ROLLOUT_CONCURRENCY = Number(process.env.BENCH_ROLLOUT_CONCURRENCY ?? 250);
 const FAILURE_BUDGET = 10;
 

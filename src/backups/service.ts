@@ -132,7 +132,7 @@ export class BackupService {
    * recorded only once whole, refused past BACKUP_UPLOAD_MAX_BYTES and past the user's upload quota
    * (BACKUP_UPLOAD_QUOTA_BYTES, BACKUP_UPLOAD_QUOTA_COUNT). The service cannot read the file (the
    * node checks it on /restore, with the password), but it recognises one of the user's own node
-   * backups by its SHA-256: the upload is then tied to that node (nodes/restore-fence.ts) and of its
+   * backups by its SHA-256: the upload is then tied to that node (nodes/restore/restore-fence.ts) and of its
    * network. Any other file must say which network it is for (`network`).
    */
   async uploadBackup(userId: string, source: AsyncIterable<Uint8Array>, declared: { network?: Network; sizeBytes?: number } = {}): Promise<ApiBackup> {

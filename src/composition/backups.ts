@@ -1,6 +1,6 @@
 // Composition of backups: the service that runs them calls the nodes through the RLN client,
 // unlocks them through the same unlock as the gateways (composition/node-calls.ts) and asks for
-// the automatic unlock of a node it left locked (nodes/auto-unlock-job.ts).
+// the automatic unlock of a node it left locked (nodes/unlock/auto-unlock-job.ts).
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';

@@ -40,7 +40,7 @@ export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeC
   const settings = config.nodeAccess;
   const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
   const daemons = new NodeDaemons(runtime, rln);
-  // After every unlock: does another live node run the same wallet? (nodes/node-identity.ts)
+  // After every unlock: does another live node run the same wallet? (nodes/unlock/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
   const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, log });
   const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });

@@ -1,5 +1,5 @@
 // The node pubkey each node's daemon reported after its last unlock (nodes.node_pubkey, migration
-// 0018): how the service notices two live nodes running one wallet (nodes/node-identity.ts).
+// 0018): how the service notices two live nodes running one wallet (nodes/unlock/node-identity.ts).
 import type { Queryable } from './database.ts';
 
 export interface NodeSharingPubkey {

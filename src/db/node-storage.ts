@@ -1,4 +1,4 @@
-// Nodes' storage use as measured (nodes/storage-meter.ts), kept on the node's row.
+// Nodes' storage use as measured (nodes/upkeep/storage-meter.ts), kept on the node's row.
 import type { Queryable } from './database.ts';
 import type { NodeStorageUse } from '../domain/nodes.ts';
 

@@ -8,7 +8,7 @@ export const NODE_EVENT_TYPES = [
   'NODE_UPGRADE_AVAILABLE',
   'NODE_UPGRADE_COMPLETED',
   'NODE_UPGRADE_FAILED',
-  /** The service turned automatic unlock off by itself: details.reason (nodes/auto-unlock.ts). */
+  /** The service turned automatic unlock off by itself: details.reason (nodes/unlock/auto-unlock.ts). */
   'NODE_AUTO_UNLOCK_DISABLED',
   'LOG_EXPORT_READY',
   'NODE_BACKUP_COMPLETED',
@@ -20,7 +20,7 @@ export const NODE_EVENT_TYPES = [
   'NODE_EXPORTED',
   /**
    * After an unlock the node reported a node pubkey another live node of the service reports too:
-   * one wallet on two nodes (nodes/node-identity.ts). details: pubkey, sharedWith (your nodes),
+   * one wallet on two nodes (nodes/unlock/node-identity.ts). details: pubkey, sharedWith (your nodes),
    * otherAccounts (how many nodes of other accounts).
    */
   'NODE_IDENTITY_SHARED',

@@ -37,7 +37,7 @@ export interface Node {
   createdAt: Date;
   updatedAt: Date;
   destroyedAt: Date | null;
-  /** Its storage use as last measured (nodes/storage-meter.ts); null until the first measurement. */
+  /** Its storage use as last measured (nodes/upkeep/storage-meter.ts); null until the first measurement. */
   storage: NodeStorageUse | null;
   /** What its VSS store holds, as last measured (vss/vss-janitor.ts); null while it has none measured. */
   vss: NodeVssUse | null;
@@ -67,7 +67,7 @@ export const BUILD_STATUSES = ['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
 export type BuildStatus = (typeof BUILD_STATUSES)[number];
 
 /**
- * What a build in progress is doing now, step by step as nodes/build-job.ts carries it out
+ * What a build in progress is doing now, step by step as nodes/builds/build-job.ts carries it out
  * (stored, migration 0018). QUEUED: recorded, waiting for a worker. A finished build's phase is
  * its outcome: DONE or FAILED.
  */
@@ -88,7 +88,7 @@ export interface Build {
   /** What the node ran before (an upgrade's rollback target); null where nothing ran before. */
   previousImageVersion: string | null;
   error: string | null;
-  /** The step a build in progress is on (nodes/build-job.ts); null before the first, and kept once finished. */
+  /** The step a build in progress is on (nodes/builds/build-job.ts); null before the first, and kept once finished. */
   phase: BuildStep | null;
   startedAt: Date;
   finishedAt: Date | null;

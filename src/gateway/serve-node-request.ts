@@ -1,5 +1,5 @@
 // What both gateways do once they know the caller may use the node: ask nodes/ what the node's path
-// means (nodes/node-paths.ts: the status document, the unlock, the confined backup paths, the calls
+// means (nodes/paths/node-paths.ts: the status document, the unlock, the confined backup paths, the calls
 // recorded), then write its answer or forward the request as it came. Reading the body and writing
 // the answer are the gateway's; what they mean is the node's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,7 +28,7 @@ export interface NodeRequest {
   member?: { userId: string; email: string };
 }
 
-/** Where the gateways' unlock carries the service's warnings (nodes/node-identity.ts), one per header line. */
+/** Where the gateways' unlock carries the service's warnings (nodes/unlock/node-identity.ts), one per header line. */
 export const WARNING_HEADER = 'x-rln-cloud-warning';
 
 /**

@@ -1,5 +1,5 @@
 // Composition of node access: the two gateway listeners, given the certificate authority, the RLN
-// client and what a node's path means (nodes/node-paths.ts), built by the composition root
+// client and what a node's path means (nodes/paths/node-paths.ts), built by the composition root
 // (composition/node-calls.ts). Started by app.ts;
 // stop() drains both listeners (see http/drain.ts); the RLN client is closed by its owner.
 import { X509Certificate } from 'node:crypto';

@@ -10,7 +10,7 @@ export type CorsPolicy = { origins: '*' } | { origins: ReadonlySet<string> };
 export const PREFLIGHT_MAX_AGE_S = 600;
 const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 // What a script may read of an answer beyond the CORS-safelisted headers.
-// x-rln-cloud-warning: the gateways' unlock warns in it (nodes/node-identity.ts).
+// x-rln-cloud-warning: the gateways' unlock warns in it (nodes/unlock/node-identity.ts).
 const EXPOSED_HEADERS = 'x-request-id, retry-after, content-disposition, x-rln-cloud-warning';
 
 /** `*`, `none`, or comma-separated origins (`https://wallet.example`); undefined when malformed. */

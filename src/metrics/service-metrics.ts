@@ -1,7 +1,7 @@
 // The metrics of one running service: its own registry (never prom-client's global one, so several
 // servers in one process keep theirs apart), the database with its statements timed, and the hooks
 // the parts report through. Each part declares the few calls it makes (BuildMetrics in
-// nodes/build-job.ts, JobMetrics in jobs/worker.ts, ...) and is handed this object by the
+// nodes/builds/build-job.ts, JobMetrics in jobs/worker.ts, ...) and is handed this object by the
 // composition root: no part but this one knows prom-client.
 import { Registry } from 'prom-client';
 import type { Database } from '../db/database.ts';

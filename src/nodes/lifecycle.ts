@@ -19,7 +19,7 @@ export type NodeRequest =
   | { type: 'destroy' }
   /** undefined leaves the URL as it is, null removes it. */
   | { type: 'updateSettings'; webhookUrl: string | null | undefined }
-  /** The password, checked against the node (nodes/auto-unlock.ts) and sealed. */
+  /** The password, checked against the node (nodes/unlock/auto-unlock.ts) and sealed. */
   | { type: 'enableAutoUnlock'; sealed: string }
   | { type: 'disableAutoUnlock' }
   /** The node leaves with its owner: a final backup (backups/export.ts), judged before it starts. */

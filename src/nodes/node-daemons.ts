@@ -20,7 +20,7 @@ export interface NodeDaemon {
   init(body: { password: string; mnemonic?: string }): Promise<RlnAnswer>;
   nodeInfo(timeoutMs?: number): Promise<RlnAnswer>;
   networkInfo(timeoutMs?: number): Promise<RlnAnswer>;
-  /** A backup a client keeps on the node, as the daemon sees its path (nodes/backup-path.ts). */
+  /** A backup a client keeps on the node, as the daemon sees its path (nodes/paths/backup-path.ts). */
   clientBackupPath(fileName: string): string;
   /** The client backups folder exists, with what an older version kept in the storage moved into it. */
   prepareClientBackups(): Promise<void>;

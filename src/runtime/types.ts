@@ -165,7 +165,7 @@ export interface StorageMeasurement {
 
 /** The folder beside a node's storage directory (same parent, same volume) that holds client backups. */
 export const CLIENT_BACKUPS_DIR = 'client-backups';
-/** The prefix of the client backups' file names (nodes/backup-path.ts): what is moved out of the storage directory. */
+/** The prefix of the client backups' file names (nodes/paths/backup-path.ts): what is moved out of the storage directory. */
 export const CLIENT_BACKUP_PREFIX = 'rln-cloud-backup-user-';
 
 /** A storage file that is not there (a backup the daemon did not write, a node without storage). */

@@ -1,4 +1,4 @@
-// A node's storage use is measured while it runs (nodes/storage-meter.ts) and shown on the node
+// A node's storage use is measured while it runs (nodes/upkeep/storage-meter.ts) and shown on the node
 // (GET /api/nodes/{id} and the list, `storage`) and in the rlncloud_node_storage_fullest_ratio
 // gauge. Process runtime, over the node's real files: what lands in its folder is counted.
 import { mkdirSync, writeFileSync } from 'node:fs';

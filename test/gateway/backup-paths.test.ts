@@ -1,5 +1,5 @@
 // RLN's /backup and /restore through both gateways: `backup_path` is confined to the node's client
-// backups folder beside its storage (nodes/backup-path.ts). A plain file name lands there under the
+// backups folder beside its storage (nodes/paths/backup-path.ts). A plain file name lands there under the
 // name the gateway chooses, never in the storage directory RLN archives into every backup; a path (traversal, absolute, into another node's storage or DATA_DIR, into the
 // node's own storage but not as a plain name) is refused with a 400 before the node sees it.
 import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';

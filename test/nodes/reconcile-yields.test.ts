@@ -1,5 +1,5 @@
 // A reconcile pass over running nodes whose state the runtime answers from memory does no I/O
-// between nodes; it must still let the event loop through (nodes/reconcile.ts reads it a page at a time), or
+// between nodes; it must still let the event loop through (nodes/upkeep/reconcile.ts reads it a page at a time), or
 // every request arriving during a pass over a large fleet waits for the whole pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';

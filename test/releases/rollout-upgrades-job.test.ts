@@ -1,4 +1,4 @@
-// A rollout's upgrades are carried out in batches (nodes/rollout-upgrades-job.ts): one job for the
+// A rollout's upgrades are carried out in batches (nodes/rollout/upgrades-job.ts): one job for the
 // pass's builds, each step recorded for the batch in one statement, one transaction to end them.
 // What each node gets must not change with it: its own build, its own rollback when its new
 // version fails, its own events; and a batch run again after a crash carries out only what is left.

@@ -1,6 +1,6 @@
 // PUT /api/nodes/{id}/auto-unlock {password}: the service keeps the node's password sealed and
 // unlocks the node itself after every daemon start. DELETE turns that off and erases the password.
-// The password is checked against the node first (nodes/auto-unlock.ts says how); it is never
+// The password is checked against the node first (nodes/unlock/auto-unlock.ts says how); it is never
 // shown again, logged or echoed.
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';

@@ -1,5 +1,5 @@
 // GET /api/nodes/{id}/health: what the control plane knows of a node and what its daemon answers
-// now (nodes/node-health.ts), in a second or two at most, however the daemon is doing.
+// now (nodes/health/node-health.ts), in a second or two at most, however the daemon is doing.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { userOf } from '../bearer-auth.ts';

@@ -1,6 +1,6 @@
 // Closing builds: each build's outcome is applied to its node (as the lifecycle table says), with
 // the events it causes, in one transaction for any number of builds. The build job ends one; a
-// batch of a rollout's upgrades (rollout-upgrades-job.ts) ends together, so a thousand upgrades
+// batch of a rollout's upgrades (rollout/upgrades-job.ts) ends together, so a thousand upgrades
 // cost a few dozen transactions, not a thousand.
 import type { Queryable } from '../../db/database.ts';
 import { buildKey, finishBuilds } from '../../db/builds.ts';
@@ -29,7 +29,7 @@ export const changesImage = (b: Build) => (b.action === 'upgrade' || b.action ==
 /**
  * Closes the builds and applies their outcomes to their nodes, atomically, with the events they
  * cause. An upgrade a rollout was waiting for is settled in its rollout and the rollout's next
- * pass asked for in the same transaction (rollout-pass-job.ts): a job row, no lock on the rollout,
+ * pass asked for in the same transaction (rollout/enqueue-pass.ts): a job row, no lock on the rollout,
  * so builds finishing together never queue on it. A build already closed (by an earlier attempt
  * that crashed before its job was marked done) is left out.
  */
@@ -64,7 +64,7 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
     (await changeNodes(tx, changes)).forEach((node, i) => after.push({ happened: changes[i]!.happened, node }));
     for (const { happened, node } of after) await daemonStarted(tx, happened, node);
     for (const version of await settleRolloutNodes(tx, settled)) {
-      // One request per batch: its first build names it (rollout-pass-job.ts coalesces the rest).
+      // One request per batch: its first build names it (rollout/pass-job.ts coalesces the rest).
       await enqueueRolloutPass(tx, version, `build:${closed[0]!.nodeId}:${closed[0]!.buildNumber}`);
     }
     return closed;

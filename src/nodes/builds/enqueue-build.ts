@@ -28,7 +28,7 @@ export async function enqueueBuilds(tx: Queryable, nodes: Node[], action: BuildA
 
 /**
  * A rollout's upgrades of these nodes to `version`: a build each, carried out together by one job
- * per UPGRADE_BATCH_SIZE builds (rollout-upgrades-job.ts).
+ * per UPGRADE_BATCH_SIZE builds (rollout/upgrades-job.ts).
  */
 export async function enqueueRolloutUpgrades(tx: Queryable, nodes: Node[], version: string): Promise<Build[]> {
   const builds = await insertBuilds(

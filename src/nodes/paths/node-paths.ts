@@ -52,7 +52,7 @@ export type StatusDocument = Pick<ApiNode, 'nodeId' | 'name' | 'network' | 'stat
 /** What the gateway sends back: a document of the service's, a node's answer to a call composed here, or the call forwarded. */
 export type NodePathAnswer =
   | { kind: 'document'; document: StatusDocument }
-  /** The node's answer passes unchanged; the service's warnings ride beside it (nodes/node-identity.ts). */
+  /** The node's answer passes unchanged; the service's warnings ride beside it (nodes/unlock/node-identity.ts). */
   | { kind: 'node answer'; answer: RlnAnswer; warnings: AnswerWarning[] }
   /** Forward the request as it came to `endpoint` at `path`; `onAnswer` records what the node accepted. */
   | { kind: 'forward'; endpoint: NodeEndpoint; path: string; onAnswer?: (status: number) => Promise<void> };

@@ -1,5 +1,5 @@
-// The durable job that runs a pass of a release's rollout (releases/rollout-pass-job.ts carries it
-// out; releases/rollout.ts is the pass). Declared here because the build job enqueues it, in the
+// The durable job that runs a pass of a release's rollout (nodes/rollout/pass-job.ts carries it
+// out; nodes/rollout/rollout.ts is the pass). Declared here because the build job enqueues it, in the
 // transaction that settles an upgrade, and releases/ builds on nodes/, not the other way round.
 //
 // Passes are coalesced per version, not queued behind each other: every request is a job row of

@@ -1,4 +1,4 @@
-// Carries out the rollout pass job (declared in nodes/rollout-pass-job.ts, where the build job
+// Carries out the rollout pass job (declared in nodes/rollout/enqueue-pass.ts, where the build job
 // enqueues it as it settles an upgrade of a rollout). One transaction: the passes of the version
 // still queued are marked done first, so the pass that follows, which sees every change committed
 // before it, answers them too; then the pass itself (rollout.ts), which asks for a later one when

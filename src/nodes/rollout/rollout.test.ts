@@ -1,5 +1,5 @@
 // How many upgrades a rollout runs at once: its concurrency, held back by its failure budget until
-// upgrades succeed (releases/rollout.ts, inFlightLimit).
+// upgrades succeed (nodes/rollout/rollout.ts, inFlightLimit).
 import { describe, expect, it } from 'vitest';
 import { inFlightLimit } from './rollout.ts';
 

@@ -1,7 +1,7 @@
 // Rolling out a release: upgrades the nodes enrolled in a rollout a few at a time. A pass fills
 // free slots (up to the rollout's concurrency) and runs in its caller's transaction whenever a
 // slot may have opened: inside publish's and resume's transactions, and as the rollout pass job
-// (rollout-pass-job.ts), which a build enqueues in its own transaction when it settles an upgrade
+// (pass-job.ts), which a build enqueues in its own transaction when it settles an upgrade
 // of the rollout, or ends on a node the rollout is waiting for. Passes serialise on the rollout's
 // row lock; candidate nodes are taken with SKIP LOCKED, so a pass never waits for a node another
 // transaction holds. A pass that leaves nodes pending with none upgrading (each busy with a build

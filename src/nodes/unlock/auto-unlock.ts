@@ -17,7 +17,7 @@ import type { Node } from '../../domain/nodes.ts';
 import type { NodeUnlocker } from './node-unlocker.ts';
 
 /**
- * What the node answered to /unlock with a password (nodes/node-unlocker.ts: unlockWithPassword,
+ * What the node answered to /unlock with a password (nodes/unlock/node-unlocker.ts: unlockWithPassword,
  * which completes the body with the network's chain settings and records a success).
  */
 export type PasswordCheck =

@@ -69,7 +69,7 @@ export class NodeUnlocker {
   }
 
   /**
-   * Automatic unlock's use of the node (nodes/auto-unlock.ts): the unlock with only a password,
+   * Automatic unlock's use of the node (nodes/unlock/auto-unlock.ts): the unlock with only a password,
    * and what the node's answer means for it. A node that says it is unlocked already is recorded
    * as unlocked: that is what it is.
    */

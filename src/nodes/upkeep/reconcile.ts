@@ -140,7 +140,7 @@ export class Reconciler {
       if (!(await this.reconcilePage(nodes, looked))) return;
     }
     this.opts.metrics?.reconcilePassed((performance.now() - started) / 1000, looked.size);
-    // Rollouts need no pass from here: every pass is a durable job (nodes/rollout-pass-job.ts).
+    // Rollouts need no pass from here: every pass is a durable job (nodes/rollout/enqueue-pass.ts).
     if (!(await this.lease.ensure())) return;
     if (Date.now() - this.lastHousekeeping > HOUSEKEEPING_EVERY_MS) {
       this.lastHousekeeping = Date.now();
