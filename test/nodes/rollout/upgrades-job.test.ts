@@ -4,18 +4,18 @@
 // version fails, its own events; and a batch run again after a crash carries out only what is left.
 // Runs the job's handler on a real database with the in-memory runtime, one node's image broken.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.ts';
-import { insertNode } from '../../src/db/nodes.ts';
-import { insertRelease } from '../../src/db/releases.ts';
-import { ReleaseService } from '../../src/releases/service.ts';
-import { ROLLOUT_UPGRADES_JOB, rolloutUpgradesJob } from '../../src/nodes/rollout/upgrades-job.ts';
-import { InMemoryRuntimeForTests } from '../../src/runtime/in-memory-for-tests.ts';
-import type { NodeSpec } from '../../src/runtime/types.ts';
-import { createLogger } from '../../src/logger.ts';
-import { newId } from '../../src/auth/tokens.ts';
-import { RlnClient } from '../../src/rln/client.ts';
-import type { JobRow } from '../../src/db/jobs.ts';
-import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { insertNode } from '../../../src/db/nodes.ts';
+import { insertRelease } from '../../../src/db/releases.ts';
+import { ReleaseService } from '../../../src/releases/service.ts';
+import { ROLLOUT_UPGRADES_JOB, rolloutUpgradesJob } from '../../../src/nodes/rollout/upgrades-job.ts';
+import { InMemoryRuntimeForTests } from '../../../src/runtime/in-memory-for-tests.ts';
+import type { NodeSpec } from '../../../src/runtime/types.ts';
+import { createLogger } from '../../../src/logger.ts';
+import { newId } from '../../../src/auth/tokens.ts';
+import { RlnClient } from '../../../src/rln/client.ts';
+import type { JobRow } from '../../../src/db/jobs.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../../helpers/database.ts';
 
 /** The in-memory runtime, but one node's new image fails to be put in place. */
 class OneBrokenUpgrade extends InMemoryRuntimeForTests {

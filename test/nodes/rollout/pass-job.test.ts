@@ -3,19 +3,19 @@
 // alone; a pass that leaves the rollout waiting on nodes busy with builds of their own asks for
 // another one later, since no settled upgrade will.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.ts';
-import { claimJob } from '../../src/db/jobs.ts';
-import { insertNode } from '../../src/db/nodes.ts';
-import { insertRelease } from '../../src/db/releases.ts';
-import { countRolloutNodes, enrolRolloutNodes, insertRollout, settleRolloutNode } from '../../src/db/rollouts.ts';
-import { insertUser } from '../../src/db/users.ts';
-import { createLogger } from '../../src/logger.ts';
-import { enqueueBuild } from '../../src/nodes/builds/enqueue-build.ts';
-import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../src/nodes/rollout/enqueue-pass.ts';
-import { rolloutPassJob } from '../../src/nodes/rollout/pass-job.ts';
-import { WAITING_RECHECK_MS } from '../../src/nodes/rollout/rollout.ts';
-import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../helpers/database.ts';
-import type { Node } from '../../src/domain/nodes.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { claimJob } from '../../../src/db/jobs.ts';
+import { insertNode } from '../../../src/db/nodes.ts';
+import { insertRelease } from '../../../src/db/releases.ts';
+import { countRolloutNodes, enrolRolloutNodes, insertRollout, settleRolloutNode } from '../../../src/db/rollouts.ts';
+import { insertUser } from '../../../src/db/users.ts';
+import { createLogger } from '../../../src/logger.ts';
+import { enqueueBuild } from '../../../src/nodes/builds/enqueue-build.ts';
+import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../../src/nodes/rollout/enqueue-pass.ts';
+import { rolloutPassJob } from '../../../src/nodes/rollout/pass-job.ts';
+import { WAITING_RECHECK_MS } from '../../../src/nodes/rollout/rollout.ts';
+import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../../helpers/database.ts';
+import type { Node } from '../../../src/domain/nodes.ts';
 
 describe(`the rollout pass job on ${databaseLabel()}`, () => {
   let db: Database;
