@@ -36,6 +36,13 @@ const HAND_WRITTEN_HTTP_ALLOWED = `rln${sep}forwarding${sep}`;
 const HAND_WRITTEN_HTTP = /HTTP\/1\.[01]|\\r\\n/;
 /** The gateways guard and forward; what a node's path means is nodes/'s, reached through this one file. */
 const GATEWAY_ENTRY_INTO_NODES = join('nodes', 'paths', 'node-paths.ts');
+/**
+ * nodes/ says what it holds: at its top only the core every room builds on (the service, the
+ * lifecycle table and its transitions, the Node answer, the daemons adapter); the rest in rooms
+ * named for what they hold. A new room is added here and in docs/ARCHITECTURE.md.
+ */
+const NODES_CORE = ['lifecycle.ts', 'node-daemons.ts', 'present.ts', 'service.ts', 'transition.ts'];
+const NODES_ROOMS = ['builds', 'health', 'paths', 'restore', 'rollout', 'unlock', 'upkeep'];
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
 const METRICS_USERS = ['app.ts', 'composition'];
@@ -270,6 +277,15 @@ describe('the layers of src/', () => {
   it('keeps the gateways to guarding and forwarding: gateway/ reaches nodes/ only through its one entry (nodes/paths/node-paths.ts)', () => {
     expect(crossing.some((i) => partOf(i.from) === 'gateway' && i.to === GATEWAY_ENTRY_INTO_NODES)).toBe(true); // the rule sees the entry
     expect(crossing.filter((i) => partOf(i.from) === 'gateway' && partOf(i.to) === 'nodes' && i.to !== GATEWAY_ENTRY_INTO_NODES).map(describeImport)).toEqual([]);
+  });
+
+  it('keeps nodes/ in rooms: its core at the top, every other file in a room named for what it holds, no file name twice', () => {
+    const inNodes = sources.filter((f) => partOf(f.path) === 'nodes').map((f) => relative('nodes', f.path).split(sep));
+    expect(inNodes.filter((parts) => parts.length === 1).map((parts) => parts[0]).sort()).toEqual(NODES_CORE);
+    expect([...new Set(inNodes.filter((parts) => parts.length > 1).map((parts) => parts[0]))].sort()).toEqual(NODES_ROOMS);
+    expect(inNodes.filter((parts) => parts.length > 2).map((parts) => parts.join('/')), 'one level of rooms').toEqual([]);
+    const names = inNodes.map((parts) => parts.at(-1)!);
+    expect(names.filter((name, i) => names.indexOf(name) !== i), 'a file name used twice in nodes/').toEqual([]);
   });
 
   it('has composition build and connect: no function carrying domain behaviour is handed to a part, only services, adapters and plumbing', () => {
