@@ -164,6 +164,41 @@ function handedFunctions(source: { path: string; text: string }): string[] {
   return found;
 }
 
+/** Where every durable job is declared (its kind, attempts and payload): enqueuers and handlers import it from here. */
+const JOB_CATALOG = join('jobs', 'catalog.ts');
+
+/**
+ * The jobs a file enqueues (`path: what`): each insertJob/insertJobs call's `X.newJob(...)`, named
+ * by X, or `no declaration` for a call that builds its job row some other way. X is marked
+ * `(not from the catalog)` when the file does not import it from jobs/catalog.ts.
+ */
+function enqueuedJobs(source: { path: string; text: string }): string[] {
+  const file = ts.createSourceFile(source.path, source.text, ts.ScriptTarget.Latest, true);
+  const fromCatalog = new Set<string>();
+  for (const statement of file.statements) {
+    if (!ts.isImportDeclaration(statement)) continue;
+    const target = relative(SRC, resolve(SRC, source.path, '..', (statement.moduleSpecifier as ts.StringLiteral).text));
+    const bindings = statement.importClause?.namedBindings;
+    if (target === JOB_CATALOG && bindings && ts.isNamedImports(bindings)) for (const e of bindings.elements) fromCatalog.add(e.name.text);
+  }
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ['insertJob', 'insertJobs'].includes(node.expression.text)) {
+      const declarations: string[] = [];
+      const seek = (n: ts.Node) => {
+        if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && n.expression.name.text === 'newJob') declarations.push(n.expression.expression.getText(file));
+        ts.forEachChild(n, seek);
+      };
+      node.arguments.forEach(seek);
+      if (declarations.length === 0) found.push(`${source.path}: no declaration`);
+      for (const d of declarations) found.push(`${source.path}: ${d}${fromCatalog.has(d) ? '' : ' (not from the catalog)'}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
 /** Names ending in `Row` that a file outside db/ imports from db/ (`path: Name`). */
 function rowImports(): string[] {
   const found: string[] = [];
@@ -286,6 +321,21 @@ describe('the layers of src/', () => {
     expect(inNodes.filter((parts) => parts.length > 2).map((parts) => parts.join('/')), 'one level of rooms').toEqual([]);
     const names = inNodes.map((parts) => parts.at(-1)!);
     expect(names.filter((name, i) => names.indexOf(name) !== i), 'a file name used twice in nodes/').toEqual([]);
+  });
+
+  it('declares every job in the one catalog (jobs/catalog.ts): declareJob is called nowhere else', () => {
+    const declaring = sources.filter((f) => /\bdeclareJob\(/.test(f.text) && f.path !== join('jobs', 'job-declaration.ts')).map((f) => f.path);
+    expect(declaring).toEqual([JOB_CATALOG]);
+  });
+
+  it('enqueues only jobs of the catalog: every insertJob/insertJobs outside db/ enqueues a declaration imported from jobs/catalog.ts', () => {
+    const enqueued = sources.filter((f) => partOf(f.path) !== 'db' && f.text.includes('insertJob')).flatMap(enqueuedJobs);
+    expect(enqueued.length).toBeGreaterThan(5); // the rule sees the enqueuers
+    expect(enqueued.filter((entry) => entry.endsWith('(not from the catalog)') || entry.endsWith('no declaration'))).toEqual([]);
+    const probe = (text: string) => enqueuedJobs({ path: join('x', 'y.ts'), text });
+    expect(probe(`import { A_JOB } from '../jobs/catalog.ts'; await insertJob(tx, { ...A_JOB.newJob(p), delayMs });`)).toEqual([join('x', 'y.ts') + ': A_JOB']);
+    expect(probe(`import { B_JOB } from './b.ts'; await insertJobs(tx, xs.map((x) => B_JOB.newJob(x)));`)).toEqual([join('x', 'y.ts') + ': B_JOB (not from the catalog)']);
+    expect(probe(`await insertJob(tx, { kind: 'x', payload: {} });`)).toEqual([join('x', 'y.ts') + ': no declaration']);
   });
 
   it('has composition build and connect: no function carrying domain behaviour is handed to a part, only services, adapters and plumbing', () => {

@@ -5,7 +5,6 @@
 // the reason). The export janitor fails any export that outlives LOG_EXPORT_TIMEOUT_MINUTES.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Type } from '@sinclair/typebox';
 import type { LogsConfig } from './settings.ts';
 import type { Database } from '../db/database.ts';
 import { buildsByNode } from '../db/builds.ts';
@@ -16,17 +15,9 @@ import type { Logger } from '../logger.ts';
 import type { NodeLogReader } from './collected-logs.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
-import { declareJob } from '../jobs/job-declaration.ts';
 import { exportContent } from './export-content.ts';
 import { partFileName, writeGzipParts } from './gzip-parts.ts';
-
-export const LOG_EXPORT_JOB = declareJob({
-  kind: 'logs.export',
-  maxAttempts: 3,
-  payload: Type.Object({ v: Type.Literal(1), taskId: Type.String() }),
-  singletonKey: (p) => `log-export:${p.taskId}`,
-});
-export type LogExportJobPayload = ReturnType<typeof LOG_EXPORT_JOB.parse>;
+import { LOG_EXPORT_JOB, type LogExportJobPayload } from '../jobs/catalog.ts';
 
 /** Blob keys of an export: one folder per task, under its node. */
 export const exportBlobPrefix = (nodeId: string, taskId: string) => `${nodeId}/${taskId}/`;

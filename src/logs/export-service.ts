@@ -8,7 +8,7 @@ import { findLogExportInProgress, findNodeLogExport, insertLogExport, type LogEx
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
-import { LOG_EXPORT_JOB } from './export-job.ts';
+import { LOG_EXPORT_JOB } from '../jobs/catalog.ts';
 
 export type LogExportAnswer =
   | { status: 'IN_PROGRESS'; data: [] }

@@ -8,7 +8,7 @@ import { insertOutboxMessage } from '../db/email-outbox.ts';
 import { insertJob } from '../db/jobs.ts';
 import type { Logger } from '../logger.ts';
 import type { MailConfig } from './settings.ts';
-import { SEND_EMAIL_JOB } from './send-email-job.ts';
+import { SEND_EMAIL_JOB } from '../jobs/catalog.ts';
 import { renderEmail, type EmailFacts, type EmailKind } from './templates.ts';
 
 export class Mailer {

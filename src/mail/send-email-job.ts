@@ -1,25 +1,15 @@
 // The durable job that sends one outbox message over SMTP. At least once: a crash after the SMTP
 // server took the message and before it was marked sent sends it again, with the same Message-ID.
 // One sender per message across replicas: the job queue's claim (FOR UPDATE SKIP LOCKED, a lease).
-import { Type } from '@sinclair/typebox';
 import type { Database } from '../db/database.ts';
 import { findOutboxMessage, markOutboxMessageSent } from '../db/email-outbox.ts';
-import { declareJob } from '../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import type { Logger } from '../logger.ts';
 import type { EmailTransport } from './transport.ts';
+import { SEND_EMAIL_JOB, type SendEmailJobPayload } from '../jobs/catalog.ts';
 
-export const SEND_EMAIL_JOB = declareJob({
-  kind: 'email.send',
-  // With the backoff below, about a day: an SMTP server down for the night still gets the message.
-  maxAttempts: 12,
-  payload: Type.Object({ v: Type.Literal(1), messageId: Type.String() }),
-  singletonKey: (p) => `email:${p.messageId}`,
-});
 /** The Message-ID header of an outbox message: the same on every attempt, so a resend is recognisable. */
 export const messageIdOf = (id: string, publicUrl: string) => `<${id}@${new URL(publicUrl).hostname || 'localhost'}>`;
-
-export type SendEmailJobPayload = ReturnType<typeof SEND_EMAIL_JOB.parse>;
 
 export function sendEmailJob(deps: { db: Database; transport: EmailTransport; from: string; publicUrl: string; log: Logger }): JobDefinition<SendEmailJobPayload> {
   return {

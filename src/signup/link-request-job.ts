@@ -2,19 +2,9 @@
 // The request itself only counts its limits and enqueues this job, the same single write for an
 // address with an account and one without, so neither the answer nor its timing tells them apart;
 // the job looks the address up and writes the link and its email, or nothing.
-import { Type } from '@sinclair/typebox';
-import { declareJob } from '../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import type { SignupService } from './service.ts';
-
-export const LINK_REQUEST_JOB = declareJob({
-  kind: 'signup.link-request',
-  maxAttempts: 5,
-  payload: Type.Object({ v: Type.Literal(1), purpose: Type.Union([Type.Literal('verify'), Type.Literal('reset')]), email: Type.String(), sourceIp: Type.String() }),
-  // Two requests for one address while the first waits: one link answers both.
-  singletonKey: (p) => `link-request:${p.purpose}:${p.email}`,
-});
-export type LinkRequestJobPayload = ReturnType<typeof LINK_REQUEST_JOB.parse>;
+import { LINK_REQUEST_JOB, type LinkRequestJobPayload } from '../jobs/catalog.ts';
 
 export function linkRequestJob(deps: { signup: Pick<SignupService, 'answerLinkRequest'> }): JobDefinition<LinkRequestJobPayload> {
   return {

@@ -16,7 +16,7 @@ import { consumeEmailLink, expireEmailLinks, findLiveEmailLink, insertEmailLink,
 import { sentRecently } from '../db/email-outbox.ts';
 import { findPlan } from '../db/plans.ts';
 import { insertJob } from '../db/jobs.ts';
-import { LINK_REQUEST_JOB } from './link-request-job.ts';
+import { LINK_REQUEST_JOB } from '../jobs/catalog.ts';
 import {
   approveAccount,
   deleteUserSessions,

@@ -1,6 +1,5 @@
 // The durable job that carries out one build. Every step is idempotent: after a crash at any
 // point the job runs again from the top and converges on the same result.
-import { Type } from '@sinclair/typebox';
 import type { Database } from '../../db/database.ts';
 import { findBuild, setBuildPhase } from '../../db/builds.ts';
 import { findNode } from '../../db/nodes.ts';
@@ -10,17 +9,9 @@ import { changesImage, endBuilds, type BuildEnd } from './build-end.ts';
 import type { Logger } from '../../logger.ts';
 import type { NodeEndpoint, NodeRuntime, NodeSpec } from '../../runtime/types.ts';
 import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
-import { declareJob } from '../../jobs/job-declaration.ts';
 import { waitForDaemon } from '../health/daemon-health.ts';
 import type { RlnClient } from '../../rln/client.ts';
-
-export const BUILD_JOB = declareJob({
-  kind: 'node.build',
-  maxAttempts: 3,
-  payload: Type.Object({ v: Type.Literal(1), nodeId: Type.String(), buildNumber: Type.Number() }),
-  singletonKey: (p) => `build:${p.nodeId}:${p.buildNumber}`,
-});
-export type BuildJobPayload = ReturnType<typeof BUILD_JOB.parse>;
+import { BUILD_JOB, type BuildJobPayload } from '../../jobs/catalog.ts';
 
 export interface BuildJobDeps {
   db: Database;

@@ -7,8 +7,7 @@ import type { Queryable } from '../../db/database.ts';
 import { insertBuilds } from '../../db/builds.ts';
 import type { Build, BuildAction, Node } from '../../domain/nodes.ts';
 import { insertJobs } from '../../db/jobs.ts';
-import { BUILD_JOB } from './build-job.ts';
-import { ROLLOUT_UPGRADES_JOB, UPGRADE_BATCH_SIZE } from '../rollout/upgrades-job.ts';
+import { BUILD_JOB, ROLLOUT_UPGRADES_JOB, UPGRADE_BATCH_SIZE } from '../../jobs/catalog.ts';
 
 export async function enqueueBuild(tx: Queryable, node: Node, action: BuildAction, imageVersion: string): Promise<Build> {
   return (await enqueueBuilds(tx, [node], action, imageVersion))[0]!;

@@ -1,4 +1,4 @@
-// Carries out the rollout pass job (declared in nodes/rollout/enqueue-pass.ts, where the build job
+// Carries out the rollout pass job (declared in jobs/catalog.ts; enqueue-pass.ts asks for it, as the build job
 // enqueues it as it settles an upgrade of a rollout). One transaction: the passes of the version
 // still queued are marked done first, so the pass that follows, which sees every change committed
 // before it, answers them too; then the pass itself (rollout.ts), which asks for a later one when
@@ -7,7 +7,7 @@ import type { Database } from '../../db/database.ts';
 import { absorbQueuedJobs } from '../../db/jobs.ts';
 import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
 import type { Logger } from '../../logger.ts';
-import { ROLLOUT_PASS_JOB, type RolloutPassPayload } from './enqueue-pass.ts';
+import { ROLLOUT_PASS_JOB, type RolloutPassPayload } from '../../jobs/catalog.ts';
 import { runRolloutPass } from './rollout.ts';
 
 export function rolloutPassJob(deps: { db: Database; log: Logger }): JobDefinition<RolloutPassPayload> {

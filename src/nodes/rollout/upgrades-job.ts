@@ -8,31 +8,14 @@
 //
 // Like the build job, every step is idempotent: after a crash the job runs again from the top, and
 // only the builds still in progress are carried out again.
-import { Type } from '@sinclair/typebox';
 import { findOpenBuilds, setBuildPhases } from '../../db/builds.ts';
 import type { Queryable } from '../../db/database.ts';
 import { findNodes } from '../../db/nodes.ts';
 import type { Build, BuildStep } from '../../domain/nodes.ts';
-import { declareJob } from '../../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
 import { endBuilds } from '../builds/build-end.ts';
 import { replaceImage, type BuildJobDeps } from '../builds/build-job.ts';
-
-/** Upgrades carried out by one job; a pass starting more enqueues several. */
-export const UPGRADE_BATCH_SIZE = 50;
-
-export const ROLLOUT_UPGRADES_JOB = declareJob({
-  kind: 'node.rollout-upgrades',
-  maxAttempts: 3,
-  payload: Type.Object({
-    v: Type.Literal(1),
-    version: Type.String(),
-    builds: Type.Array(Type.Object({ nodeId: Type.String(), buildNumber: Type.Number() }), { minItems: 1, maxItems: UPGRADE_BATCH_SIZE }),
-  }),
-  // A build belongs to one batch: its first build names it.
-  singletonKey: (p) => `rollout-upgrades:${p.builds[0]!.nodeId}:${p.builds[0]!.buildNumber}`,
-});
-export type RolloutUpgradesPayload = ReturnType<typeof ROLLOUT_UPGRADES_JOB.parse>;
+import { ROLLOUT_UPGRADES_JOB, type RolloutUpgradesPayload } from '../../jobs/catalog.ts';
 
 export function rolloutUpgradesJob(deps: BuildJobDeps): JobDefinition<RolloutUpgradesPayload> {
   return {

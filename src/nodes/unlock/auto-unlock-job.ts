@@ -3,10 +3,8 @@
 // (build-job.ts) and the reconcile loop restarting a daemon or seeing it restarted (reconcile.ts),
 // which also covers a restart of the whole service. A new node is left out by nature: it has no
 // wallet, so it cannot have automatic unlock on.
-import { Type } from '@sinclair/typebox';
 import type { Queryable } from '../../db/database.ts';
 import { insertJob } from '../../db/jobs.ts';
-import { declareJob } from '../../jobs/job-declaration.ts';
 import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
 import type { Database } from '../../db/database.ts';
 import { findNode } from '../../db/nodes.ts';
@@ -14,18 +12,7 @@ import type { Logger } from '../../logger.ts';
 import type { AutoUnlockService } from './auto-unlock.ts';
 import { daemonShouldRun } from '../lifecycle.ts';
 import type { Node } from '../../domain/nodes.ts';
-
-export const AUTO_UNLOCK_JOB = declareJob({
-  kind: 'node.auto-unlock',
-  // With the backoff below, about five minutes: long enough for a restarted pod to be scheduled
-  // and come up; after that the node waits for a manual unlock or its next start.
-  maxAttempts: 10,
-  payload: Type.Object({ v: Type.Literal(1), nodeId: Type.String() }),
-  // One pending unlock per node: several reports of one restart (every replica records what its
-  // runtime saw) unlock it once.
-  singletonKey: (p) => `auto-unlock:${p.nodeId}`,
-});
-export type AutoUnlockJobPayload = ReturnType<typeof AUTO_UNLOCK_JOB.parse>;
+import { AUTO_UNLOCK_JOB, type AutoUnlockJobPayload } from '../../jobs/catalog.ts';
 
 /** After a daemon start recorded on `node` (as it is now): an unlock follows when it has automatic unlock on. */
 export async function enqueueAutoUnlock(tx: Queryable, node: Node): Promise<void> {

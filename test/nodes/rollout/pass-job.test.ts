@@ -11,7 +11,8 @@ import { countRolloutNodes, enrolRolloutNodes, insertRollout, settleRolloutNode 
 import { insertUser } from '../../../src/db/users.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { enqueueBuild } from '../../../src/nodes/builds/enqueue-build.ts';
-import { ROLLOUT_PASS_JOB, enqueueRolloutPass } from '../../../src/nodes/rollout/enqueue-pass.ts';
+import { enqueueRolloutPass } from '../../../src/nodes/rollout/enqueue-pass.ts';
+import { ROLLOUT_PASS_JOB } from '../../../src/jobs/catalog.ts';
 import { rolloutPassJob } from '../../../src/nodes/rollout/pass-job.ts';
 import { WAITING_RECHECK_MS } from '../../../src/nodes/rollout/rollout.ts';
 import { insertOwnerUser, databaseLabel, openMigratedTestDb } from '../../helpers/database.ts';
