@@ -16,15 +16,22 @@ const LIMIT_OF: Record<CountedLimit, (plan: PlanDefinition) => number | null> = 
 
 const NOUN: Record<CountedLimit, string> = { nodes: 'node', runningNodes: 'running node', users: 'user' };
 
+/** Why adding one more is refused when `used` already reaches the plan's limit (null: unlimited); undefined when there is room. */
+export function planLimitRefusal(plan: PlanDefinition, limit: CountedLimit, used: number) {
+  const max = LIMIT_OF[limit](plan);
+  if (max === null || used < max) return undefined;
+  return {
+    code: 'plan_limit_reached' as const,
+    message:
+      limit === 'runningNodes'
+        ? `the ${plan.name} plan allows ${max} running node${max === 1 ? '' : 's'} and the account runs ${used}; stop or destroy one, or change the plan`
+        : `the ${plan.name} plan allows ${max} ${NOUN[limit]}${max === 1 ? '' : 's'} and the account has ${used}; change the plan for more`,
+    details: { limit, max, used, plan: plan.name },
+  };
+}
+
 /** Refuses adding one more when `used` already reaches the plan's limit (null: unlimited). */
 export function requireRoomFor(plan: PlanDefinition, limit: CountedLimit, used: number) {
-  const max = LIMIT_OF[limit](plan);
-  if (max === null || used < max) return;
-  throw new AppError(
-    'plan_limit_reached',
-    limit === 'runningNodes'
-      ? `the ${plan.name} plan allows ${max} running node${max === 1 ? '' : 's'} and the account runs ${used}; stop or destroy one, or change the plan`
-      : `the ${plan.name} plan allows ${max} ${NOUN[limit]}${max === 1 ? '' : 's'} and the account has ${used}; change the plan for more`,
-    { limit, max, used, plan: plan.name },
-  );
+  const refusal = planLimitRefusal(plan, limit, used);
+  if (refusal) throw new AppError(refusal.code, refusal.message, refusal.details);
 }

@@ -2,7 +2,9 @@
 // a status (a build in progress, versions, lock and init flags, webhook URLs), the exact 409
 // codes, messages and details, and the changes and builds accepted requests make.
 import { describe, expect, it } from 'vitest';
-import type { NodeStatus } from '../domain/nodes.ts';
+import type { Node, NodeStatus } from '../domain/nodes.ts';
+import type { PlanDefinition } from '../domain/plans.ts';
+import type { RestoreFence } from './restore/restore-fence.ts';
 import { ERROR_STATUS } from '../errors.ts';
 import {
   EVERY_STATUS,
@@ -12,13 +14,18 @@ import {
   decide,
   refusalError,
   refusedWhileBuilding,
+  supersededByCreation,
   type BuildInProgress,
+  type CreationFacts,
   type LifecycleNode,
   type NodeRequest,
   type RequestType,
 } from './lifecycle.ts';
 
 const HOOK = 'https://hooks.example/a';
+
+/** A create the service can carry out: a release, free ports, no plan limit. */
+const CREATABLE: CreationFacts = { userId: 'u1', release: 'v1', ports: { restPort: 3001, peerPort: 9735 }, plan: { plan: null, liveNodes: 0 } };
 
 const nodeIn = (status: NodeStatus, more: Partial<LifecycleNode> = {}): LifecycleNode => ({
   id: 'n1',
@@ -42,7 +49,7 @@ const verdict = (request: NodeRequest, node: LifecycleNode, build?: BuildInProgr
 // Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED EXPORTED DESTROYING DESTROYED.
 // No build in progress, a newer version to upgrade to, the node locked, not initialized, with a webhook URL.
 const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expect: string }> = [
-  { request: { type: 'create' }, expect: 'change change change change change change change change' },
+  { request: { type: 'create', facts: CREATABLE }, expect: 'change change change change change change change change' },
   { request: { type: 'start' }, expect: 'change already_running change change change node_exported node_destroyed node_destroyed' },
   { request: { type: 'stop' }, expect: 'change change change already_stopped change node_exported node_destroyed node_destroyed' },
   { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_exported node_destroyed node_destroyed' },
@@ -158,9 +165,20 @@ describe('the lifecycle table', () => {
     const d = decide({ type: 'start' }, nodeIn('RUNNING'));
     const error = refusalError((d as Extract<typeof d, { outcome: 'refused' }>).refusal);
     expect([error.code, error.status, error.message, error.details]).toEqual(['already_running', 409, 'node n1 is already running', { status: 'RUNNING' }]);
-    for (const type of REQUEST_TYPES) {
-      for (const check of LIFECYCLE[type].checks) if (check.refusal) expect(ERROR_STATUS[check.refusal.code]).toBe(409);
+    // A request on a node is refused with a 409; a create also by the service (503) or the plan (403).
+    for (const type of REQUEST_TYPES.filter((t) => t !== 'create')) {
+      for (const check of LIFECYCLE[type].checks) if (check.refusal) expect(ERROR_STATUS[check.refusal.code], type).toBe(409);
     }
+    const creationStatuses = LIFECYCLE.create.checks.flatMap((c) => (c.refusal ? [`${c.refusal.code} ${ERROR_STATUS[c.refusal.code]}`] : []));
+    expect(creationStatuses).toEqual([
+      'build_in_progress 409',
+      'service_unavailable 503',
+      'no_ports_available 503',
+      'wallet_exported 409',
+      'backup_older_than_source 409',
+      'source_node_live 409',
+      'plan_limit_reached 403',
+    ]);
   });
 
   it('changes what each accepted request says, with its build', () => {
@@ -277,5 +295,89 @@ describe('an export', () => {
     });
     expect(verdict({ type: 'exportCompleted' }, nodeIn('RUNNING', { supersededBy: 'n2' }))).toBe('none');
     expect(daemonShouldRun({ status: 'EXPORTED', desiredState: 'stopped' })).toBe(false);
+  });
+});
+
+describe('a create', () => {
+  const PLAN = { name: 'Starter', maxNodes: 2, maxUsers: 1 } as unknown as PlanDefinition;
+  const live = (id: string, more: Partial<Node> = {}) => ({ id, userId: 'u1', name: `node ${id}`, status: 'RUNNING', ...more }) as Node;
+  const fence = (more: Partial<RestoreFence> = {}): RestoreFence => ({ backupId: 'b1', sourceId: 's1', exported: false, ...more });
+  const refusal = (facts: CreationFacts) => {
+    const d = decide({ type: 'create', facts });
+    return d.outcome === 'refused' ? d.refusal : d.outcome;
+  };
+
+  it('makes a STARTING node with a create build when nothing refuses it', () => {
+    expect(decide({ type: 'create', facts: CREATABLE })).toEqual({
+      outcome: 'change',
+      change: { status: 'STARTING', desiredState: 'running', locked: true, initialized: false },
+      build: 'create',
+    });
+  });
+
+  it('needs a released image version, then free ports (503s without details)', () => {
+    expect(refusal({ ...CREATABLE, release: null, ports: null })).toEqual({ code: 'service_unavailable', message: 'no image version has been released yet' });
+    expect(refusal({ ...CREATABLE, ports: null })).toEqual({
+      code: 'no_ports_available',
+      message: 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)',
+    });
+  });
+
+  it('refuses nothing it has not been told yet: the service stops finding facts at the first refusal', () => {
+    expect(refusal({ userId: 'u1', release: 'v1' })).toBe('change');
+  });
+
+  it('counts the live nodes against the plan, a superseded node of the account being replaced', () => {
+    expect(refusal({ ...CREATABLE, plan: { plan: PLAN, liveNodes: 1 } })).toBe('change');
+    expect(refusal({ ...CREATABLE, plan: { plan: PLAN, liveNodes: 2 } })).toEqual({
+      code: 'plan_limit_reached',
+      message: 'the Starter plan allows 2 nodes and the account has 2; change the plan for more',
+      details: { limit: 'nodes', max: 2, used: 2, plan: 'Starter' },
+    });
+    const superseding = { fence: fence({ live: live('s1') }), choices: { supersedeSource: true } };
+    expect(refusal({ ...CREATABLE, restore: superseding, plan: { plan: PLAN, liveNodes: 2 } })).toBe('change');
+    expect(supersededByCreation({ ...CREATABLE, restore: superseding })?.id).toBe('s1');
+    // Another account's node (a wallet restored across accounts) does not make room in this one.
+    const othersNode = { fence: fence({ live: live('s1', { userId: 'u2' }) }), choices: { supersedeSource: true } };
+    expect(refusal({ ...CREATABLE, restore: othersNode, plan: { plan: PLAN, liveNodes: 2 } })).toMatchObject({ code: 'plan_limit_reached' });
+  });
+
+  it('keeps one live copy of a wallet: an exported wallet, an older backup unconfirmed, a live holder not superseded', () => {
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    expect(refusal({ ...CREATABLE, restore: { fence: fence({ exported: true }), choices: {} } })).toEqual({
+      code: 'wallet_exported',
+      message:
+        "backup b1 holds the wallet of node s1, which was exported: that wallet left with its owner's final backup and lives only in their copy now; " +
+        'restoring it here would make two live copies of one Lightning wallet, which lose funds',
+      details: { sourceNodeId: 's1' },
+    });
+    const older = fence({ newer: { id: 'b2', nodeId: 's1', at } });
+    expect(refusal({ ...CREATABLE, restore: { fence: older, choices: {} } })).toEqual({
+      code: 'backup_older_than_source',
+      message:
+        'backup b1 is older than the newest successful backup of its wallet (b2 of node s1, made 2026-01-02T03:04:05.000Z): an older backup holds ' +
+        "older channel states, and a node that broadcasts one loses the channel's funds to the peer. Restore the newest backup, or pass " +
+        'restore.confirmOlderBackup: true if you know the channels are safe',
+      details: { newestBackupId: 'b2', newestBackupNodeId: 's1', newestBackupAt: '2026-01-02T03:04:05.000Z' },
+    });
+    expect(refusal({ ...CREATABLE, restore: { fence: older, choices: { confirmOlderBackup: true } } })).toBe('change');
+    const held = fence({ live: live('s1') });
+    expect(refusal({ ...CREATABLE, restore: { fence: held, choices: {} } })).toEqual({
+      code: 'source_node_live',
+      message:
+        'backup b1 holds the wallet of node s1 (node s1, RUNNING), which still exists: two live copies of one Lightning wallet will broadcast an ' +
+        'old channel state and lose the funds. Destroy node s1 first, or pass restore.supersedeSource: true to stop it and keep it from ever starting again',
+      details: { sourceNodeId: 's1', status: 'RUNNING', options: ['destroy the source node', 'restore.supersedeSource: true'] },
+    });
+    expect(refusal({ ...CREATABLE, restore: { fence: held, choices: { supersedeSource: true } } })).toBe('change');
+    expect(supersededByCreation({ ...CREATABLE, restore: { fence: held, choices: {} } })).toBeUndefined();
+  });
+
+  it('checks in order: the service, the ports, the wallet, then the plan', () => {
+    const everything: CreationFacts = { userId: 'u1', release: null, ports: null, restore: { fence: fence({ exported: true }), choices: {} }, plan: { plan: PLAN, liveNodes: 9 } };
+    expect(refusal(everything)).toMatchObject({ code: 'service_unavailable' });
+    expect(refusal({ ...everything, release: 'v1' })).toMatchObject({ code: 'no_ports_available' });
+    expect(refusal({ ...everything, release: 'v1', ports: CREATABLE.ports })).toMatchObject({ code: 'wallet_exported' });
+    expect(refusal({ ...everything, release: 'v1', ports: CREATABLE.ports, restore: undefined })).toMatchObject({ code: 'plan_limit_reached' });
   });
 });

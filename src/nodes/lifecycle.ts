@@ -5,13 +5,17 @@
 // enqueueing the build if there is one. The lifecycle table of docs/API.md is rendered from this one
 // (readme/lifecycle-table.ts), so adding a status or a request happens here and nowhere else.
 import type { Build, BuildAction, NodeStatus, Node } from '../domain/nodes.ts';
+import { planLimitRefusal } from '../domain/plan-limits.ts';
+import type { PlanDefinition } from '../domain/plans.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
 import type { NodeChange } from './transition.ts';
+import type { RestoreChoices, RestoreFence } from './restore/restore-fence.ts';
+import type { NodePorts } from '../runtime/types.ts';
 
 export type NodeRequest =
   // Users, through the management API (the web UI and the CLI call the same service).
-  /** A new node: judged before there is a row (decide() is asked without a node). */
-  | { type: 'create' }
+  /** A new node: judged before there is a row (decide() is asked without a node), on what the service found. */
+  | { type: 'create'; facts: CreationFacts }
   | { type: 'start' }
   | { type: 'stop' }
   /** `toVersion` is the latest release, undefined when none was published. */
@@ -52,6 +56,24 @@ export type NodeRequest =
   /** The export's final backup succeeded, in the transaction that records it (backups/backup-run.ts). */
   | { type: 'exportCompleted' };
 
+/**
+ * What a create is judged on, found in the create's transaction (NodeService.createNode) in the
+ * order the create rule checks it, and no further than the first refusal: what comes after takes
+ * locks (the wallet's nodes, the account) a refused create has no use for. A fact not found yet is
+ * undefined and refuses nothing.
+ */
+export interface CreationFacts {
+  userId: string;
+  /** The latest release, which the node will run; null when none was published. */
+  release: string | null;
+  /** The ports the runtime assigned the node; null when none are free. */
+  ports?: NodePorts | null;
+  /** A restore: what the restore fence found of the wallet's other nodes, and what the user chose. */
+  restore?: { fence: RestoreFence; choices: RestoreChoices };
+  /** The account's plan (null: none, no limit) and its live nodes. */
+  plan?: { plan: PlanDefinition | null; liveNodes: number };
+}
+
 export type RequestType = NodeRequest['type'];
 type RequestOf<T extends RequestType> = Extract<NodeRequest, { type: T }>;
 
@@ -61,6 +83,14 @@ export type BuildInProgress = Pick<Build, 'buildNumber' | 'action'>;
 
 export type RefusalCode = Extract<
   ErrorCode,
+  // A create's (not 409): the service cannot make a node now, or the account's plan has no room.
+  | 'service_unavailable'
+  | 'no_ports_available'
+  | 'plan_limit_reached'
+  // A restore's (409): one live copy of a wallet (restore/restore-fence.ts).
+  | 'wallet_exported'
+  | 'backup_older_than_source'
+  | 'source_node_live'
   | 'node_destroyed'
   | 'build_in_progress'
   | 'already_running'
@@ -75,7 +105,7 @@ export type RefusalCode = Extract<
 export interface Refusal {
   code: RefusalCode;
   message: string;
-  details: Record<string, unknown>;
+  details?: Record<string, unknown>;
 }
 
 export type Decision =
@@ -101,7 +131,8 @@ export interface Check<R = NodeRequest> {
   refusal?: {
     code: RefusalCode;
     message: (j: Judged<R>) => string;
-    details: (j: Judged<R>) => Record<string, unknown>;
+    /** Absent: the error carries no details. */
+    details?: (j: Judged<R>) => Record<string, unknown>;
   };
 }
 
@@ -201,13 +232,90 @@ const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   },
 ];
 
+type Creation = Judged<RequestOf<'create'>>;
+const restoreOf = ({ request }: Creation) => request.facts.restore;
+/** The live node a restore supersedes, when the user chose to rather than be refused. */
+export const supersededByCreation = (facts: CreationFacts) => (facts.restore?.choices.supersedeSource ? facts.restore.fence.live : undefined);
+/** The plan's refusal of one more node; a restore that supersedes one of the account's nodes replaces it, so the count stays. */
+const nodeLimitRefusal = ({ request: { facts } }: Creation) =>
+  facts.plan?.plan ? planLimitRefusal(facts.plan.plan, 'nodes', facts.plan.liveNodes - (supersededByCreation(facts)?.userId === facts.userId ? 1 : 0)) : undefined;
+
+const creationChecks: Check<RequestOf<'create'>>[] = [
+  // Never holds for a node that does not exist yet; kept so that every request beginning a build
+  // is refused while one runs, whichever it is (a node has one build at a time).
+  buildRunning as Check<RequestOf<'create'>>,
+  {
+    when: 'no image version was released yet',
+    holds: ({ request }) => request.facts.release === null,
+    refusal: { code: 'service_unavailable', message: () => 'no image version has been released yet' },
+  },
+  {
+    when: 'no free ports are left',
+    holds: ({ request }) => request.facts.ports === null,
+    refusal: { code: 'no_ports_available', message: () => 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)' },
+  },
+  // One live copy of a wallet (restore/restore-fence.ts says why each holds).
+  {
+    when: "a restore of an exported node's wallet",
+    holds: (j) => restoreOf(j)?.fence.exported === true,
+    refusal: {
+      code: 'wallet_exported',
+      message: (j) =>
+        `backup ${restoreOf(j)!.fence.backupId} holds the wallet of node ${restoreOf(j)!.fence.sourceId}, which was exported: that wallet left with its owner's final backup and ` +
+        'lives only in their copy now; restoring it here would make two live copies of one Lightning wallet, which lose funds',
+      details: (j) => ({ sourceNodeId: restoreOf(j)!.fence.sourceId }),
+    },
+  },
+  {
+    when: 'a restore of a backup older than its wallet\'s newest, not confirmed',
+    holds: (j) => restoreOf(j)?.fence.newer !== undefined && !restoreOf(j)!.choices.confirmOlderBackup,
+    refusal: {
+      code: 'backup_older_than_source',
+      message: (j) => {
+        const { backupId, newer } = restoreOf(j)!.fence;
+        return (
+          `backup ${backupId} is older than the newest successful backup of its wallet (${newer!.id} of node ${newer!.nodeId}, made ` +
+          `${newer!.at.toISOString()}): an older backup holds older channel states, and a node that broadcasts one loses the ` +
+          'channel\'s funds to the peer. Restore the newest backup, or pass restore.confirmOlderBackup: true if you know the channels are safe'
+        );
+      },
+      details: (j) => {
+        const newer = restoreOf(j)!.fence.newer!;
+        return { newestBackupId: newer.id, newestBackupNodeId: newer.nodeId, newestBackupAt: newer.at.toISOString() };
+      },
+    },
+  },
+  {
+    when: 'a restore of a wallet another node still holds, without superseding it',
+    holds: (j) => restoreOf(j)?.fence.live !== undefined && !restoreOf(j)!.choices.supersedeSource,
+    refusal: {
+      code: 'source_node_live',
+      message: (j) => {
+        const { backupId, live } = restoreOf(j)!.fence;
+        return (
+          `backup ${backupId} holds the wallet of node ${live!.id} (${live!.name}, ${live!.status}), which still exists: two live copies ` +
+          'of one Lightning wallet will broadcast an old channel state and lose the funds. Destroy node ' +
+          `${live!.id} first, or pass restore.supersedeSource: true to stop it and keep it from ever starting again`
+        );
+      },
+      details: (j) => {
+        const live = restoreOf(j)!.fence.live!;
+        return { sourceNodeId: live.id, status: live.status, options: ['destroy the source node', 'restore.supersedeSource: true'] };
+      },
+    },
+  },
+  {
+    when: "the account's plan has no room for another node",
+    holds: (j) => nodeLimitRefusal(j) !== undefined,
+    refusal: { code: 'plan_limit_reached', message: (j) => nodeLimitRefusal(j)!.message, details: (j) => nodeLimitRefusal(j)!.details },
+  },
+];
+
 export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
   create: {
     name: 'create',
     by: 'user',
-    // Never holds for a node that does not exist yet; kept so that every request beginning a build
-    // is refused while one runs, whichever it is (a node has one build at a time).
-    checks: [buildRunning],
+    checks: creationChecks,
     // The daemon starts at once and, like every daemon start, locked; it has no wallet yet.
     change: { status: 'STARTING', desiredState: 'running', locked: true, initialized: false },
     build: 'create',
@@ -463,7 +571,7 @@ export function decide(request: NodeRequest, node?: LifecycleNode, build?: Build
     if (!holds) continue;
     if (!check.refusal) return { outcome: 'no change' };
     const { code, message, details } = check.refusal;
-    return { outcome: 'refused', refusal: { code, message: message(judged), details: details(judged) } };
+    return { outcome: 'refused', refusal: details ? { code, message: message(judged), details: details(judged) } : { code, message: message(judged) } };
   }
   const change = { ...rule.change, ...rule.changeFrom?.of(judged) };
   return rule.build ? { outcome: 'change', change, build: rule.build } : { outcome: 'change', change };

@@ -13,12 +13,12 @@ import { latestRelease } from '../db/releases.ts';
 import { decodeCursor, encodeCursor, pageOf, staleCursor } from '../domain/paging.ts';
 import { findUserBackup, tieUploadToNode } from '../db/backups.ts';
 import { insertNodeRestore } from '../db/node-restores.ts';
-import { checkRestoreFence, type RestoreChoices } from './restore/restore-fence.ts';
+import { findRestoreFence, type RestoreChoices } from './restore/restore-fence.ts';
 import { AppError, nodeNotFound } from '../errors.ts';
 import { newId } from '../auth/tokens.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { applyDecision, insertDecidedNode } from './transition.ts';
-import { decide, refusalError, refusedWhileBuilding, type Decision, type NodeRequest } from './lifecycle.ts';
+import { decide, refusalError, refusedWhileBuilding, supersededByCreation, type CreationFacts, type Decision, type NodeRequest } from './lifecycle.ts';
 import { DEFAULT_PEER_PORT, nodeApiAddress, presentCreatedNode, presentNode, type ApiNode, type PresentOptions } from './present.ts';
 import { listUserNodePageJson, listUserNodesJson, type NodeListJsonOptions } from '../db/node-list-json.ts';
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
@@ -167,21 +167,16 @@ export class NodeService {
         }
         if (stored) return { body: await this.replayedCreation(tx, userId, stored.response_body as CreatedNode['body']), replayed: true };
       }
-      const release = await latestRelease(tx);
-      if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
-      const ports = await this.deps.runtime.assignPorts(tx);
-      if (!ports) throw new AppError('no_ports_available', 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)');
-      const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
-      // One live copy of a wallet: refused, or the node holding it now is to be superseded.
-      const fence = backup && input.restore ? await checkRestoreFence(tx, backup, input.restore) : {};
-      // The plan's node limit, with the account locked until this node is stored. A restore that
-      // supersedes one of the account's nodes replaces it: the count stays the same.
-      const plan = await lockAccountPlan(tx, userId);
-      if (plan) requireRoomFor(plan, 'nodes', (await countLiveNodes(tx, userId)) - (fence.supersede?.userId === userId ? 1 : 0));
-      const supersedeBuild = fence.supersede ? await findBuildInProgress(tx, fence.supersede.id) : undefined;
-      const supersede = fence.supersede && decide({ type: 'supersede', by: '' }, fence.supersede, supersedeBuild);
+      const { facts, backup } = await this.findCreationFacts(tx, userId, input);
+      const creation = decide({ type: 'create', facts });
+      if (creation.outcome === 'refused') throw refusalError(creation.refusal);
+      const { release, ports, restore } = facts;
+      if (release === null || !ports) throw new Error('the create rule accepted a node without a release or ports');
+      const fence = restore?.fence;
+      const superseded = supersededByCreation(facts);
+      const supersedeBuild = superseded ? await findBuildInProgress(tx, superseded.id) : undefined;
+      const supersede = superseded && decide({ type: 'supersede', by: '' }, superseded, supersedeBuild);
       if (supersede?.outcome === 'refused') throw refusalError(supersede.refusal);
-      const creation = decide({ type: 'create' });
       const node = await insertDecidedNode(
         tx,
         {
@@ -189,7 +184,7 @@ export class NodeService {
           userId: userId,
           name: input.name,
           network: input.network,
-          imageVersion: release.version,
+          imageVersion: release,
           settings,
           restPort: ports.restPort,
           peerPort: ports.peerPort,
@@ -201,13 +196,10 @@ export class NodeService {
         await insertNodeRestore(tx, { nodeId: node.id, backupId: backup.id, sealedPassword });
       }
       // The wallet's last node is destroyed: this node holds the wallet from now on, for the next restore's fence.
-      if (fence.link) await updateNode(tx, fence.link.id, { supersededBy: node.id });
-      if (fence.tieUpload && backup) await tieUploadToNode(tx, backup.id, node.id);
-      if (fence.supersede) {
-        const source = fence.supersede;
-        await carryOut(tx, source, decide({ type: 'supersede', by: node.id }, source, supersedeBuild), source.imageVersion);
-      }
-      if (creation.outcome === 'change' && creation.build) await enqueueBuild(tx, node, creation.build, release.version);
+      if (fence?.link) await updateNode(tx, fence.link.id, { supersededBy: node.id });
+      if (fence?.tieUpload && backup) await tieUploadToNode(tx, backup.id, node.id);
+      if (superseded) await carryOut(tx, superseded, decide({ type: 'supersede', by: node.id }, superseded, supersedeBuild), superseded.imageVersion);
+      if (creation.outcome === 'change' && creation.build) await enqueueBuild(tx, node, creation.build, release);
       const body = presentCreatedNode(node, await this.present(tx, node));
       if (idempotency) await saveIdempotentAnswer(tx, userId, idempotency.key, body);
       return { body, replayed: false };
@@ -223,6 +215,26 @@ export class NodeService {
     const node = await findUserNode(tx, userId, body.data.nodeId);
     if (!node) throw nodeNotFound(body.data.nodeId);
     return { ...body, data: { ...body.data, node: await this.present(tx, node) } };
+  }
+
+  /**
+   * What the create rule judges a new node on (CreationFacts), found in its order and no further
+   * than the first refusal; with the backup a restore names, which must be the user's, finished and
+   * of the node's network.
+   */
+  private async findCreationFacts(tx: Queryable, userId: string, input: CreateNodeInput) {
+    const facts: CreationFacts = { userId, release: (await latestRelease(tx))?.version ?? null };
+    const refused = () => decide({ type: 'create', facts }).outcome === 'refused';
+    if (refused()) return { facts };
+    facts.ports = (await this.deps.runtime.assignPorts(tx)) ?? null;
+    if (refused()) return { facts };
+    const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
+    if (backup && input.restore) facts.restore = { fence: await findRestoreFence(tx, backup), choices: input.restore };
+    if (refused()) return { facts, backup };
+    // The account stays locked until this node is stored.
+    const plan = await lockAccountPlan(tx, userId);
+    facts.plan = { plan: plan ?? null, liveNodes: plan ? await countLiveNodes(tx, userId) : 0 };
+    return { facts, backup };
   }
 
   /** One of the user's finished backups, of the network the new node is on. */

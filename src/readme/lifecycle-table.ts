@@ -3,6 +3,7 @@
 // `node --import tsx scripts/render-lifecycle-table.ts`, so the documentation cannot drift from
 // what the code decides.
 import type { NodeStatus } from '../domain/nodes.ts';
+import { ERROR_STATUS } from '../errors.ts';
 import { EVERY_STATUS, LIFECYCLE, REQUEST_TYPES, type Check, type Rule } from '../nodes/lifecycle.ts';
 import type { NodeChange } from '../nodes/transition.ts';
 
@@ -14,13 +15,15 @@ export const TABLE_END = '<!-- lifecycle-table:end -->';
 
 export function renderLifecycleTable(): string {
   const lines = [
-    '| request | by | accepted from | changes | build | refused (409), first that applies | nothing to change when |',
+    '| request | by | accepted from | changes | build | refused (409 unless said), first that applies | nothing to change when |',
     '|---|---|---|---|---|---|---|',
   ];
   for (const type of REQUEST_TYPES) {
     const rule = LIFECYCLE[type] as Rule;
     // A new node has no build to be refused for: the create rule's check only keeps it uniform.
-    const refusals = rule.makesNode ? [] : rule.checks.filter((c) => c.refusal).map((c) => `\`${c.refusal!.code}\` (${condition(c)})`);
+    const refusals = rule.checks
+      .filter((c) => c.refusal && !(rule.makesNode && c.refusal.code === 'build_in_progress'))
+      .map((c) => `\`${c.refusal!.code}\`${ERROR_STATUS[c.refusal!.code] === 409 ? '' : ` ${ERROR_STATUS[c.refusal!.code]}`} (${condition(c)})`);
     const noChange = rule.checks.filter((c) => !c.refusal).map(condition);
     const cells = [rule.name, rule.by, acceptedFrom(rule), changes(rule), rule.build ? `\`${rule.build}\`` : '', refusals.join(', '), noChange.join('; ')];
     lines.push(`| ${cells.join(' | ')} |`);

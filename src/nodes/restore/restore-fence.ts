@@ -15,7 +15,6 @@
 import type { Queryable } from '../../db/database.ts';
 import { anyNodeExported, lockUploadSource, newestSucceededNodeBackup, type BackupRow } from '../../db/backups.ts';
 import { lockNode } from '../../db/nodes.ts';
-import { AppError } from '../../errors.ts';
 import type { Node } from '../../domain/nodes.ts';
 
 export interface RestoreChoices {
@@ -25,29 +24,43 @@ export interface RestoreChoices {
   confirmOlderBackup?: boolean;
 }
 
+/**
+ * What a restore of a backup meets among its wallet's nodes: the facts the lifecycle's create rule
+ * judges the restore on (nodes/lifecycle.ts: a wallet exported, a newer backup, a live holder).
+ */
+export interface RestoreFence {
+  backupId: string;
+  /** The node whose wallet the backup holds, if it is known. */
+  sourceId: string | null;
+  /** The wallet left with its owner (an export): no backup of it is restored here again. */
+  exported: boolean;
+  /** The wallet's newest successful backup, when it is newer than this one (found only when not exported). */
+  newer?: { id: string; nodeId: string | null; at: Date };
+  /** The node that holds the wallet now and still lives: a restore supersedes it, or is refused. */
+  live?: Node;
+  /** The destroyed node that held the wallet last: the restored node is recorded as its successor. */
+  link?: Node;
+  /** An upload of no known node: the node it is restored into holds its wallet from now on. */
+  tieUpload?: boolean;
+}
+
 // A chain of restores of one wallet longer than this is not something a user builds.
 const MAX_CHAIN = 100;
 
 const isGone = (node: Node) => node.destroyedAt !== null || node.status === 'DESTROYING' || node.status === 'DESTROYED';
 
 /**
- * Checks a restore of `backup` against the wallet's other nodes, row-locking them (two restores of
- * one wallet at once go one after the other). Answers the live node to supersede, if the user chose
- * to, or the destroyed node that held the wallet last (`link`): the restored node is recorded as its
- * successor all the same, so a second restore of the wallet finds the first one's node live.
- * Throws 409 source_node_live or backup_older_than_source otherwise.
+ * Finds what a restore of `backup` meets among the wallet's other nodes, row-locking them (two
+ * restores of one wallet at once go one after the other). Whether the restore may go ahead is the
+ * create rule's to say (nodes/lifecycle.ts).
  */
-export async function checkRestoreFence(
-  tx: Queryable,
-  backup: BackupRow,
-  choices: RestoreChoices,
-): Promise<{ supersede?: Node; link?: Node; tieUpload?: boolean }> {
+export async function findRestoreFence(tx: Queryable, backup: BackupRow): Promise<RestoreFence> {
   let sourceId = backup.origin === 'node' ? backup.node_id : backup.source_node_id;
   if (!sourceId) {
     // An upload of no known node: the node it is restored into holds its wallet from now on
     // (`tieUpload`), so a second restore of it meets that node. Locked: two at once go one after the other.
     sourceId = (await lockUploadSource(tx, backup.id)) ?? null;
-    if (!sourceId) return { tieUpload: true };
+    if (!sourceId) return { backupId: backup.id, sourceId: null, exported: false, tieUpload: true };
   }
   const madeAt = backup.origin === 'node' ? backup.created_at : (backup.source_made_at ?? backup.created_at);
   // The wallet's nodes: its source, then each node a restore of it went into.
@@ -61,35 +74,11 @@ export async function checkRestoreFence(
     next = node.supersededBy;
   }
   const walletNodes = [...new Set([sourceId, ...chain.map((n) => n.id)])];
-  if (backup.for_export || chain.some((n) => n.status === 'EXPORTED') || (await anyNodeExported(tx, walletNodes))) {
-    throw new AppError(
-      'wallet_exported',
-      `backup ${backup.id} holds the wallet of node ${sourceId}, which was exported: that wallet left with its owner's final backup and ` +
-        'lives only in their copy now; restoring it here would make two live copies of one Lightning wallet, which lose funds',
-      { sourceNodeId: sourceId },
-    );
-  }
+  const fence: RestoreFence = { backupId: backup.id, sourceId, exported: false };
+  if (backup.for_export || chain.some((n) => n.status === 'EXPORTED') || (await anyNodeExported(tx, walletNodes))) return { ...fence, exported: true };
   const newest = chain.length > 0 ? await newestSucceededNodeBackup(tx, chain.map((n) => n.id)) : undefined;
-  if (newest && newest.created_at.getTime() > new Date(madeAt).getTime() && !choices.confirmOlderBackup) {
-    throw new AppError(
-      'backup_older_than_source',
-      `backup ${backup.id} is older than the newest successful backup of its wallet (${newest.id} of node ${newest.node_id}, made ` +
-        `${newest.created_at.toISOString()}): an older backup holds older channel states, and a node that broadcasts one loses the ` +
-        'channel\'s funds to the peer. Restore the newest backup, or pass restore.confirmOlderBackup: true if you know the channels are safe',
-      { newestBackupId: newest.id, newestBackupNodeId: newest.node_id, newestBackupAt: newest.created_at.toISOString() },
-    );
-  }
+  if (newest && newest.created_at.getTime() > new Date(madeAt).getTime()) fence.newer = { id: newest.id, nodeId: newest.node_id, at: newest.created_at };
   const holder = chain.at(-1);
-  if (!holder || holder.supersededBy) return {};
-  if (isGone(holder)) return { link: holder };
-  if (!choices.supersedeSource) {
-    throw new AppError(
-      'source_node_live',
-      `backup ${backup.id} holds the wallet of node ${holder.id} (${holder.name}, ${holder.status}), which still exists: two live copies ` +
-        'of one Lightning wallet will broadcast an old channel state and lose the funds. Destroy node ' +
-        `${holder.id} first, or pass restore.supersedeSource: true to stop it and keep it from ever starting again`,
-      { sourceNodeId: holder.id, status: holder.status, options: ['destroy the source node', 'restore.supersedeSource: true'] },
-    );
-  }
-  return { supersede: holder };
+  if (!holder || holder.supersededBy) return fence;
+  return isGone(holder) ? { ...fence, link: holder } : { ...fence, live: holder };
 }
