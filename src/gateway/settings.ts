@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { commaList, integer, oneOf, port, text } from '../env/formats.ts';
 import { checkSetTogether, readEnv, variable, type Env } from '../env/variable.ts';
-import type { ChainSettings } from '../rln/chain-settings.ts';
+import type { ChainSettings } from '../rln/settings.ts';
 
 export type { ChainSettings };
 

@@ -7,7 +7,7 @@
 // channels to any address, so where it may connect is bounded by its runtime's network (docs/NODE-ACCESS.md
 // "What a node can reach over the network"), not here. Values are checked for type, length and port range only;
 // a secret (the RPC password) is never echoed in an error.
-import type { ChainSettings } from './chain-settings.ts';
+import type { ChainSettings } from './settings.ts';
 import { AppError } from '../errors.ts';
 
 export type ClientChainSettings = Partial<ChainSettings>;

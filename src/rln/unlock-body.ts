@@ -6,7 +6,7 @@
 // configuration. This builds the body in the form the node's RLN version takes. The password (and
 // the bitcoind RPC password) is carried, never logged, and never part of an error message (not
 // even inside a JSON parse error, whose text quotes the input).
-import type { ChainSettings } from './chain-settings.ts';
+import type { ChainSettings } from './settings.ts';
 import { AppError } from '../errors.ts';
 import { FLAT_CHAIN_FIELDS, mergeChainSettings, readClientChainSettings, type ClientChainSettings } from './client-chain-settings.ts';
 

@@ -10,7 +10,7 @@ import type { PasswordCheck } from './auto-unlock.ts';
 import type { Logger } from '../../logger.ts';
 import type { NodeDaemons } from '../node-daemons.ts';
 import { answerJson, isSuccess, nodeRefusal, type RlnAnswer } from '../../rln/answer.ts';
-import type { UnlockSettings } from '../../rln/chain-settings.ts';
+import type { UnlockSettings } from '../../rln/settings.ts';
 import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../../rln/unlock-body.ts';
 import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
 import type { Node } from '../../domain/nodes.ts';
