@@ -3,7 +3,8 @@
 // and the test can compare it with what the declarations say.
 import { SERVICE_VARIABLES } from '../config.ts';
 import { BLOB_STORE_VARIABLES, S3_VARIABLES } from '../blobs/settings.ts';
-import { NODE_ACCESS_VARIABLES, REGTEST_VARIABLES, TESTNET_VARIABLES } from '../gateway/settings.ts';
+import { NODE_ACCESS_VARIABLES } from '../gateway/settings.ts';
+import { REGTEST_VARIABLES, RLN_CLIENT_VARIABLES, TESTNET_VARIABLES, UNLOCK_VARIABLES } from '../rln/settings.ts';
 import { LOG_VARIABLES } from '../logs/settings.ts';
 import { BACKUP_VARIABLES } from '../backups/settings.ts';
 import { USAGE_VARIABLES } from '../usage/settings.ts';
@@ -28,7 +29,9 @@ export const CONFIG_TABLES = {
   // "# Configuration"
   service: rows(
     SERVICE_VARIABLES,
+    RLN_CLIENT_VARIABLES,
     NODE_ACCESS_VARIABLES,
+    UNLOCK_VARIABLES,
     REGTEST_VARIABLES,
     TESTNET_VARIABLES,
     WEBHOOK_VARIABLES,
