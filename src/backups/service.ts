@@ -232,7 +232,7 @@ export class BackupService {
 }
 
 /** RLN backs up only an initialized wallet, and the daemon must be up to write the file. */
-function requireBackupable(node: Node) {
+export function requireBackupable(node: Node) {
   if (node.status === 'DESTROYING' || node.status === 'DESTROYED') {
     throw new AppError('node_destroyed', `node ${node.id} is ${node.status}`, { status: node.status });
   }
@@ -249,7 +249,7 @@ export const tooLarge = (maxBytes: number) =>
   new AppError('payload_too_large', `the backup file is larger than BACKUP_UPLOAD_MAX_BYTES (${maxBytes} bytes)`, { maxBytes });
 
 /** Whether one more upload of `sizeBytes` fits the user's quota; 409 backup_quota_exceeded if not. */
-function requireQuota(usage: { count: number; bytes: number }, sizeBytes: number, quotaBytes: number, quotaCount: number) {
+export function requireQuota(usage: { count: number; bytes: number }, sizeBytes: number, quotaBytes: number, quotaCount: number) {
   if (usage.count + 1 > quotaCount || usage.bytes + sizeBytes > quotaBytes) throw quotaExceeded(usage, quotaBytes, quotaCount);
 }
 
