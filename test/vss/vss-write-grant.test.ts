@@ -32,7 +32,8 @@ describe(`VSS single puts checked in their own statement, on ${databaseLabel()}`
 
   /** A node with a store whose key is bound and whose key 'k' is at version 1 holding 'kept'. */
   async function boundStore(name: string) {
-    const [nodeId] = await createNodes(t, alice, [{ name }], { untilRunning: false });
+    // RUNNING first: the create build would otherwise write its status over the test's.
+    const [nodeId] = await createNodes(t, alice, [{ name }]);
     const url = await t.server.services.vss.issueUrl(alice.id, nodeId!);
     const key = newVssKey();
     expect((await vssClient(url, key).put('s', [{ key: 'k', version: 0, value: v('kept') }])).status).toBe(200);
@@ -65,6 +66,8 @@ describe(`VSS single puts checked in their own statement, on ${databaseLabel()}`
     const { nodeId, url, key } = await boundStore('destroying');
     await t.server.db.query(`UPDATE nodes SET status = 'DESTROYING' WHERE id = $1`, [nodeId]);
     await refusedEveryWay(url, key, nodeId, NODE_DESTROYED);
+    const [node] = await t.server.db.query<{ status: string }>('SELECT status FROM nodes WHERE id = $1', [nodeId]);
+    expect(node!.status).toBe('DESTROYING');
     await t.server.db.query(`UPDATE nodes SET status = 'DESTROYED', destroyed_at = now() WHERE id = $1`, [nodeId]);
     await refusedEveryWay(url, key, nodeId, NODE_DESTROYED);
   });
