@@ -30,7 +30,8 @@ export const VSS_BURST = 4;
 export interface VssBenchRow {
   valueBytes: number;
   vss: VssLoadResult;
-  bareUpsert: LoadResult & { failed: number };
+  /** `cpuMsPerWrite`: the same process's CPU per bare upsert (its pool and the loop calling it). */
+  bareUpsert: LoadResult & { failed: number; cpuMsPerWrite: number };
   verifications: number;
   /** The service process's CPU per VSS write, ms (its event loop and pool; the generator is apart). */
   serviceCpuMsPerWrite: number;
@@ -82,6 +83,7 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
       const value = Buffer.alloc(valueBytes, 1);
       let next = 0;
       let failed = 0;
+      const bareCpu = process.cpuUsage();
       const bareUpsert = await runLoad(
         async () => {
           const n = next++;
@@ -96,7 +98,14 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
         },
         { concurrency: CONCURRENCY, durationMs },
       );
-      rows.push({ valueBytes, vss, bareUpsert: { ...bareUpsert, failed }, verifications, serviceCpuMsPerWrite: (used.user + used.system) / 1000 / Math.max(1, vss.requests) });
+      const bareUsed = process.cpuUsage(bareCpu);
+      rows.push({
+        valueBytes,
+        vss,
+        bareUpsert: { ...bareUpsert, failed, cpuMsPerWrite: (bareUsed.user + bareUsed.system) / 1000 / Math.max(1, bareUpsert.requests) },
+        verifications,
+        serviceCpuMsPerWrite: (used.user + used.system) / 1000 / Math.max(1, vss.requests),
+      });
     }
 
     const steady = (await load.run({ kind: 'rate', valueBytes: 4096, burst: VSS_BURST, perSecond: VSS_STEADY_RATE, durationMs })).result!;

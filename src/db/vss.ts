@@ -1,6 +1,6 @@
 // VSS stores and their rows (migration 0034, vss/*.ts). Versions are bigint in the database and
 // numbers here: a key would need 2^53 writes to leave the exact range.
-import type { Queryable } from './database.ts';
+import { preparedStatement, type Queryable } from './database.ts';
 
 export interface VssStoreRow {
   node_id: string;
@@ -121,10 +121,12 @@ const updateFromVersion = (grant: boolean) =>
       AND o.node_id = n.node_id AND o.store_id = n.store_id AND o.key = n.key${grant ? ` AND ${granted(7, 8)}` : ''}
    RETURNING o.blob_key AS old`;
 
+// Every channel update of a node waits on one of these: prepared once per PostgreSQL connection,
+// so each write is only bound and executed (no parsing and planning per write).
 const STATEMENTS = {
-  create: [createObject(false), createObject(true)],
-  unconditional: [writeUnconditionally(false), writeUnconditionally(true)],
-  update: [updateFromVersion(false), updateFromVersion(true)],
+  create: [preparedStatement('vss_create', createObject(false)), preparedStatement('vss_create_granted', createObject(true))],
+  unconditional: [preparedStatement('vss_write', writeUnconditionally(false)), preparedStatement('vss_write_granted', writeUnconditionally(true))],
+  update: [preparedStatement('vss_update', updateFromVersion(false)), preparedStatement('vss_update_granted', updateFromVersion(true))],
 } as const;
 
 /**
