@@ -51,18 +51,32 @@ export async function getVssObject(db: Queryable, nodeId: string, storeId: strin
   return row;
 }
 
-/** Locks the store's global version row (made at 0 if absent) and answers it. */
-export async function lockGlobalVersion(db: Queryable, nodeId: string, storeId: string): Promise<number> {
-  await db.query('INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [nodeId, storeId]);
-  const [row] = await db.query<{ version: number }>(
-    'SELECT version::float8 AS version FROM vss_global_versions WHERE node_id = $1 AND store_id = $2 FOR UPDATE',
-    [nodeId, storeId],
-  );
-  return row!.version;
-}
-
-export async function setGlobalVersion(db: Queryable, nodeId: string, storeId: string, version: number): Promise<void> {
-  await db.query('UPDATE vss_global_versions SET version = $3 WHERE node_id = $1 AND store_id = $2', [nodeId, storeId, version]);
+/**
+ * Moves the store's global version by the reference's rules in one statement, its row locked to
+ * the end of the transaction: `expected` 0 takes it from 0 (none yet counts as 0) to 1, n from n
+ * to n+1, and -1 sets it to 1 whatever it was. Answers whether it moved (false: a CONFLICT).
+ */
+export async function moveGlobalVersion(db: Queryable, nodeId: string, storeId: string, expected: number): Promise<boolean> {
+  const params = [nodeId, storeId];
+  const rows =
+    expected === -1 ?
+      await db.query(
+        `INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 1)
+         ON CONFLICT (node_id, store_id) DO UPDATE SET version = 1 RETURNING version`,
+        params,
+      )
+    : expected === 0 ?
+      await db.query(
+        `INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 1)
+         ON CONFLICT (node_id, store_id) DO UPDATE SET version = 1 WHERE vss_global_versions.version = 0 RETURNING version`,
+        params,
+      )
+      // An absent row is at 0, so it cannot match n > 0: no row to insert.
+    : await db.query(
+        'UPDATE vss_global_versions SET version = version + 1 WHERE node_id = $1 AND store_id = $2 AND version = $3 RETURNING version',
+        [...params, expected],
+      );
+  return rows.length === 1;
 }
 
 export async function readGlobalVersion(db: Queryable, nodeId: string, storeId: string): Promise<number> {

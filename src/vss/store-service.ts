@@ -106,10 +106,8 @@ export class VssStoreService {
         replaced.push(oldBlobKey);
       } else {
         await this.db.transaction(async (tx) => {
-          if (req.globalVersion !== undefined) {
-            const current = await rows.lockGlobalVersion(tx, nodeId, req.storeId);
-            if (req.globalVersion !== -1 && current !== req.globalVersion) throw conflict('global_version does not match');
-            await rows.setGlobalVersion(tx, nodeId, req.storeId, req.globalVersion === -1 ? 1 : current + 1);
+          if (req.globalVersion !== undefined && !(await rows.moveGlobalVersion(tx, nodeId, req.storeId, req.globalVersion))) {
+            throw conflict('global_version does not match');
           }
           for (const [i, item] of req.transactionItems.entries()) {
             const { applied, oldBlobKey } = await rows.writeVssObject(tx, nodeId, req.storeId, write(item, i));
