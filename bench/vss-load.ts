@@ -20,6 +20,8 @@ export type VssLoadCommand =
   | { kind: 'warm'; valueBytes: number };
 
 export interface VssLoadResult extends LoadResult {
+  /** Closed loop: every request's latency, ms (to pool rounds). */
+  latencies?: number[];
   /** Answers by HTTP status ('error' for a request that failed without one). */
   statuses: Record<string, number>;
   /** This process's CPU during the run, ms (user + system). */
@@ -57,11 +59,14 @@ function poster(base: string, maxSockets: number) {
 }
 
 /** The n-th put of a run: identity n / burst (round robin), key n % burst, version -1 (what RLN writes). */
+// Where the last run stopped: the next run goes on to the identities after, as a node's writes
+// come round again only after the other nodes' (not straight back to the first identity).
+let sent = 0;
+
 function putter(valueBytes: number, burst: number, statuses: Record<string, number>) {
   const value = Buffer.alloc(valueBytes, 1);
-  let next = 0;
   return async () => {
-    const n = next++;
+    const n = sent++;
     const id = identities[Math.floor(n / burst) % identities.length]!;
     const body = Buffer.from(type.encode(type.fromObject({ storeId: id.storeId, transactionItems: [{ key: `key_${n % burst}`, version: -1, value }] })).finish());
     const status = await post(id.path, id.header, body);
@@ -91,19 +96,21 @@ process.on('message', async (cmd: VssLoadCommand) => {
     } else if (cmd.kind === 'warm') {
       const result = await measured(async (statuses) => {
         const put = putter(cmd.valueBytes, 1, statuses);
-        let sent = 0;
+        let started = 0;
         await Promise.all(Array.from({ length: 16 }, async () => {
-          while (sent < identities.length) {
-            sent++;
+          while (started < identities.length) {
+            started++;
             await put();
           }
         }));
-        return { requests: sent, perSecond: NaN, p50Ms: NaN, p99Ms: NaN };
+        sent = 0;
+        return { requests: started, perSecond: NaN, p50Ms: NaN, p99Ms: NaN };
       });
       reply = { ok: true, result };
     } else if (cmd.kind === 'closed') {
-      const result = await measured((statuses) => runLoad(putter(cmd.valueBytes, cmd.burst, statuses), { concurrency: cmd.concurrency, durationMs: cmd.durationMs }));
-      reply = { ok: true, result };
+      const latencies: number[] = [];
+      const result = await measured((statuses) => runLoad(putter(cmd.valueBytes, cmd.burst, statuses), { concurrency: cmd.concurrency, durationMs: cmd.durationMs, latencies }));
+      reply = { ok: true, result: { ...result, latencies } };
     } else {
       const result = await measured((statuses) => runAtRate(putter(cmd.valueBytes, cmd.burst, statuses), { perSecond: cmd.perSecond, durationMs: cmd.durationMs }));
       reply = { ok: true, result };

@@ -15,7 +15,7 @@ import { createTestDatabase } from '../test/helpers/database.ts';
 import { freePort, randomNodePortRange } from '../test/helpers/ports.ts';
 import { newVssKey } from '../test/helpers/vss-client.ts';
 import { seedNodes } from './seed.ts';
-import { runLoad, type LoadResult } from './load.ts';
+import { pooled, runLoad, type LoadResult } from './load.ts';
 import type { VssLoadCommand, VssLoadReply, VssLoadResult } from './vss-load.ts';
 
 export const VSS_RATIO_AIM = 0.5;
@@ -23,6 +23,8 @@ export const VSS_P99_AIM_MS = 20;
 export const VSS_STEADY_RATE = 500;
 const IDENTITIES = 1000;
 const CONCURRENCY = 64;
+export const VSS_ROUNDS = 5;
+const ROUNDS = VSS_ROUNDS;
 // A payment makes a node write several keys at once (its channel monitor updates, the manager,
 // the payment): each identity writes in bursts of this many puts, sent together.
 export const VSS_BURST = 4;
@@ -35,6 +37,8 @@ export interface VssBenchRow {
   verifications: number;
   /** The service process's CPU per VSS write, ms (its event loop and pool; the generator is apart). */
   serviceCpuMsPerWrite: number;
+  /** VSS / bare of each round (a VSS slice and the bare slice after it). */
+  roundRatios: number[];
 }
 
 export interface VssBenchFigures {
@@ -71,40 +75,60 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
     if (warm.statuses['200'] !== IDENTITIES) throw new Error(`warm-up answers: ${JSON.stringify(warm.statuses)}`);
     const verifier = (server.services.vss as any).opts.verifier as { verifications: number };
 
+    // Each value size in ROUNDS rounds, a VSS slice then a bare-upsert slice: on a machine shared
+    // with other work, the two see the same moments' load, and the rounds' ratios show the spread.
+    const slice = durationMs / ROUNDS;
     const rows: VssBenchRow[] = [];
     for (const valueBytes of [4096, 65536]) {
-      const before = verifier.verifications;
-      const cpu = process.cpuUsage();
-      const vss = (await load.run({ kind: 'closed', valueBytes, burst: VSS_BURST, concurrency: CONCURRENCY, durationMs })).result!;
-      const used = process.cpuUsage(cpu);
-      const verifications = verifier.verifications - before;
-      // The same rows written straight to PostgreSQL, through the service's own pool, from the
-      // service's process (the load generator idles meanwhile).
       const value = Buffer.alloc(valueBytes, 1);
-      let next = 0;
+      const vssRuns: VssLoadResult[] = [];
+      const bareRuns: LoadResult[] = [];
+      const vssLatencies: number[] = [];
+      const bareLatencies: number[] = [];
+      const statuses: Record<string, number> = {};
+      let verifications = 0;
+      let vssCpuMs = 0;
+      let bareCpuMs = 0;
       let failed = 0;
-      const bareCpu = process.cpuUsage();
-      const bareUpsert = await runLoad(
-        async () => {
-          const n = next++;
-          const i = Math.floor(n / VSS_BURST) % IDENTITIES;
-          await server.db
-            .query(
-              `INSERT INTO vss_objects (node_id, store_id, key, version, value, bytes) VALUES ($1, $2, $5, 1, $3, $4)
-               ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, bytes = EXCLUDED.bytes, updated_at = now()`,
-              [nodeIds[i], pubkeys[i], value, valueBytes, `key_${n % VSS_BURST}`],
-            )
-            .catch(() => failed++);
-        },
-        { concurrency: CONCURRENCY, durationMs },
-      );
-      const bareUsed = process.cpuUsage(bareCpu);
+      let next = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const before = verifier.verifications;
+        const cpu = process.cpuUsage();
+        const vss = (await load.run({ kind: 'closed', valueBytes, burst: VSS_BURST, concurrency: CONCURRENCY, durationMs: slice })).result!;
+        vssCpuMs += cpuMsSince(cpu);
+        verifications += verifier.verifications - before;
+        vssRuns.push(vss);
+        vssLatencies.push(...vss.latencies!);
+        for (const [status, count] of Object.entries(vss.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+        // The same rows written straight to PostgreSQL, through the service's own pool, from the
+        // service's process (the load generator idles meanwhile).
+        const bareCpu = process.cpuUsage();
+        const bare = await runLoad(
+          async () => {
+            const n = next++;
+            const i = Math.floor(n / VSS_BURST) % IDENTITIES;
+            await server.db
+              .query(
+                `INSERT INTO vss_objects (node_id, store_id, key, version, value, bytes) VALUES ($1, $2, $5, 1, $3, $4)
+                 ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, bytes = EXCLUDED.bytes, updated_at = now()`,
+                [nodeIds[i], pubkeys[i], value, valueBytes, `key_${n % VSS_BURST}`],
+              )
+              .catch(() => failed++);
+          },
+          { concurrency: CONCURRENCY, durationMs: slice, latencies: bareLatencies },
+        );
+        bareCpuMs += cpuMsSince(bareCpu);
+        bareRuns.push(bare);
+      }
+      const vss = { ...pooled(vssRuns, vssLatencies), statuses, cpuMs: vssRuns.reduce((sum, r) => sum + r.cpuMs, 0) };
+      const bareUpsert = pooled(bareRuns, bareLatencies);
       rows.push({
         valueBytes,
         vss,
-        bareUpsert: { ...bareUpsert, failed, cpuMsPerWrite: (bareUsed.user + bareUsed.system) / 1000 / Math.max(1, bareUpsert.requests) },
+        bareUpsert: { ...bareUpsert, failed, cpuMsPerWrite: bareCpuMs / Math.max(1, bareUpsert.requests) },
         verifications,
-        serviceCpuMsPerWrite: (used.user + used.system) / 1000 / Math.max(1, vss.requests),
+        serviceCpuMsPerWrite: vssCpuMs / Math.max(1, vss.requests),
+        roundRatios: vssRuns.map((r, i) => r.perSecond / bareRuns[i]!.perSecond),
       });
     }
 
@@ -124,6 +148,11 @@ export async function benchVss(durationMs: number): Promise<VssBenchFigures> {
     await target.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 function startLoadProcess() {
