@@ -2,7 +2,7 @@
 // (docs/VSS.md): 0 creates only, n updates only from n (to n+1), -1 writes unconditionally (to 1);
 // a put is one transaction in which any item that changes nothing makes the whole put a CONFLICT;
 // deleteObject of a missing key succeeds.
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import * as rows from '../db/vss.ts';
 import type { VssGrant } from '../db/vss.ts';
 import { VssError, VssErrorCode, type KeyValue } from './messages.ts';
