@@ -12,7 +12,8 @@ export interface LoadResult {
   sendLateP99Ms?: number;
 }
 
-export async function runLoad(fn: () => Promise<void>, opts: { concurrency: number; durationMs: number }): Promise<LoadResult> {
+/** `opts.latencies`, when given, receives every latency too (to pool several runs' percentiles). */
+export async function runLoad(fn: () => Promise<void>, opts: { concurrency: number; durationMs: number; latencies?: number[] }): Promise<LoadResult> {
   const latencies: number[] = [];
   const end = performance.now() + opts.durationMs;
   const started = performance.now();
@@ -26,8 +27,17 @@ export async function runLoad(fn: () => Promise<void>, opts: { concurrency: numb
     }),
   );
   const elapsed = performance.now() - started;
+  opts.latencies?.push(...latencies);
   const pct = percentiles(latencies);
   return { requests: latencies.length, perSecond: (latencies.length / elapsed) * 1000, p50Ms: pct(0.5), p99Ms: pct(0.99) };
+}
+
+/** Several runs' results as one: their requests over their summed time, percentiles of all their latencies. */
+export function pooled(results: LoadResult[], latencies: number[]): LoadResult {
+  const requests = results.reduce((sum, r) => sum + r.requests, 0);
+  const seconds = results.reduce((sum, r) => sum + (r.perSecond > 0 ? r.requests / r.perSecond : 0), 0);
+  const pct = percentiles(latencies);
+  return { requests, perSecond: seconds > 0 ? requests / seconds : 0, p50Ms: pct(0.5), p99Ms: pct(0.99) };
 }
 
 /**

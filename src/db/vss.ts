@@ -1,6 +1,6 @@
 // VSS stores and their rows (migration 0034, vss/*.ts). Versions are bigint in the database and
 // numbers here: a key would need 2^53 writes to leave the exact range.
-import type { Queryable } from './database.ts';
+import { preparedStatement, type Queryable } from './database.ts';
 
 export interface VssStoreRow {
   node_id: string;
@@ -51,18 +51,32 @@ export async function getVssObject(db: Queryable, nodeId: string, storeId: strin
   return row;
 }
 
-/** Locks the store's global version row (made at 0 if absent) and answers it. */
-export async function lockGlobalVersion(db: Queryable, nodeId: string, storeId: string): Promise<number> {
-  await db.query('INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING', [nodeId, storeId]);
-  const [row] = await db.query<{ version: number }>(
-    'SELECT version::float8 AS version FROM vss_global_versions WHERE node_id = $1 AND store_id = $2 FOR UPDATE',
-    [nodeId, storeId],
-  );
-  return row!.version;
-}
-
-export async function setGlobalVersion(db: Queryable, nodeId: string, storeId: string, version: number): Promise<void> {
-  await db.query('UPDATE vss_global_versions SET version = $3 WHERE node_id = $1 AND store_id = $2', [nodeId, storeId, version]);
+/**
+ * Moves the store's global version by the reference's rules in one statement, its row locked to
+ * the end of the transaction: `expected` 0 takes it from 0 (none yet counts as 0) to 1, n from n
+ * to n+1, and -1 sets it to 1 whatever it was. Answers whether it moved (false: a CONFLICT).
+ */
+export async function moveGlobalVersion(db: Queryable, nodeId: string, storeId: string, expected: number): Promise<boolean> {
+  const params = [nodeId, storeId];
+  const rows =
+    expected === -1 ?
+      await db.query(
+        `INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 1)
+         ON CONFLICT (node_id, store_id) DO UPDATE SET version = 1 RETURNING version`,
+        params,
+      )
+    : expected === 0 ?
+      await db.query(
+        `INSERT INTO vss_global_versions (node_id, store_id, version) VALUES ($1, $2, 1)
+         ON CONFLICT (node_id, store_id) DO UPDATE SET version = 1 WHERE vss_global_versions.version = 0 RETURNING version`,
+        params,
+      )
+      // An absent row is at 0, so it cannot match n > 0: no row to insert.
+    : await db.query(
+        'UPDATE vss_global_versions SET version = version + 1 WHERE node_id = $1 AND store_id = $2 AND version = $3 RETURNING version',
+        [...params, expected],
+      );
+  return rows.length === 1;
 }
 
 export async function readGlobalVersion(db: Queryable, nodeId: string, storeId: string): Promise<number> {
@@ -82,40 +96,77 @@ export interface VssWrite {
   bytes: number;
 }
 
-/** One write by the reference's rules; answers the blob key it replaced (to delete) and whether it applied. */
-export async function writeVssObject(db: Queryable, nodeId: string, storeId: string, w: VssWrite): Promise<{ applied: boolean; oldBlobKey: string | null }> {
-  const params = [nodeId, storeId, w.key, w.value, w.blobKey, w.bytes];
+/**
+ * What a write checks in its own statement instead of a read before it (vss/vss-service.ts): the
+ * URL's credential (its hash), the key the store is bound to, and a node not being destroyed.
+ * Read in the statement's snapshot, so never staler than a lookup made before it.
+ */
+export interface VssGrant {
+  credentialHash: string;
+  pubkey: string;
+}
+
+// The store at the URL (node $1, credential $c) is bound to key $k and its node is not destroyed:
+// what authenticate() checks (vss-service.ts), as one condition of a write statement.
+const granted = (c: number, k: number) => `EXISTS (SELECT 1 FROM vss_stores s JOIN nodes n ON n.id = s.node_id
+    WHERE s.node_id = $1 AND s.credential_hash = $${c} AND s.pubkey = $${k} AND n.status NOT IN ('DESTROYED', 'DESTROYING'))`;
+
+const createObject = (grant: boolean) =>
+  `INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes)
+   SELECT $1, $2, $3, 1, $4::bytea, $5::text, $6::bigint${grant ? ` WHERE ${granted(7, 8)}` : ''}
+   ON CONFLICT DO NOTHING RETURNING key`;
+
+// One statement, no lock: the CTE reads the row as of the statement's start. A concurrent write
+// of the same key can make the blob key read older than the one replaced: that leaves an
+// orphan object (the other write's), never deletes the value the row now names.
+const writeUnconditionally = (grant: boolean) =>
+  `WITH old AS (SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3)
+   INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes)
+   SELECT $1, $2, $3, 1, $4::bytea, $5::text, $6::bigint${grant ? ` WHERE ${granted(7, 8)}` : ''}
+   ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, blob_key = EXCLUDED.blob_key,
+     bytes = EXCLUDED.bytes, updated_at = now()
+   RETURNING (SELECT blob_key FROM old) AS old`;
+
+// The self-join's `o` is the row as it was before this update: its blob key is the replaced one.
+const updateFromVersion = (grant: boolean) =>
+  `UPDATE vss_objects n SET version = n.version + 1, value = $4, blob_key = $5, bytes = $6, updated_at = now()
+     FROM vss_objects o
+    WHERE n.node_id = $1 AND n.store_id = $2 AND n.key = $3 AND n.version = $${grant ? 9 : 7}
+      AND o.node_id = n.node_id AND o.store_id = n.store_id AND o.key = n.key${grant ? ` AND ${granted(7, 8)}` : ''}
+   RETURNING o.blob_key AS old`;
+
+// Every channel update of a node waits on one of these: prepared once per PostgreSQL connection,
+// so each write is only bound and executed (no parsing and planning per write).
+const STATEMENTS = {
+  create: [preparedStatement('vss_create', createObject(false)), preparedStatement('vss_create_granted', createObject(true))],
+  unconditional: [preparedStatement('vss_write', writeUnconditionally(false)), preparedStatement('vss_write_granted', writeUnconditionally(true))],
+  update: [preparedStatement('vss_update', updateFromVersion(false)), preparedStatement('vss_update_granted', updateFromVersion(true))],
+} as const;
+
+/**
+ * One write by the reference's rules; answers the blob key it replaced (to delete) and whether it
+ * applied. With a grant, it applies only if the grant holds too: not applied then means a version
+ * that did not match or a grant that does not hold, which the caller tells apart.
+ */
+export async function writeVssObject(
+  db: Queryable,
+  nodeId: string,
+  storeId: string,
+  w: VssWrite,
+  grant?: VssGrant,
+): Promise<{ applied: boolean; oldBlobKey: string | null }> {
+  const params: unknown[] = [nodeId, storeId, w.key, w.value, w.blobKey, w.bytes];
+  if (grant) params.push(grant.credentialHash, grant.pubkey);
+  const g = grant ? 1 : 0;
   if (w.version === 0) {
-    const rows = await db.query(
-      `INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
-       ON CONFLICT DO NOTHING RETURNING key`,
-      params,
-    );
+    const rows = await db.query(STATEMENTS.create[g], params);
     return { applied: rows.length === 1, oldBlobKey: null };
   }
   if (w.version === -1) {
-    // One statement, no lock: the CTE reads the row as of the statement's start. A concurrent write
-    // of the same key can make the blob key read older than the one replaced: that leaves an
-    // orphan object (the other write's), never deletes the value the row now names.
-    const [row] = await db.query<{ old: string | null }>(
-      `WITH old AS (SELECT blob_key FROM vss_objects WHERE node_id = $1 AND store_id = $2 AND key = $3)
-       INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes) VALUES ($1, $2, $3, 1, $4, $5, $6)
-       ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, blob_key = EXCLUDED.blob_key,
-         bytes = EXCLUDED.bytes, updated_at = now()
-       RETURNING (SELECT blob_key FROM old) AS old`,
-      params,
-    );
-    return { applied: true, oldBlobKey: row?.old ?? null };
+    const rows = await db.query<{ old: string | null }>(STATEMENTS.unconditional[g], params);
+    return { applied: rows.length === 1, oldBlobKey: rows[0]?.old ?? null };
   }
-  // The self-join's `o` is the row as it was before this update: its blob key is the replaced one.
-  const rows = await db.query<{ old: string | null }>(
-    `UPDATE vss_objects n SET version = n.version + 1, value = $4, blob_key = $5, bytes = $6, updated_at = now()
-       FROM vss_objects o
-      WHERE n.node_id = $1 AND n.store_id = $2 AND n.key = $3 AND n.version = $7
-        AND o.node_id = n.node_id AND o.store_id = n.store_id AND o.key = n.key
-     RETURNING o.blob_key AS old`,
-    [...params, w.version],
-  );
+  const rows = await db.query<{ old: string | null }>(STATEMENTS.update[g], [...params, w.version]);
   return { applied: rows.length === 1, oldBlobKey: rows[0]?.old ?? null };
 }
 

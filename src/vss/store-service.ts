@@ -2,8 +2,9 @@
 // (docs/VSS.md): 0 creates only, n updates only from n (to n+1), -1 writes unconditionally (to 1);
 // a put is one transaction in which any item that changes nothing makes the whole put a CONFLICT;
 // deleteObject of a missing key succeeds.
-import type { Database, Queryable } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
 import * as rows from '../db/vss.ts';
+import type { VssGrant } from '../db/vss.ts';
 import { VssError, VssErrorCode, type KeyValue } from './messages.ts';
 import { VSS_BLOB_THRESHOLD_BYTES, type VssBlobValues } from './blob-values.ts';
 
@@ -30,6 +31,9 @@ export interface ListResponse {
   nextPageToken?: string;
   globalVersion?: number;
 }
+
+/** A put of one value and nothing else: one statement, no transaction. */
+export const isSingleWrite = (req: PutRequest) => req.transactionItems.length === 1 && req.deleteItems.length === 0 && req.globalVersion === undefined;
 
 const invalid = (message: string) => new VssError(VssErrorCode.INVALID_REQUEST, message);
 const conflict = (message: string) => new VssError(VssErrorCode.CONFLICT, message);
@@ -59,7 +63,13 @@ export class VssStoreService {
     return { key: row.key, version: row.version, value };
   }
 
-  async put(nodeId: string, req: PutRequest): Promise<void> {
+  /**
+   * Applies the put, or throws CONFLICT. With `grant` (a single write only, see isSingleWrite) it
+   * applies only while the grant holds, and answers false when nothing was written: a version that
+   * did not match or a grant that does not hold; the caller authenticates and puts again without
+   * one, which tells the two apart.
+   */
+  async put(nodeId: string, req: PutRequest, grant?: VssGrant): Promise<boolean> {
     checkName('store_id', req.storeId);
     const items = [...req.transactionItems, ...req.deleteItems];
     if (items.length > MAX_PUT_ITEMS) throw invalid(`at most ${MAX_PUT_ITEMS} items in one put`);
@@ -72,39 +82,51 @@ export class VssStoreService {
       seen.add(item.key);
     }
     if (req.globalVersion !== undefined) checkVersion('global_version', req.globalVersion);
+    const single = isSingleWrite(req);
+    if (grant && !single) throw new Error('a grant is checked by single writes only');
     // Large values go to the blob store first; the rows name them only if the put commits.
     const written = await Promise.all(
       req.transactionItems.map(async (item) => (item.value.length > VSS_BLOB_THRESHOLD_BYTES ? this.blobs.put(nodeId, item.value) : null)),
     );
     const replaced: Array<string | null> = [];
-    // One write alone is one statement: it needs no transaction (most puts: RLN writes each key as it changes).
-    const single = req.transactionItems.length === 1 && req.deleteItems.length === 0 && req.globalVersion === undefined;
-    const inTransaction = <T>(fn: (tx: Queryable) => Promise<T>) => (single ? fn(this.db) : this.db.transaction(fn));
+    const write = (item: KeyValue, i: number) => {
+      const blobKey = written[i]!;
+      return { key: item.key, version: item.version, value: blobKey ? null : item.value, blobKey, bytes: item.value.length };
+    };
     try {
-      await inTransaction(async (tx) => {
-        if (req.globalVersion !== undefined) {
-          const current = await rows.lockGlobalVersion(tx, nodeId, req.storeId);
-          if (req.globalVersion !== -1 && current !== req.globalVersion) throw conflict('global_version does not match');
-          await rows.setGlobalVersion(tx, nodeId, req.storeId, req.globalVersion === -1 ? 1 : current + 1);
+      if (single) {
+        // One write alone is one statement: it needs no transaction (most puts: RLN writes each key
+        // as it changes), and with a grant no read before it either.
+        const { applied, oldBlobKey } = await rows.writeVssObject(this.db, nodeId, req.storeId, write(req.transactionItems[0]!, 0), grant);
+        if (!applied && grant) {
+          await this.blobs.deleteAll(written);
+          return false;
         }
-        for (const [i, item] of req.transactionItems.entries()) {
-          const blobKey = written[i]!;
-          const write = { key: item.key, version: item.version, value: blobKey ? null : item.value, blobKey, bytes: item.value.length };
-          const { applied, oldBlobKey } = await rows.writeVssObject(tx, nodeId, req.storeId, write);
-          if (!applied) throw conflict(`version of ${JSON.stringify(item.key)} does not match`);
-          replaced.push(oldBlobKey);
-        }
-        for (const item of req.deleteItems) {
-          const { deleted, blobKey } = await rows.deleteVssObject(tx, nodeId, req.storeId, item.key, item.version);
-          if (!deleted) throw conflict(`delete of ${JSON.stringify(item.key)} matches no key at that version`);
-          replaced.push(blobKey);
-        }
-      });
+        if (!applied) throw conflict(`version of ${JSON.stringify(req.transactionItems[0]!.key)} does not match`);
+        replaced.push(oldBlobKey);
+      } else {
+        await this.db.transaction(async (tx) => {
+          if (req.globalVersion !== undefined && !(await rows.moveGlobalVersion(tx, nodeId, req.storeId, req.globalVersion))) {
+            throw conflict('global_version does not match');
+          }
+          for (const [i, item] of req.transactionItems.entries()) {
+            const { applied, oldBlobKey } = await rows.writeVssObject(tx, nodeId, req.storeId, write(item, i));
+            if (!applied) throw conflict(`version of ${JSON.stringify(item.key)} does not match`);
+            replaced.push(oldBlobKey);
+          }
+          for (const item of req.deleteItems) {
+            const { deleted, blobKey } = await rows.deleteVssObject(tx, nodeId, req.storeId, item.key, item.version);
+            if (!deleted) throw conflict(`delete of ${JSON.stringify(item.key)} matches no key at that version`);
+            replaced.push(blobKey);
+          }
+        });
+      }
     } catch (err) {
       await this.blobs.deleteAll(written);
       throw err;
     }
     await this.blobs.deleteAll(replaced);
+    return true;
   }
 
   async delete(nodeId: string, storeId: string, item: KeyValue): Promise<void> {

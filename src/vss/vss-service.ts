@@ -9,7 +9,7 @@ import { VssError, VssErrorCode } from './messages.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { VssBlobValues } from './blob-values.ts';
 import type { SigsVerifier } from './sigs-auth.ts';
-import { VssStoreService } from './store-service.ts';
+import { isSingleWrite, VssStoreService, type PutRequest } from './store-service.ts';
 
 export const VSS_PATH = '/vss';
 
@@ -17,7 +17,6 @@ const hashCredential = (credential: string) => createHash('sha256').update(crede
 
 export interface VssCaller {
   nodeId: string;
-  accountId: string;
 }
 
 /** What the VSS routes report (metrics/service-metrics.ts). */
@@ -52,16 +51,49 @@ export class VssService {
    * when none is yet. Every refusal is AUTH, with a reason for the log and metrics.
    */
   async authenticate(nodeId: string, credential: string, authorization: string | undefined, writing: boolean): Promise<VssCaller> {
+    return this.authorize(nodeId, credential, this.signedKey(authorization), writing);
+  }
+
+  /**
+   * A putObjects. The common one, a single write by the key already bound to a store, is one
+   * statement: the write checks the URL's credential, the bound key and the node's status itself
+   * (db/vss.ts VssGrant), in its own snapshot, so no replica can accept what a fresh read would
+   * refuse, and no read comes before it. Anything else (a conflict, a first write that binds the
+   * key, a refusal, a put of several items) is authenticated as every request is, and then put.
+   */
+  async putObjects(nodeId: string, credential: string, authorization: string | undefined, req: PutRequest): Promise<VssCaller> {
+    const pubkey = this.signedKey(authorization);
+    if (isSingleWrite(req)) {
+      const grant = { credentialHash: hashCredential(credential), pubkey };
+      const done = await this.stores.put(nodeId, req, grant).catch(async (err: unknown) => {
+        // A refused caller is told so before being told its put is invalid, as when every
+        // request was authenticated first.
+        if (err instanceof VssError && err.code === VssErrorCode.INVALID_REQUEST) await this.authorize(nodeId, credential, pubkey, true);
+        throw err;
+      });
+      if (done) return { nodeId };
+    }
+    const caller = await this.authorize(nodeId, credential, pubkey, true);
+    await this.stores.put(caller.nodeId, req);
+    return caller;
+  }
+
+  /** The key that signed the Authorization header, or an AUTH refusal. */
+  private signedKey(authorization: string | undefined): string {
     const checked = this.opts.verifier.check(authorization);
     if (!checked.ok) throw new VssAuthError(checked.reason);
+    return checked.pubkey;
+  }
+
+  private async authorize(nodeId: string, credential: string, pubkey: string, writing: boolean): Promise<VssCaller> {
     const store = await findVssStore(this.opts.db, nodeId, hashCredential(credential));
     if (!store) throw new VssAuthError('unknown_store');
     if (store.node_status === 'DESTROYED' || store.node_status === 'DESTROYING') throw new VssAuthError('node_destroyed');
     let bound = store.pubkey;
-    if (bound === null && writing) bound = await bindVssKey(this.opts.db, nodeId, checked.pubkey);
+    if (bound === null && writing) bound = await bindVssKey(this.opts.db, nodeId, pubkey);
     // An unbound store holds nothing: reads of it are answered (empty) for any signed key.
-    if (bound !== null && bound !== checked.pubkey) throw new VssAuthError('other_key');
-    return { nodeId: store.node_id, accountId: store.account_id };
+    if (bound !== null && bound !== pubkey) throw new VssAuthError('other_key');
+    return { nodeId: store.node_id };
   }
 }
 

@@ -79,6 +79,14 @@ describe(`VSS protocol, on ${databaseLabel()}`, () => {
     expect(listed.body.globalVersion).toBe(2);
     // The global version is never a listed key.
     expect(listed.body.keyVersions.map((k: any) => k.key)).toEqual(['x', 'y']);
+    // A store_id with none yet is at 0: n > 0 conflicts there and writes nothing; -1 sets it to 1 anywhere.
+    expect((await c.put('g2', [{ key: 'z', version: -1, value: v('1') }], { globalVersion: 1 })).status).toBe(409);
+    expect((await c.get('g2', 'z')).status).toBe(404);
+    expect((await c.list('g2')).body.globalVersion).toBe(0);
+    expect((await c.put('g', [{ key: 'z', version: -1, value: v('1') }], { globalVersion: -1 })).status).toBe(200);
+    expect((await c.list('g')).body.globalVersion).toBe(1);
+    expect((await c.put('g2', [], { globalVersion: -1 })).status).toBe(200);
+    expect((await c.list('g2')).body.globalVersion).toBe(1);
   });
 
   it('deleteObject of a missing key is fine; getObject of it is NO_SUCH_KEY 404', async () => {

@@ -47,36 +47,40 @@ export function vssRoutes(app: FastifyInstance, vss: VssService) {
         started.set(request, performance.now());
       });
 
+      // Each handler authenticates the caller itself: a put does it in its write (VssService.putObjects).
+      type Caller = { nodeId: string; credential: string; authorization: string | undefined };
       const route = <Req, Res extends object>(
         op: string,
-        writing: boolean,
         type: (typeof VssMessages)[keyof typeof VssMessages],
         answerType: (typeof VssMessages)[keyof typeof VssMessages],
-        handle: (nodeId: string, req: Req) => Promise<Res>,
+        handle: (caller: Caller, req: Req) => Promise<Res>,
       ) =>
         scope.post<{ Params: Params }>(`/:nodeId/:credential/${op}`, { schema: { hide: true } }, async (request, reply) => {
           const body = decodeBody<Req>(type, request);
-          const caller = await vss.authenticate(request.params.nodeId, request.params.credential, request.headers.authorization, writing);
-          const answer = await handle(caller.nodeId, body);
+          const answer = await handle({ ...request.params, authorization: request.headers.authorization }, body);
           report(op, 'ok', request, op === 'putObjects' ? writtenBytes(body as PutRequest) : 0);
           return reply.status(200).type('application/octet-stream').send(encodeMessage(answerType, answer));
         });
+      const authenticated = (c: Caller, writing: boolean) => vss.authenticate(c.nodeId, c.credential, c.authorization, writing);
 
-      route<{ storeId: string; key: string }, object>('getObject', false, VssMessages.GetObjectRequest, VssMessages.GetObjectResponse, async (nodeId, req) => ({
-        value: await vss.stores.get(nodeId, req.storeId, req.key),
-      }));
-      route<PutRequest, object>('putObjects', true, VssMessages.PutObjectRequest, VssMessages.PutObjectResponse, async (nodeId, req) => {
-        await vss.stores.put(nodeId, req);
+      route<{ storeId: string; key: string }, object>('getObject', VssMessages.GetObjectRequest, VssMessages.GetObjectResponse, async (c, req) => {
+        const { nodeId } = await authenticated(c, false);
+        return { value: await vss.stores.get(nodeId, req.storeId, req.key) };
+      });
+      route<PutRequest, object>('putObjects', VssMessages.PutObjectRequest, VssMessages.PutObjectResponse, async (c, req) => {
+        await vss.putObjects(c.nodeId, c.credential, c.authorization, req);
         return {};
       });
-      route<{ storeId: string; keyValue?: KeyValue }, object>('deleteObject', true, VssMessages.DeleteObjectRequest, VssMessages.DeleteObjectResponse, async (nodeId, req) => {
+      route<{ storeId: string; keyValue?: KeyValue }, object>('deleteObject', VssMessages.DeleteObjectRequest, VssMessages.DeleteObjectResponse, async (c, req) => {
+        const { nodeId } = await authenticated(c, true);
         if (!req.keyValue) throw new VssError(VssErrorCode.INVALID_REQUEST, 'key_value is required');
         await vss.stores.delete(nodeId, req.storeId, req.keyValue);
         return {};
       });
-      route<ListRequest, object>('listKeyVersions', false, VssMessages.ListKeyVersionsRequest, VssMessages.ListKeyVersionsResponse, (nodeId, req) =>
-        vss.stores.list(nodeId, req),
-      );
+      route<ListRequest, object>('listKeyVersions', VssMessages.ListKeyVersionsRequest, VssMessages.ListKeyVersionsResponse, async (c, req) => {
+        const { nodeId } = await authenticated(c, false);
+        return vss.stores.list(nodeId, req);
+      });
     },
     { prefix: VSS_PATH },
   );
