@@ -13,7 +13,7 @@ import { VssStoreService } from './store-service.ts';
 
 export const VSS_PATH = '/vss';
 
-const hashCredential = (credential: string) => createHash('sha256').update(credential).digest('hex');
+export const hashCredential = (credential: string) => createHash('sha256').update(credential).digest('hex');
 
 export interface VssCaller {
   nodeId: string;
