@@ -34,8 +34,8 @@ describe(`devnode continuous state against the service's VSS, on ${databaseLabel
   beforeAll(async () => {
     t = await startTestServer();
     alice = await t.createUser();
-    // A node row owns the store; the runtime's own daemon for it plays no part here.
-    const [nodeId] = await createNodes(t, alice, [{ name: 'vss-client' }], { untilRunning: false });
+    // A node row owns the store; the runtime's own daemon for it is kept off the store.
+    const [nodeId] = await createNodes(t, alice, [{ name: 'vss-client', settings: { continuousState: false } }], { untilRunning: false });
     url = await t.server.services.vss.issueUrl(alice.id, nodeId);
     const asNode: VssKey = { publicKey: Buffer.from(identity.pubkey, 'hex'), token: (time) => identity.token(time) };
     reader = vssClient(url, asNode);

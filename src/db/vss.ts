@@ -191,14 +191,27 @@ export async function findSealedVssCredential(db: Queryable, nodeId: string): Pr
   return row?.sealed_credential ?? null;
 }
 
-/** Makes or re-keys the node's store with this credential, keeping it sealed for the next daemon start. */
-export async function upsertSealedVssStore(db: Queryable, nodeId: string, credentialHash: string, sealedCredential: string): Promise<void> {
-  await db.query(
+/**
+ * Makes or re-keys the node's store with this credential, keeping it sealed for the next daemon
+ * start. With `unlessChangedFrom` (the sealed credential read before, or null), only if it is still
+ * that one: false when another caller set one meanwhile.
+ */
+export async function upsertSealedVssStore(
+  db: Queryable,
+  nodeId: string,
+  credentialHash: string,
+  sealedCredential: string,
+  unlessChangedFrom?: string | null,
+): Promise<boolean> {
+  const rows = await db.query(
     `INSERT INTO vss_stores (node_id, account_id, credential_hash, sealed_credential)
        SELECT id, user_id, $2, $3 FROM nodes WHERE id = $1
-     ON CONFLICT (node_id) DO UPDATE SET credential_hash = EXCLUDED.credential_hash, sealed_credential = EXCLUDED.sealed_credential`,
-    [nodeId, credentialHash, sealedCredential],
+     ON CONFLICT (node_id) DO UPDATE SET credential_hash = EXCLUDED.credential_hash, sealed_credential = EXCLUDED.sealed_credential
+       WHERE $4::boolean OR vss_stores.sealed_credential IS NOT DISTINCT FROM $5::text
+     RETURNING node_id`,
+    [nodeId, credentialHash, sealedCredential, unlessChangedFrom === undefined, unlessChangedFrom ?? null],
   );
+  return rows.length > 0;
 }
 
 /** Stores with a sealed credential, for the unlock seal's key rotation. */

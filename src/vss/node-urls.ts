@@ -8,26 +8,30 @@ import type { Database } from '../db/database.ts';
 import { findSealedVssCredential, listSealedVssCredentials, replaceSealedVssCredential, upsertSealedVssStore } from '../db/vss.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
-import { hashCredential, VSS_PATH } from './vss-service.ts';
+import { hashCredential, sealVssCredential, VSS_PATH, vssCredentialContext as associatedData } from './vss-service.ts';
 
-const associatedData = (nodeId: string) => `vss-url-credential:${nodeId}`;
 
 /** The runtimes' NodeVssUrls (runtime/types.ts). */
 export class SealedNodeVssUrls {
   constructor(private readonly opts: { db: Database; baseUrl: string; seal: UnlockSeal }) {}
 
   async urlFor(nodeId: string): Promise<string> {
-    const sealed = await findSealedVssCredential(this.opts.db, nodeId);
-    if (sealed) {
-      try {
-        return this.url(nodeId, this.opts.seal.open(sealed, associatedData(nodeId)));
-      } catch {
-        // Sealed with a key the seal no longer holds: a new credential below.
+    // Twice at most: a second miss means the node is gone (the store is made from its row).
+    for (let attempt = 1; ; attempt++) {
+      const sealed = await findSealedVssCredential(this.opts.db, nodeId);
+      if (sealed) {
+        try {
+          return this.url(nodeId, this.opts.seal.open(sealed, associatedData(nodeId)));
+        } catch {
+          // Sealed with a key the seal no longer holds: a new credential below.
+        }
       }
+      // Only over what was read: a URL issued meanwhile (VssService.issueUrl) is the one to use.
+      const credential = randomBytes(24).toString('base64url');
+      const sealedNow = sealVssCredential(this.opts.seal, nodeId, credential);
+      if (await upsertSealedVssStore(this.opts.db, nodeId, hashCredential(credential), sealedNow, sealed)) return this.url(nodeId, credential);
+      if (attempt >= 2) throw new Error(`node ${nodeId} has no VSS store and none can be made (is the node gone?)`);
     }
-    const credential = randomBytes(24).toString('base64url');
-    await upsertSealedVssStore(this.opts.db, nodeId, hashCredential(credential), this.opts.seal.seal(credential, associatedData(nodeId)));
-    return this.url(nodeId, credential);
   }
 
   private url(nodeId: string, credential: string): string {
