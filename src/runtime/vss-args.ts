@@ -3,6 +3,9 @@
 // Kubernetes, VSS_NODE_URL), which the daemon otherwise refuses. One rule for both runtimes.
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
+/** Whether the URL's host is this machine's loopback: a pod cannot reach the service there. */
+export const isLoopbackUrl = (url: string) => LOOPBACK.test(new URL(url).hostname);
+
 export function vssDaemonArgs(vssUrl: string | undefined): string[] {
   if (vssUrl === undefined) return [];
   const url = new URL(vssUrl);
