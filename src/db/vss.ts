@@ -222,3 +222,11 @@ export async function listSealedVssCredentials(db: Queryable): Promise<Array<{ n
 export async function replaceSealedVssCredential(db: Queryable, nodeId: string, from: string, to: string): Promise<void> {
   await db.query('UPDATE vss_stores SET sealed_credential = $3 WHERE node_id = $1 AND sealed_credential = $2', [nodeId, from, to]);
 }
+
+/** RLN's single-writer fence key in a VSS store (devnode/vss/continuous-state.ts, docs/VSS.md). */
+export const VSS_FENCE_KEY = '__rln_instance__';
+
+/** Deletes the node's fence key in each of its stores (a tiny value, never in the blob store). */
+export async function deleteVssFence(db: Queryable, nodeId: string): Promise<void> {
+  await db.query('DELETE FROM vss_objects WHERE node_id = $1 AND key = $2 AND blob_key IS NULL', [nodeId, VSS_FENCE_KEY]);
+}

@@ -108,6 +108,9 @@ export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
     if (current) await this.stop(spec.nodeId);
     await this.provision(spec);
     const vssUrl = spec.continuousState && this.opts.vssUrls ? await this.opts.vssUrls.urlFor(spec.nodeId) : undefined;
+    // No daemon of this node runs here now (stopped above, orphans at start-up), and the URL is
+    // this service's alone: a fence left by one that crashed or was killed is released.
+    if (vssUrl) await this.opts.vssUrls!.releaseFence(spec.nodeId);
     const { command, args } = buildDaemonCommand({
       template: this.opts.rlnCommand,
       devnode: [process.execPath, DEVNODE_LAUNCHER],

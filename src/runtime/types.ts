@@ -25,6 +25,12 @@ export interface NodeSpec {
 /** Where a node with continuous state writes: its own VSS URL, the same at every start (vss/node-urls.ts). */
 export interface NodeVssUrls {
   urlFor(nodeId: string): Promise<string>;
+  /**
+   * Frees the node's single-writer fence (`__rln_instance__`) in its store. Called by a runtime
+   * only right before it starts a daemon of the node while it knows no other daemon of the node
+   * runs (a crashed or killed daemon never released it, and the next one would refuse to unlock).
+   */
+  releaseFence(nodeId: string): Promise<void>;
 }
 
 export interface NodePorts {

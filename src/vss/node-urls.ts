@@ -5,7 +5,7 @@
 // each time. A credential no key of the seal opens any more (a key lost) is replaced by a new one.
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.ts';
-import { findSealedVssCredential, listSealedVssCredentials, replaceSealedVssCredential, upsertSealedVssStore } from '../db/vss.ts';
+import { deleteVssFence, findSealedVssCredential, listSealedVssCredentials, replaceSealedVssCredential, upsertSealedVssStore } from '../db/vss.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { SealedValueStore } from '../secrets/unlock-seal-keys.ts';
 import { hashCredential, sealVssCredential, VSS_PATH, vssCredentialContext as associatedData } from './vss-service.ts';
@@ -32,6 +32,10 @@ export class SealedNodeVssUrls {
       if (await upsertSealedVssStore(this.opts.db, nodeId, hashCredential(credential), sealedNow, sealed)) return this.url(nodeId, credential);
       if (attempt >= 2) throw new Error(`node ${nodeId} has no VSS store and none can be made (is the node gone?)`);
     }
+  }
+
+  async releaseFence(nodeId: string): Promise<void> {
+    await deleteVssFence(this.opts.db, nodeId);
   }
 
   private url(nodeId: string, credential: string): string {

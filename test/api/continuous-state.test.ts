@@ -99,6 +99,25 @@ describe(`continuous state of nodes (process runtime), on ${databaseLabel()}`, (
     expect((await address(continuous)).status).toBe(200);
   });
 
+  it('a daemon killed without a clean stop leaves its fence; the runtime releases it before the next start, so the node unlocks', async () => {
+    const { pid } = await t.server.runtime.status(continuous);
+    expect((await store(continuous)).map((r) => r.key)).toContain('__rln_instance__');
+    process.kill(pid!, 'SIGKILL');
+    // The reconcile loop starts a new daemon; it unlocks (a fence left held would refuse it: VssFenced).
+    const deadline = Date.now() + 30_000;
+    let unlocked: Awaited<ReturnType<typeof t.call>> | undefined;
+    while (Date.now() < deadline) {
+      const now = await t.server.runtime.status(continuous);
+      if (now.state === 'running' && now.pid !== pid) {
+        unlocked = await t.call(`/api/nodes/${continuous}/unlock`, { method: 'POST', token: alice.token, body: { password: PASSWORD } });
+        if (unlocked.status === 200) break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(unlocked?.status, unlocked?.text).toBe(200);
+    expect((await address(continuous)).status).toBe(200);
+  }, 45_000);
+
   it('is changed in settings (bad input refused; another account and a viewer cannot)', async () => {
     const bad = await settings(plain, { settings: { continuousState: 'yes' } });
     expect(bad.status).toBe(400);

@@ -164,6 +164,10 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
   }
 
   async start(spec: NodeSpec) {
+    // No pod of the node at all (a StatefulSet makes the next only once the last is gone): a fence
+    // its last daemon left without a clean stop is released. A container restarted inside its pod
+    // by the kubelet is not seen here (see docs/VSS.md).
+    if (spec.continuousState && this.opts.vssUrls && !this.pods.get(podName(spec.nodeId))) await this.opts.vssUrls.releaseFence(spec.nodeId);
     await this.applyAll(spec, 1);
     await this.replacePodIfStale(spec);
   }
