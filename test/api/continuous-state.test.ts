@@ -118,6 +118,24 @@ describe(`continuous state of nodes (process runtime), on ${databaseLabel()}`, (
     expect((await address(continuous)).status).toBe(200);
   }, 45_000);
 
+  it("reaches the node's /vssbackupinfo and /vssclearfence through the node gateway, as any RLN route: not for a viewer nor another account", async () => {
+    const gateway = (user: TestUser, route: string, init: RequestInit = {}) =>
+      fetch(`${t.config.nodeApiUrl}/nodes/${alice.id}/${continuous}/${route}`, { ...init, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' } });
+    const info = await gateway(alice, 'vssbackupinfo');
+    expect(info.status).toBe(200);
+    expect(await info.json()).toEqual({ backup_exists: true, server_version: 1, backup_required: false, pending_kv_writes: 0 });
+    const viewer = await addMember(t, alice.id, 'viewer');
+    const clear = { method: 'POST', body: JSON.stringify({ password: PASSWORD }) };
+    expect((await gateway(viewer, 'vssclearfence', clear)).status).toBe(403);
+    expect((await gateway(bob, 'vssclearfence', clear)).status).toBeGreaterThanOrEqual(403);
+    expect((await gateway(bob, 'vssbackupinfo')).status).toBeGreaterThanOrEqual(403);
+    // The node is unlocked: RLN refuses to clear its own fence (UnlockedNode), and the fence stays.
+    const own = await gateway(alice, 'vssclearfence', clear);
+    expect(own.status).toBe(403);
+    expect((await own.json()).name).toBe('UnlockedNode');
+    expect((await store(continuous)).map((r) => r.key)).toContain('__rln_instance__');
+  });
+
   it('is changed in settings (bad input refused; another account and a viewer cannot)', async () => {
     const bad = await settings(plain, { settings: { continuousState: 'yes' } });
     expect(bad.status).toBe(400);
