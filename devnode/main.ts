@@ -8,13 +8,13 @@ import { isBrokenVersion, readDevnodeEnv, type DevnodeEnv } from './env.ts';
 import { createLogger } from './log.ts';
 import { LocalNodeStore } from './node-store.ts';
 import { StateFile } from './state.ts';
-import { takeVssArgs } from './vss/args.ts';
+import { takeVssArgs, VSS_USAGE } from './vss/args.ts';
 import { NodeState, type VssSettings } from './vss/continuous-state.ts';
 import { Wallet } from './wallet.ts';
 
 const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
-  process.stdout.write(`${USAGE}\n`);
+  process.stdout.write(`${USAGE} ${VSS_USAGE}\n`);
   process.exit(0);
 }
 
@@ -26,7 +26,7 @@ try {
   args = parseDaemonArgs(taken.rest);
 } catch (err) {
   if (!(err instanceof ArgsError)) throw err;
-  process.stderr.write(`devnode: error: ${err.message}\n${USAGE}\n`);
+  process.stderr.write(`devnode: error: ${err.message}\n${USAGE} ${VSS_USAGE}\n`);
   process.exit(2);
 }
 

@@ -4,6 +4,9 @@
 import { ArgsError } from '../args.ts';
 import type { VssSettings } from './continuous-state.ts';
 
+/** Appended to args.ts's USAGE. */
+export const VSS_USAGE = '[--vss-url <https url> [--vss-allow-http]]';
+
 export function takeVssArgs(argv: readonly string[]): { vss: VssSettings | undefined; rest: string[] } {
   const rest: string[] = [];
   let url: string | undefined;
