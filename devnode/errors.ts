@@ -30,6 +30,13 @@ const CATALOG = {
   NotFound: { status: 404, text: (d) => `Not found: ${d}` },
   MethodNotAllowed: { status: 405, text: (d) => `Method not allowed: ${d}` },
   PayloadTooLarge: { status: 413, text: () => 'Request body too large' },
+  // Continuous state (--vss-url, vss/continuous-state.ts): devnode's names for RLN's fork's VSS errors.
+  VssFenced: {
+    status: 409,
+    text: (d) => `Another node instance (${d}) holds this VSS store's fence __rln_instance__; stop it, or call /vssclearfence once it is gone`,
+  },
+  VssUnavailable: { status: 503, text: (d) => `VSS write or read failed: ${d}` },
+  VssNotConfigured: { status: 400, text: () => 'VSS is not configured (hint: start the node with --vss-url)' },
   Unexpected: { status: 500, text: (d) => `Unexpected error: ${d}` },
 } satisfies Record<string, CatalogEntry>;
 

@@ -6,21 +6,27 @@ import { ArgsError, parseDaemonArgs, USAGE, wantsHelp, type DaemonArgs } from '.
 import { Daemon } from './daemon.ts';
 import { isBrokenVersion, readDevnodeEnv, type DevnodeEnv } from './env.ts';
 import { createLogger } from './log.ts';
+import { LocalNodeStore } from './node-store.ts';
 import { StateFile } from './state.ts';
+import { takeVssArgs, VSS_USAGE } from './vss/args.ts';
+import { NodeState, type VssSettings } from './vss/continuous-state.ts';
 import { Wallet } from './wallet.ts';
 
 const argv = process.argv.slice(2);
 if (wantsHelp(argv)) {
-  process.stdout.write(`${USAGE}\n`);
+  process.stdout.write(`${USAGE} ${VSS_USAGE}\n`);
   process.exit(0);
 }
 
 let args: DaemonArgs;
+let vss: VssSettings | undefined;
 try {
-  args = parseDaemonArgs(argv);
+  const taken = takeVssArgs(argv);
+  vss = taken.vss;
+  args = parseDaemonArgs(taken.rest);
 } catch (err) {
   if (!(err instanceof ArgsError)) throw err;
-  process.stderr.write(`devnode: error: ${err.message}\n${USAGE}\n`);
+  process.stderr.write(`devnode: error: ${err.message}\n${USAGE} ${VSS_USAGE}\n`);
   process.exit(2);
 }
 
@@ -41,7 +47,7 @@ if (isBrokenVersion(env.version)) {
 
 let wallet: Wallet;
 try {
-  wallet = new Wallet(StateFile.open(args.storageDir), log);
+  wallet = new Wallet(StateFile.open(args.storageDir), log, new NodeState(new LocalNodeStore(args.storageDir), vss, log));
   const leftovers = removeInterruptedLeftovers(args.storageDir);
   if (leftovers.length > 0) log.info(`removed what an interrupted backup or restore left: ${leftovers.join(', ')}`);
 } catch (err) {
@@ -54,7 +60,8 @@ const shutdown = (reason: string) => {
   if (stopping) return;
   stopping = true;
   log.info(`shutting down (${reason})`);
-  void daemon.stop().then(() => {
+  // An unlocked node frees its VSS fence first, so the next instance may take the store.
+  void Promise.all([daemon.stop(), wallet.close()]).then(() => {
     log.info('stopped');
     process.exit(0);
   });
@@ -81,5 +88,7 @@ try {
 log.info(
   `devnode ${env.version} started: network ${args.network}, REST http://${env.host}:${args.daemonPort}, ` +
     `peers ${env.host}:${args.peerPort}, authentication ${args.rootPublicKey ? 'bearer token required' : 'disabled'}, ` +
-    `wallet ${wallet.initialized ? 'initialized' : 'not initialized'}, locked`,
+    `wallet ${wallet.initialized ? 'initialized' : 'not initialized'}, locked, ` +
+    // The host only: the URL's path carries the store's credential.
+    `continuous state ${vss ? `on (VSS at ${new URL(vss.url).host})` : 'off'}`,
 );

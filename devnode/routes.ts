@@ -7,6 +7,7 @@ import { changePasswordRoute, initRoute, lockRoute, shutdownRoute } from './rout
 import { listChannelsRoute, listPeersRoute, networkInfoRoute, nodeInfoRoute } from './routes/node-info.ts';
 import { addressRoute, btcBalanceRoute } from './routes/onchain.ts';
 import { unlockRoute } from './routes/unlock.ts';
+import { vssBackupInfoRoute, vssClearFenceRoute } from './routes/vss.ts';
 
 export const ROUTES: readonly Route[] = [
   initRoute,
@@ -22,6 +23,8 @@ export const ROUTES: readonly Route[] = [
   listPeersRoute,
   addressRoute,
   btcBalanceRoute,
+  vssBackupInfoRoute,
+  vssClearFenceRoute,
 ];
 
 export function findRoute(method: string, path: string): Route {

@@ -8,6 +8,8 @@ import { restoreBackup } from './backup-restore.ts';
 import { writeBackup } from './backup-write.ts';
 import { RlnError } from './errors.ts';
 import type { Logger } from './log.ts';
+import { LocalNodeStore, MANAGER_KEY } from './node-store.ts';
+import { NodeState, type VssBackupInfo } from './vss/continuous-state.ts';
 import { generateMnemonic, MNEMONIC_RULE, normalizeMnemonic } from './mnemonic.ts';
 import type { PersistedState, StateFile } from './state.ts';
 import { openMnemonic, sealMnemonic } from './wallet-crypto.ts';
@@ -28,12 +30,14 @@ export class Wallet {
   /** Set while unlocked; memory only, so every process start begins locked. */
   private identity: NodeIdentity | undefined;
   private changingState = false;
-  /** Memory only: every process start hands out the same address sequence again (RLN persists it). */
+  /** The next receive address index: the node state (node-store.ts), read at unlock. */
   private addressesIssued = 0;
 
   constructor(
     private readonly file: StateFile,
     private readonly log: Logger,
+    /** The unlocked node's state: local, and with --vss-url written to VSS too (vss/continuous-state.ts). */
+    readonly nodeState: NodeState = new NodeState(new LocalNodeStore(file.storageDir), undefined, log),
   ) {
     this.persisted = file.load();
   }
@@ -82,15 +86,42 @@ export class Wallet {
         this.log.warn('unlock refused: wrong password');
         throw new RlnError('WrongPassword');
       }
+      // Before the node counts as unlocked: a copy fenced out of its VSS store stays locked.
+      const manager = await this.nodeState.open(mnemonic);
+      this.addressesIssued = manager ? (JSON.parse(manager.toString('utf8')) as { addressesIssued: number }).addressesIssued : 0;
       this.identity = deriveIdentity(mnemonic);
-      this.log.info('node unlocked');
+      this.log.info(`node unlocked${this.nodeState.continuous ? ' (continuous state: VSS)' : ''}`);
     });
   }
 
-  lock(): void {
+  async lock(): Promise<void> {
     this.requireUnlocked();
     this.identity = undefined;
+    await this.nodeState.close();
     this.log.info('node locked');
+  }
+
+  /** At a clean stop: an unlocked node frees its VSS fence. */
+  async close(): Promise<void> {
+    if (this.identity) await this.lock();
+  }
+
+  /** RLN's GET /vssbackupinfo (unlocked nodes). */
+  vssBackupInfo(): Promise<VssBackupInfo> {
+    this.requireUnlocked();
+    return this.nodeState.backupInfo();
+  }
+
+  /** RLN's POST /vssclearfence: locked nodes, with the password (the fence's store key comes from the mnemonic). */
+  async clearVssFence(password: string): Promise<void> {
+    this.requireLocked('UnlockedNode');
+    const persisted = this.persisted;
+    if (!persisted.initialized) throw new RlnError('NotInitialized');
+    await this.changeState(async () => {
+      const mnemonic = await openMnemonic(persisted, password);
+      if (mnemonic === undefined) throw new RlnError('WrongPassword');
+      await this.nodeState.clearFence(mnemonic);
+    });
   }
 
   async changePassword(oldPassword: string, newPassword: string): Promise<void> {
@@ -146,10 +177,15 @@ export class Wallet {
     });
   }
 
-  /** RLN's POST /address: the wallet's next receive address. */
-  newAddress(network: DaemonNetwork): string {
+  /**
+   * RLN's POST /address: the wallet's next receive address. The index is node state: answered only
+   * once it is stored (and, with continuous state, in VSS), so an address is never handed out twice.
+   */
+  async newAddress(network: DaemonNetwork): Promise<string> {
     const { addressSeed } = this.requireUnlocked();
-    return receiveAddress(network, addressSeed, this.addressesIssued++);
+    const index = this.addressesIssued++;
+    await this.nodeState.write(MANAGER_KEY, Buffer.from(JSON.stringify({ addressesIssued: this.addressesIssued })));
+    return receiveAddress(network, addressSeed, index);
   }
 
   /** RLN's check_locked; unlock reports an unlocked node as AlreadyUnlocked, the others as UnlockedNode. */

@@ -17,6 +17,8 @@ import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import type { Logger } from './logger.ts';
 import type { AccountService } from './accounts/service.ts';
 import { createRuntime } from './runtime/create-runtime.ts';
+import { SealedNodeVssUrls } from './vss/node-urls.ts';
+import { isLoopbackUrl } from './runtime/vss-args.ts';
 import type { NodeRuntime } from './runtime/types.ts';
 import { buildApiServer } from './api/server.ts';
 import { webUi } from './web/web-ui.ts';
@@ -112,7 +114,13 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
-    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics));
+    // Nodes with continuous state start with their own VSS URL, its credential sealed like the passwords.
+    // A pod cannot reach a loopback address of this machine: there they start without one (and say so).
+    const vssBaseUrl = config.vssNodeUrl ?? config.publicUrl;
+    const vssUnreachable = config.runtime === 'kubernetes' && isLoopbackUrl(vssBaseUrl);
+    if (vssUnreachable) log.warn({ part: 'vss', vssBaseUrl }, 'VSS_NODE_URL (or PUBLIC_URL) is a loopback address node pods cannot reach: nodes start without --vss-url; set VSS_NODE_URL');
+    const vssUrls = vssUnreachable ? undefined : new SealedNodeVssUrls({ db, baseUrl: vssBaseUrl, seal: unlockSeal });
+    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics, vssUrls));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);

@@ -74,6 +74,8 @@ export interface Config {
   /** Release rollouts: how many nodes upgrade at once, and how many failures pause a rollout. */
   rolloutConcurrency: number;
   rolloutFailureBudget: number;
+  /** VSS_NODE_URL: the base URL node daemons reach the service's VSS server at (unset: PUBLIC_URL). */
+  vssNodeUrl?: string;
   /** VSS_MAX_BYTES_PER_NODE: the soft limit of a node's VSS store (alerted and shown, never refused). */
   vssMaxBytesPerNode: number;
   /** How long a DESTROYED node stays readable before its record is deleted. */
@@ -237,6 +239,12 @@ export const SERVICE_VARIABLES = {
   }),
   // A soft limit: a store past it is alerted on and shown on its node, never refused a write (a
   // refused write stalls the node's channels). 1 GiB is far above a busy node's channel state.
+  // Nodes on Kubernetes reach the service inside the cluster (deploy/kubernetes/base/network-policy.yaml
+  // lets them to its API port), not through the public address and its ingress.
+  vssNodeUrl: variable('VSS_NODE_URL', url(['http:', 'https:']), {
+    unset: 'unset: `PUBLIC_URL`',
+    doc: "base URL node daemons reach the service's VSS server at, for nodes with continuous state (on Kubernetes the service's in-cluster address, e.g. `http://rln-cloud.rln-cloud.svc:8080`; plain http adds `--vss-allow-http`)",
+  }),
   vssMaxBytesPerNode: variable('VSS_MAX_BYTES_PER_NODE', integer(1), {
     default: '1073741824',
     doc: "the bytes a node's VSS store may hold before it is alerted on and shown on the node (writes are never refused)",

@@ -57,6 +57,8 @@ export const ERROR_STATUS = {
   already_stopped: 409,
   node_destroyed: 409,
   node_not_running: 409,
+  // continuousState asked for a node whose release's RLN build has no VSS client (domain/release-features.ts).
+  continuous_state_unsupported: 409,
   node_state_conflict: 409,
   invalid_state: 409,
   nothing_to_upgrade: 409,

@@ -803,7 +803,7 @@ export interface paths {
         put?: never;
         /**
          * Change a node's settings
-         * @description Sets `settings.webhookUrl` (an empty string or null removes it; a field left out is left as it is). A refused URL answers 400 naming the reason and stores nothing. Events already waiting for delivery go to the new URL; with the URL removed they are cancelled. 409 `node_destroyed` for a destroyed node.
+         * @description Sets `settings.webhookUrl` (an empty string or null removes it; a field left out is left as it is) and `settings.continuousState` (from the next daemon start; 409 `continuous_state_unsupported` where the release has no VSS client). A refused URL answers 400 naming the reason and stores nothing. Events already waiting for delivery go to the new URL; with the URL removed they are cancelled. 409 `node_destroyed` for a destroyed node.
          */
         post: operations["updateNodeSettings"];
         delete?: never;
@@ -1405,7 +1405,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "export_not_confirmed" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "node_exported" | "wallet_exported" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "export_not_confirmed" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "continuous_state_unsupported" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "node_exported" | "wallet_exported" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
                 message: string;
                 requestId: string;
                 details?: {
@@ -1446,6 +1446,8 @@ export interface components {
             initialized: boolean;
             /** @description True when the service unlocks the node itself after every daemon start (PUT /api/nodes/{id}/auto-unlock); the password it keeps sealed is never shown. */
             autoUnlock: boolean;
+            /** @description True when the node's daemon writes every state change to the service's VSS (settings.continuousState at creation or later; docs/VSS.md). */
+            continuousState: boolean;
             /**
              * Format: uri
              * @description Bearer-token access to the node; append an RLN route.
@@ -3590,6 +3592,8 @@ export interface operations {
                     settings?: {
                         /** @description Where signed events about the node are POSTed (see the webhooks tag). An absolute http(s) URL of at most 2,048 characters, https only in production, without credentials; targets resolving to loopback, private, link-local, multicast or unspecified addresses are refused unless the operator allows private targets. An empty string or null removes it. */
                         webhookUrl?: string | null;
+                        /** @description Continuous state: the node's daemon writes every state change to the service's VSS server before acting on it (docs/VSS.md). On by default where the node's release supports it; true where it does not is refused (409 `continuous_state_unsupported`). A change applies from the next daemon start (start, upgrade, restart). */
+                        continuousState?: boolean;
                     };
                     /** @description Create the node from a backup: once it is up, the backup is placed in its storage and the node's /restore called; it ends RUNNING, locked, with the restored wallet (unlock it with the password). A wrong password or a corrupt file ends the create build FAILURE with the reason and the node FAILED. The password is kept sealed (UNLOCK_SEAL_KEY_FILE) only until the restore ends. */
                     restore?: {
@@ -5462,6 +5466,8 @@ export interface operations {
                     settings: {
                         /** @description Where signed events about the node are POSTed (see the webhooks tag). An absolute http(s) URL of at most 2,048 characters, https only in production, without credentials; targets resolving to loopback, private, link-local, multicast or unspecified addresses are refused unless the operator allows private targets. An empty string or null removes it. */
                         webhookUrl?: string | null;
+                        /** @description Continuous state: the node's daemon writes every state change to the service's VSS server before acting on it (docs/VSS.md). On by default where the node's release supports it; true where it does not is refused (409 `continuous_state_unsupported`). A change applies from the next daemon start (start, upgrade, restart). */
+                        continuousState?: boolean;
                     };
                 };
             };

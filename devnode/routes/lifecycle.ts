@@ -18,8 +18,8 @@ export const lockRoute: Route = {
   path: '/lock',
   guard: 'lifecycle',
   jsonBody: false,
-  handle({ wallet }) {
-    wallet.lock();
+  async handle({ wallet }) {
+    await wallet.lock();
     return {};
   },
 };

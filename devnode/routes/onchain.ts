@@ -6,7 +6,7 @@ export const addressRoute: Route = {
   path: '/address',
   guard: 'unlocked',
   jsonBody: false,
-  handle: ({ wallet, network }) => ({ address: wallet.newAddress(network) }),
+  handle: async ({ wallet, network }) => ({ address: await wallet.newAddress(network) }),
 };
 
 export const btcBalanceRoute: Route = {

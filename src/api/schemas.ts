@@ -55,6 +55,14 @@ export const Settings = Type.Object(
           'addresses are refused unless the operator allows private targets. An empty string or null removes it.',
       }),
     ),
+    continuousState: Type.Optional(
+      Type.Boolean({
+        description:
+          "Continuous state: the node's daemon writes every state change to the service's VSS server before acting on it (docs/VSS.md). " +
+          "On by default where the node's release supports it; true where it does not is refused (409 `continuous_state_unsupported`). " +
+          'A change applies from the next daemon start (start, upgrade, restart).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

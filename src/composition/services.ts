@@ -133,7 +133,7 @@ export function buildServices(
   });
   const usage = new UsageService({ db, meter });
   const vssBlobs = createBlobStore(config, 'vss');
-  const vss = new VssService({ db, publicUrl: config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics });
+  const vss = new VssService({ db, publicUrl: config.vssNodeUrl ?? config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics, seal: unlockSeal });
   return { vss, vssBlobs, accounts, signup, notifications, twoFactor, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 

@@ -87,6 +87,7 @@ const NODE_JSON = jsonObject<ApiNode>(NodeAnswer, {
   locked: 'n.locked::text',
   initialized: 'n.initialized::text',
   autoUnlock: '(n.auto_unlock_sealed IS NOT NULL)::text',
+  continuousState: 'n.continuous_state::text',
   invoke_url: str(`$3::text || '/nodes/' || n.user_id || '/' || n.id || '/'`),
   port: '$6::int',
   protocol: str('$7::text'),

@@ -21,6 +21,7 @@ export interface NodeRow {
   peer_port: number | null;
   peer_host: string | null;
   auto_unlock_sealed: string | null;
+  continuous_state: boolean;
   superseded_by: string | null;
   created_at: Date;
   updated_at: Date;
@@ -50,6 +51,7 @@ export function nodeFromRow(r: NodeRow): Node {
     peerPort: r.peer_port,
     peerHost: r.peer_host,
     autoUnlockSealed: r.auto_unlock_sealed,
+    continuousState: r.continuous_state,
     supersededBy: r.superseded_by,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -77,14 +79,14 @@ export async function queryNodes(db: Queryable, sql: string, params: unknown[] =
 export async function insertNode(
   db: Queryable,
   n: Pick<Node, 'id' | 'userId' | 'name' | 'network' | 'status' | 'desiredState' | 'imageVersion' | 'settings' | 'restPort' | 'peerPort'> &
-    Partial<Pick<Node, 'locked' | 'initialized'>>,
+    Partial<Pick<Node, 'locked' | 'initialized' | 'continuousState'>>,
 ) {
   return (
     await queryNodes(
       db,
-      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, locked, initialized, image_version, settings, rest_port, peer_port)
-       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, true), coalesce($8, false), $9, $10, $11, $12) RETURNING *`,
-      [n.id, n.userId, n.name, n.network, n.status, n.desiredState, n.locked ?? null, n.initialized ?? null, n.imageVersion, jsonParam(n.settings), n.restPort, n.peerPort],
+      `INSERT INTO nodes (id, user_id, name, network, status, desired_state, locked, initialized, image_version, settings, rest_port, peer_port, continuous_state)
+       VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, true), coalesce($8, false), $9, $10, $11, $12, coalesce($13, false)) RETURNING *`,
+      [n.id, n.userId, n.name, n.network, n.status, n.desiredState, n.locked ?? null, n.initialized ?? null, n.imageVersion, jsonParam(n.settings), n.restPort, n.peerPort, n.continuousState ?? null],
     )
   )[0]!;
 }
@@ -178,7 +180,7 @@ export async function listLiveNodes(db: Queryable) {
 
 /** What a node change may set; `destroyed` stamps destroyedAt. */
 export type NodePatch = Partial<
-  Pick<Node, 'status' | 'desiredState' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'peerHost' | 'peerPort' | 'autoUnlockSealed' | 'supersededBy'>
+  Pick<Node, 'status' | 'desiredState' | 'locked' | 'initialized' | 'imageVersion' | 'settings' | 'peerHost' | 'peerPort' | 'autoUnlockSealed' | 'supersededBy' | 'continuousState'>
 > & {
   destroyed?: boolean;
 };
@@ -195,6 +197,7 @@ const PATCH_COLUMNS: Record<Exclude<keyof NodePatch, 'destroyed'>, string> = {
   peerPort: 'peer_port',
   autoUnlockSealed: 'auto_unlock_sealed',
   supersededBy: 'superseded_by',
+  continuousState: 'continuous_state',
 };
 
 export async function updateNode(db: Queryable, nodeId: string, patch: NodePatch) {

@@ -13,7 +13,7 @@ export interface VssStoreRow {
 export async function upsertVssStore(db: Queryable, nodeId: string, accountId: string, credentialHash: string): Promise<void> {
   await db.query(
     `INSERT INTO vss_stores (node_id, account_id, credential_hash) VALUES ($1, $2, $3)
-     ON CONFLICT (node_id) DO UPDATE SET credential_hash = EXCLUDED.credential_hash`,
+     ON CONFLICT (node_id) DO UPDATE SET credential_hash = EXCLUDED.credential_hash, sealed_credential = NULL`,
     [nodeId, accountId, credentialHash],
   );
 }
@@ -234,4 +234,50 @@ export async function sumVssBytes(db: Queryable, accountId: string, nodeIds: rea
     [accountId, nodeIds],
   );
   return row!.bytes;
+}
+
+/** The node's sealed URL credential (migration 0040), or null when its store has none or no store. */
+export async function findSealedVssCredential(db: Queryable, nodeId: string): Promise<string | null> {
+  const [row] = await db.query<{ sealed_credential: string | null }>('SELECT sealed_credential FROM vss_stores WHERE node_id = $1', [nodeId]);
+  return row?.sealed_credential ?? null;
+}
+
+/**
+ * Makes or re-keys the node's store with this credential, keeping it sealed for the next daemon
+ * start. With `unlessChangedFrom` (the sealed credential read before, or null), only if it is still
+ * that one: false when another caller set one meanwhile.
+ */
+export async function upsertSealedVssStore(
+  db: Queryable,
+  nodeId: string,
+  credentialHash: string,
+  sealedCredential: string,
+  unlessChangedFrom?: string | null,
+): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO vss_stores (node_id, account_id, credential_hash, sealed_credential)
+       SELECT id, user_id, $2, $3 FROM nodes WHERE id = $1
+     ON CONFLICT (node_id) DO UPDATE SET credential_hash = EXCLUDED.credential_hash, sealed_credential = EXCLUDED.sealed_credential
+       WHERE $4::boolean OR vss_stores.sealed_credential IS NOT DISTINCT FROM $5::text
+     RETURNING node_id`,
+    [nodeId, credentialHash, sealedCredential, unlessChangedFrom === undefined, unlessChangedFrom ?? null],
+  );
+  return rows.length > 0;
+}
+
+/** Stores with a sealed credential, for the unlock seal's key rotation. */
+export async function listSealedVssCredentials(db: Queryable): Promise<Array<{ node_id: string; sealed_credential: string }>> {
+  return db.query('SELECT node_id, sealed_credential FROM vss_stores WHERE sealed_credential IS NOT NULL');
+}
+
+export async function replaceSealedVssCredential(db: Queryable, nodeId: string, from: string, to: string): Promise<void> {
+  await db.query('UPDATE vss_stores SET sealed_credential = $3 WHERE node_id = $1 AND sealed_credential = $2', [nodeId, from, to]);
+}
+
+/** RLN's single-writer fence key in a VSS store (devnode/vss/continuous-state.ts, docs/VSS.md). */
+export const VSS_FENCE_KEY = '__rln_instance__';
+
+/** Deletes the node's fence key in each of its stores (a tiny value, never in the blob store). */
+export async function deleteVssFence(db: Queryable, nodeId: string): Promise<void> {
+  await db.query('DELETE FROM vss_objects WHERE node_id = $1 AND key = $2 AND blob_key IS NULL', [nodeId, VSS_FENCE_KEY]);
 }

@@ -63,6 +63,9 @@ export const NodeAnswer = Type.Object(
     autoUnlock: Type.Boolean({
       description: 'True when the service unlocks the node itself after every daemon start (PUT /api/nodes/{id}/auto-unlock); the password it keeps sealed is never shown.',
     }),
+    continuousState: Type.Boolean({
+      description: "True when the node's daemon writes every state change to the service's VSS (settings.continuousState at creation or later; docs/VSS.md).",
+    }),
     invoke_url: Type.String({ format: 'uri', description: 'Bearer-token access to the node; append an RLN route.' }),
     port: Type.Integer({
       minimum: 1,

@@ -32,6 +32,8 @@ export interface Node {
   peerHost: string | null;
   /** The wallet password sealed for automatic unlock (secrets/unlock-seal.ts); null: off. Never shown. */
   autoUnlockSealed: string | null;
+  /** Continuous state: the daemon writes every state change to the service's VSS (domain/release-features.ts, docs/VSS.md). */
+  continuousState: boolean;
   /** The node a restore of this node's wallet went into: this one is stopped for good (nodes/lifecycle.ts). */
   supersededBy: string | null;
   createdAt: Date;

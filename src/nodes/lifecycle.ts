@@ -22,7 +22,7 @@ export type NodeRequest =
   | { type: 'upgrade'; toVersion: string | undefined }
   | { type: 'destroy' }
   /** undefined leaves the URL as it is, null removes it. */
-  | { type: 'updateSettings'; webhookUrl: string | null | undefined }
+  | { type: 'updateSettings'; webhookUrl: string | null | undefined; continuousState?: boolean }
   /** The password, checked against the node (nodes/unlock/auto-unlock.ts) and sealed. */
   | { type: 'enableAutoUnlock'; sealed: string }
   | { type: 'disableAutoUnlock' }
@@ -372,13 +372,21 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
   updateSettings: {
     name: 'update settings',
     by: 'user',
-    checks: [destroyedNode, { when: 'no webhookUrl in the request', holds: ({ request }) => request.webhookUrl === undefined }],
+    checks: [
+      destroyedNode,
+      {
+        when: 'no webhookUrl or continuousState in the request',
+        holds: ({ request }) => request.webhookUrl === undefined && request.continuousState === undefined,
+      },
+    ],
     change: {},
     changeFrom: {
-      describe: 'webhookUrl set or removed',
+      describe: 'webhookUrl set or removed; continuousState from the next daemon start',
       of: ({ request, node }) => {
+        const continuous = request.continuousState === undefined ? {} : { continuousState: request.continuousState };
+        if (request.webhookUrl === undefined) return continuous;
         const { webhookUrl: _previous, ...rest } = node.settings;
-        return { settings: request.webhookUrl === null ? rest : { ...rest, webhookUrl: request.webhookUrl } };
+        return { ...continuous, settings: request.webhookUrl === null ? rest : { ...rest, webhookUrl: request.webhookUrl } };
       },
     },
   },

@@ -52,6 +52,7 @@ export function presentNode(n: Node, builds: Build[], opts: PresentOptions): Api
     initialized: n.initialized,
     // Whether the service unlocks the node after each daemon start; the sealed password never leaves.
     autoUnlock: n.autoUnlockSealed !== null,
+    continuousState: n.continuousState,
     // The original's form (`<gateway>/nodes/<user_id>/<node_id>/`): its clients split it on '/nodes'.
     invoke_url: `${opts.nodeApiUrl}/nodes/${n.userId}/${n.id}/`,
     port: opts.nodeApiPort,

@@ -24,6 +24,7 @@ import { listUserNodePageJson, listUserNodesJson, type NodeListJsonOptions } fro
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import { restoreSealContext } from './restore/restore-password.ts';
+import { continuousStateFor } from '../domain/continuous-state.ts';
 
 /** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
 export interface IdempotencyKey {
@@ -35,7 +36,7 @@ export interface CreateNodeInput {
   name: string;
   network: Network;
   /** As the user sent it: the webhook URL is checked here (see NodeServiceDeps.webhooks). */
-  settings?: { webhookUrl?: string | null };
+  settings?: { webhookUrl?: string | null; continuousState?: boolean };
   /** Create the node from one of the user's backups: its wallet is restored by the create build. */
   restore?: { backupId: string; password: string } & RestoreChoices;
 }
@@ -188,6 +189,7 @@ export class NodeService {
           settings,
           restPort: ports.restPort,
           peerPort: ports.peerPort,
+          continuousState: continuousStateFor(release, input.settings?.continuousState),
         },
         creation,
       );
@@ -310,10 +312,13 @@ export class NodeService {
    * Changes the node's settings. `webhookUrl` is checked first (a refused one stores nothing);
    * an empty string or null removes it, undefined leaves it as it is.
    */
-  async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null }): Promise<void> {
+  async updateSettings(userId: string, nodeId: string, change: { webhookUrl?: string | null; continuousState?: boolean }): Promise<void> {
     const webhookUrl = await this.deps.webhooks.checkWebhookUrl(change.webhookUrl);
     await this.deps.db.transaction(async (tx) => {
-      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl });
+      const { continuousState } = change;
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'updateSettings', webhookUrl, continuousState });
+      // Turning it on where the node's release cannot is refused before anything is stored.
+      if (continuousState !== undefined && decision.outcome === 'change') continuousStateFor(node.imageVersion, continuousState);
       await applyDecision(tx, node, decision);
     });
   }

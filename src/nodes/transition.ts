@@ -26,7 +26,8 @@ export async function applyDecision(
 }
 
 /** What a new node row holds besides what the create rule decides. */
-export type NewNodeFields = Pick<Node, 'id' | 'userId' | 'name' | 'network' | 'imageVersion' | 'settings' | 'restPort' | 'peerPort'>;
+export type NewNodeFields = Pick<Node, 'id' | 'userId' | 'name' | 'network' | 'imageVersion' | 'settings' | 'restPort' | 'peerPort'> &
+  Partial<Pick<Node, 'continuousState'>>;
 
 /**
  * Carries out the create rule's answer (decide({ type: 'create' })): the node is inserted as it

@@ -18,4 +18,12 @@ describe('buildDaemonCommand', () => {
       args: rlnArgs,
     });
   });
+
+  it('adds RLN fork\'s VSS flags for a node with continuous state: --vss-allow-http only for plain http off loopback', () => {
+    const vss = (vssUrl: string) => buildDaemonCommand({ template: undefined, devnode: ['node', 'devnode.mjs'], storageDir: '/data/n/storage', spec, vssUrl }).args.slice(1 + rlnArgs.length);
+    expect(vss('https://cloud.example/vss/n/c')).toEqual(['--vss-url', 'https://cloud.example/vss/n/c']);
+    expect(vss('http://127.0.0.1:3000/vss/n/c')).toEqual(['--vss-url', 'http://127.0.0.1:3000/vss/n/c']);
+    expect(vss('http://rln-cloud.rln-cloud.svc:8080/vss/n/c')).toEqual(['--vss-url', 'http://rln-cloud.rln-cloud.svc:8080/vss/n/c', '--vss-allow-http']);
+    expect(buildDaemonCommand({ template: undefined, devnode: ['node', 'devnode.mjs'], storageDir: '/data/n/storage', spec }).args).not.toContain('--vss-url');
+  });
 });

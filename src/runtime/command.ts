@@ -1,6 +1,7 @@
 // Builds the command line of one node daemon: either devnode or the configured RLN command
 // template, followed by rgb-lightning-node's own arguments.
 import type { NodeSpec } from './types.ts';
+import { vssDaemonArgs } from './vss-args.ts';
 
 export interface DaemonCommandInput {
   /** e.g. "/opt/rln/{version}/rgb-lightning-node"; words split on spaces, no shell involved. */
@@ -9,6 +10,8 @@ export interface DaemonCommandInput {
   devnode: string[];
   storageDir: string;
   spec: NodeSpec;
+  /** The node's VSS URL when it has continuous state (spec.continuousState). */
+  vssUrl?: string;
 }
 
 export function buildDaemonCommand(input: DaemonCommandInput): { command: string; args: string[] } {
@@ -30,6 +33,7 @@ export function buildDaemonCommand(input: DaemonCommandInput): { command: string
       '--network', input.spec.network,
       // The daemon's port is reachable only through the service's authenticating gateways.
       '--disable-authentication',
+      ...vssDaemonArgs(input.vssUrl),
     ],
   };
 }

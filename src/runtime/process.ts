@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { daemonEnvironment } from './daemon-env.ts';
 import { isProcessAlive } from '../platform/process-alive.ts';
@@ -51,6 +51,8 @@ export interface ProcessRuntimeOptions<Within = unknown> {
   log: Logger;
   /** Size and count bounds of each node's log files (LOG_FILE_MAX_BYTES, LOG_FILES_KEPT). */
   logRotation?: LogRotation;
+  /** The VSS URLs of nodes with continuous state; absent: such nodes start without --vss-url. */
+  vssUrls?: NodeVssUrls;
 }
 
 export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
@@ -105,11 +107,16 @@ export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
     if (current && current.imageVersion === spec.imageVersion && !current.stopping) return;
     if (current) await this.stop(spec.nodeId);
     await this.provision(spec);
+    const vssUrl = spec.continuousState && this.opts.vssUrls ? await this.opts.vssUrls.urlFor(spec.nodeId) : undefined;
+    // No daemon of this node runs here now (stopped above, orphans at start-up), and the URL is
+    // this service's alone: a fence left by one that crashed or was killed is released.
+    if (vssUrl) await this.opts.vssUrls!.releaseFence(spec.nodeId);
     const { command, args } = buildDaemonCommand({
       template: this.opts.rlnCommand,
       devnode: [process.execPath, DEVNODE_LAUNCHER],
       storageDir: this.storageDir(spec.nodeId),
       spec,
+      vssUrl,
     });
     // Output goes through the service (pipes, not a file descriptor) so it can be timestamped and
     // rotated; a daemon orphaned by a crash of the service loses its output until it is restarted.

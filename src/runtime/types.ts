@@ -10,6 +10,11 @@ export interface NodeSpec {
   /** Ports handed out by the runtime at creation (see NodePorts); null where the runtime has none to give. */
   restPort: number | null;
   peerPort: number | null;
+  /**
+   * Continuous state (issue #43): the daemon is started with `--vss-url <its own VSS URL>`, asked
+   * of the runtime's NodeVssUrls at each start (vss/node-urls.ts). Only where the release has it.
+   */
+  continuousState?: boolean;
 }
 
 /**
@@ -17,6 +22,17 @@ export interface NodeSpec {
  * NODE_PORT_RANGE; on Kubernetes every pod has its own address and the daemon listens on fixed
  * ports, so there is nothing to hand out (null) and the peer port is learnt from its Service.
  */
+/** Where a node with continuous state writes: its own VSS URL, the same at every start (vss/node-urls.ts). */
+export interface NodeVssUrls {
+  urlFor(nodeId: string): Promise<string>;
+  /**
+   * Frees the node's single-writer fence (`__rln_instance__`) in its store. Called by a runtime
+   * only right before it starts a daemon of the node while it knows no other daemon of the node
+   * runs (a crashed or killed daemon never released it, and the next one would refuse to unlock).
+   */
+  releaseFence(nodeId: string): Promise<void>;
+}
+
 export interface NodePorts {
   restPort: number | null;
   peerPort: number | null;

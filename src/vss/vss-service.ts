@@ -4,7 +4,8 @@
 // key may use the store after: a store belongs to one node of one account.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.ts';
-import { bindVssKey, findVssStore, upsertVssStore } from '../db/vss.ts';
+import { bindVssKey, findVssStore, upsertSealedVssStore, upsertVssStore } from '../db/vss.ts';
+import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import { VssError, VssErrorCode } from './messages.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import { VssBlobValues } from './blob-values.ts';
@@ -13,7 +14,11 @@ import { isSingleWrite, VssStoreService, type PutRequest } from './store-service
 
 export const VSS_PATH = '/vss';
 
-const hashCredential = (credential: string) => createHash('sha256').update(credential).digest('hex');
+/** The sealed form of a node's URL credential (vss_stores.sealed_credential, migration 0040). */
+export const vssCredentialContext = (nodeId: string) => `vss-url-credential:${nodeId}`;
+export const sealVssCredential = (seal: UnlockSeal, nodeId: string, credential: string) => seal.seal(credential, vssCredentialContext(nodeId));
+
+export const hashCredential = (credential: string) => createHash('sha256').update(credential).digest('hex');
 
 export interface VssCaller {
   nodeId: string;
@@ -30,7 +35,15 @@ export class VssService {
   readonly metrics: VssMetrics | undefined;
 
   constructor(
-    private readonly opts: { db: Database; publicUrl: string; verifier: SigsVerifier; blobs: BlobStore; metrics?: VssMetrics },
+    private readonly opts: {
+      db: Database;
+      publicUrl: string;
+      verifier: SigsVerifier;
+      blobs: BlobStore;
+      metrics?: VssMetrics;
+      /** Given: the credential is kept sealed too, so the node's daemon is started with this URL (node-urls.ts). */
+      seal?: UnlockSeal;
+    },
   ) {
     this.metrics = opts.metrics;
     this.stores = new VssStoreService(opts.db, new VssBlobValues(opts.blobs));
@@ -42,7 +55,8 @@ export class VssService {
    */
   async issueUrl(accountId: string, nodeId: string): Promise<string> {
     const credential = randomBytes(24).toString('base64url');
-    await upsertVssStore(this.opts.db, nodeId, accountId, hashCredential(credential));
+    if (this.opts.seal) await upsertSealedVssStore(this.opts.db, nodeId, hashCredential(credential), sealVssCredential(this.opts.seal, nodeId, credential));
+    else await upsertVssStore(this.opts.db, nodeId, accountId, hashCredential(credential));
     return `${this.opts.publicUrl}${VSS_PATH}/${nodeId}/${credential}`;
   }
 

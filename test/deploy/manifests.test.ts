@@ -63,6 +63,10 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     // Nodes keep reaching each other's Lightning port, and name lookups.
     expect(policy.spec.egress.some((rule: any) => rule.ports?.some((p: any) => p.port === 53))).toBe(true);
     expect(policy.spec.egress.some((rule: any) => rule.to?.some((to: any) => to.podSelector) && rule.ports?.some((p: any) => p.port === 9735))).toBe(true);
+    // The service's VSS server: its pods' API port, and only that (VSS_NODE_URL in the Deployment points there).
+    const toService = policy.spec.egress.filter((rule: any) => rule.to?.some((to: any) => to.namespaceSelector?.matchLabels?.['rln-cloud/namespace'] === 'service'));
+    expect(toService.map((rule: any) => rule.ports)).toEqual([[{ port: 8080, protocol: 'TCP' }]]);
+    expect(toService[0].to[0].podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'rln-cloud' });
   });
 
   /** Whether a label selector (matchLabels only) selects an object with these labels. */
@@ -75,7 +79,7 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
     (rule.ports === undefined || rule.ports.some((p: any) => p.port === port)) &&
     (sourcesOf(rule) === undefined || sourcesOf(rule)!.some((f: any) => (f.namespaceSelector ? selects(f.namespaceSelector, namespace) : false) && (f.podSelector ? selects(f.podSelector, pod) : true)));
 
-  it("fences the control plane: the API's listeners from the Ingress, the mutual-TLS one from anywhere, metrics from monitoring only, nothing from the nodes", () => {
+  it("fences the control plane: the API's listeners from the Ingress, the mutual-TLS one from anywhere, metrics from monitoring only, the nodes to the API port (VSS) only", () => {
     for (const objects of [base, example, testCluster]) {
       const policy = ofKind(objects, 'NetworkPolicy').find((p) => p.metadata.namespace === 'rln-cloud');
       expect(policy, 'a NetworkPolicy in rln-cloud').toBeDefined();
@@ -97,8 +101,9 @@ describe.skipIf(!hasKubectl)('the Kubernetes manifests (deploy/kubernetes)', () 
         expect(rules.filter((r: any) => admits(r, ports.metrics, ns, anyPod)), `metrics from ${ns["kubernetes.io/metadata.name"]}`).toEqual([]);
       }
       expect(rules.filter((r: any) => sourcesOf(r) === undefined).flatMap((r: any) => r.ports?.map((p: any) => p.port) ?? ['every port'])).toEqual([ports.mtls]);
-      // The nodes reach none of the service's HTTP listeners nor its metrics.
-      for (const port of [ports.api, ports['node-api'], ports.metrics]) expect(rules.some((r: any) => admits(r, port, nodesNs, nodePod)), `${port} from a node`).toBe(false);
+      // The nodes reach the API listener, for the VSS server on it (continuous state), and no other listener nor the metrics.
+      expect(rules.some((r: any) => admits(r, ports.api, nodesNs, nodePod)), 'the API port (VSS) from a node').toBe(true);
+      for (const port of [ports['node-api'], ports.metrics]) expect(rules.some((r: any) => admits(r, port, nodesNs, nodePod)), `${port} from a node`).toBe(false);
 
       const egress = policy.spec.egress;
       const allowsPort = (port: number, protocol = 'TCP') => egress.some((r: any) => r.to === undefined && r.ports?.some((p: any) => p.port === port && p.protocol === protocol));

@@ -21,7 +21,7 @@ export async function createTenants(t: TestServer, plans: { alice?: Plan; bob?: 
 export interface NewNode {
   name: string;
   network?: 'regtest' | 'testnet';
-  settings?: { webhookUrl?: string };
+  settings?: { webhookUrl?: string; continuousState?: boolean };
 }
 
 /**

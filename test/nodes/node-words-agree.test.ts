@@ -50,7 +50,7 @@ describe(`the Node answer and the node words agree, on ${databaseLabel()}`, () =
     const full = await insert('full "quoted" \u00e9');
     const bare = await insert('bare');
     await db.db.query(
-      `UPDATE nodes SET locked = false, initialized = true, auto_unlock_sealed = 'sealed', peer_host = 'peer.example', peer_port = 19735,
+      `UPDATE nodes SET locked = false, initialized = true, auto_unlock_sealed = 'sealed', continuous_state = true, peer_host = 'peer.example', peer_port = 19735,
               settings = '{"webhookUrl":"https://example.com/h"}', storage_used_bytes = 12345678901, storage_capacity_bytes = 20000000000,
               storage_available_bytes = 7, storage_measured_at = '2026-01-03 04:05:06.789012+00',
               vss_bytes = 9876543210, vss_measured_at = '2026-01-04 05:06:07.891234+00' WHERE id = $1`,

@@ -16,7 +16,8 @@ export function updateSettingsRoute(app: FastifyInstance, { nodes }: ApiDeps) {
         operationId: 'updateNodeSettings',
         summary: "Change a node's settings",
         description:
-          'Sets `settings.webhookUrl` (an empty string or null removes it; a field left out is left as it is). ' +
+          'Sets `settings.webhookUrl` (an empty string or null removes it; a field left out is left as it is) and ' +
+          '`settings.continuousState` (from the next daemon start; 409 `continuous_state_unsupported` where the release has no VSS client). ' +
           'A refused URL answers 400 naming the reason and stores nothing. Events already waiting for delivery go to the new URL; ' +
           'with the URL removed they are cancelled. 409 `node_destroyed` for a destroyed node.',
         tags: ['nodes', 'webhooks'],
@@ -27,7 +28,8 @@ export function updateSettingsRoute(app: FastifyInstance, { nodes }: ApiDeps) {
     },
     async (request) => {
       // The service checks the URL before it stores anything.
-      await nodes.updateSettings(userOf(request).accountId, request.params.id, { webhookUrl: request.body.settings.webhookUrl });
+      const { webhookUrl, continuousState } = request.body.settings;
+      await nodes.updateSettings(userOf(request).accountId, request.params.id, { webhookUrl, continuousState });
       return { message: `Settings of node ${request.params.id} updated` };
     },
   );

@@ -1,5 +1,6 @@
 // The durable job that carries out one build. Every step is idempotent: after a crash at any
 // point the job runs again from the top and converges on the same result.
+import { releaseFeatures } from '../../domain/release-features.ts';
 import type { Database } from '../../db/database.ts';
 import { findBuild, setBuildPhase } from '../../db/builds.ts';
 import { findNode } from '../../db/nodes.ts';
@@ -49,6 +50,8 @@ export const specOf = (node: Node, imageVersion = node.imageVersion): NodeSpec =
   imageVersion,
   restPort: node.restPort,
   peerPort: node.peerPort,
+  // The target version decides: an upgrade to a build without VSS starts without the flags.
+  continuousState: node.continuousState && releaseFeatures(imageVersion).vss,
 });
 
 export function buildJob(deps: BuildJobDeps): JobDefinition<BuildJobPayload> {

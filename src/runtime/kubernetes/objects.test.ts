@@ -16,6 +16,10 @@ describe('a node as Kubernetes objects', () => {
     expect(set.spec.replicas).toBe(1);
     expect(container.image).toBe('localhost/devnode:abc123');
     expect(container.args).toEqual(['/data/storage', '--daemon-listening-port', '3001', '--ldk-peer-listening-port', '9735', '--network', 'testnet', '--disable-authentication']);
+    // Continuous state: the node's own VSS URL at the service's in-cluster address, plain http allowed there.
+    const vssUrl = 'http://rln-cloud.rln-cloud.svc:8080/vss/n/c';
+    const withVss = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, vssUrl }).spec.template.spec.containers[0]!;
+    expect(withVss.args.slice(8)).toEqual(['--vss-url', vssUrl, '--vss-allow-http']);
     expect(container.ports.every((p) => p.protocol === 'TCP')).toBe(true);
     expect(container.readinessProbe).toMatchObject({ tcpSocket: { port: 3001 } });
   });

@@ -2,6 +2,7 @@
 // holds the node's storage, a ClusterIP Service for the REST port (what the gateways reach) and a
 // Service exposing the Lightning peer port. Pure functions, so the exact spec is unit-tested and the
 // runtime only applies what these return.
+import { vssDaemonArgs } from '../vss-args.ts';
 import type { Network } from '../../domain/nodes.ts';
 import type { KubernetesConfig } from './settings.ts';
 
@@ -33,6 +34,8 @@ export interface NodeObjectsInput {
   peerNodePort?: number | null;
   /** K8S_PEER_SERVICE_TYPE=HostPort: the node's port of K8S_PEER_PORT_RANGE, bound on its machine. */
   hostPort?: number | null;
+  /** The node's VSS URL when it has continuous state: the daemon gets `--vss-url` (and `--vss-allow-http`). */
+  vssUrl?: string;
 }
 
 export function nodeLabels(nodeId: string): Record<string, string> {
@@ -49,7 +52,7 @@ export function nodeLabels(nodeId: string): Record<string, string> {
 export const imageFor = (config: KubernetesConfig, version: string) => config.imageTemplate.replaceAll('{version}', version);
 
 /** rgb-lightning-node's command line; the image's entrypoint is the daemon itself. */
-export function daemonArgs(network: Network): string[] {
+export function daemonArgs(network: Network, vssUrl?: string): string[] {
   return [
     STORAGE_DIR,
     '--daemon-listening-port', String(REST_PORT),
@@ -57,6 +60,7 @@ export function daemonArgs(network: Network): string[] {
     '--network', network,
     // Only the service's gateways reach the REST port, and they authenticate every caller.
     '--disable-authentication',
+    ...vssDaemonArgs(vssUrl),
   ];
 }
 
@@ -97,7 +101,7 @@ export function statefulSet(config: KubernetesConfig, input: NodeObjectsInput) {
               name: CONTAINER,
               image: imageFor(config, input.imageVersion),
               imagePullPolicy: config.imagePullPolicy,
-              args: daemonArgs(input.network),
+              args: daemonArgs(input.network, input.vssUrl),
               ports: [
                 { name: 'rest', containerPort: REST_PORT, protocol: 'TCP' },
                 { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP', ...(config.peerServiceType === 'HostPort' && input.hostPort ? { hostPort: input.hostPort } : {}) },

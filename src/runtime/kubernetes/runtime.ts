@@ -6,7 +6,7 @@
 import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, PeerAddress, RuntimeStatus, TakenPorts } from '../types.ts';
+import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from '../types.ts';
 import type { RuntimeLogs } from '../../logs/runtime-logs.ts';
 import type { KubernetesConfig } from './settings.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
@@ -42,6 +42,8 @@ export interface KubernetesRuntimeOptions<Within = unknown> {
   /** Told of every API request and of the pod log streams held open (metrics/); absent: nobody counts. */
   metrics?: KubernetesMetrics;
   log: Logger;
+  /** The VSS URLs of nodes with continuous state (VSS_NODE_URL); absent: such nodes start without --vss-url. */
+  vssUrls?: NodeVssUrls;
 }
 
 /** How long a stopped or destroyed node's objects may take to go away (30 s grace, then some). */
@@ -162,6 +164,10 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
   }
 
   async start(spec: NodeSpec) {
+    // No pod of the node at all (a StatefulSet makes the next only once the last is gone): a fence
+    // its last daemon left without a clean stop is released. A container restarted inside its pod
+    // by the kubelet is not seen here (see docs/VSS.md).
+    if (spec.continuousState && this.opts.vssUrls && !this.pods.get(podName(spec.nodeId))) await this.opts.vssUrls.releaseFence(spec.nodeId);
     await this.applyAll(spec, 1);
     await this.replacePodIfStale(spec);
   }
@@ -329,7 +335,8 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
     await this.cluster.apply(restService(config, spec.nodeId));
     // HostPort: the pod binds its peer port on its machine, and no Service is needed.
     if (config.peerServiceType !== 'HostPort') await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
-    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort }));
+    const vssUrl = replicas === 1 && spec.continuousState && this.opts.vssUrls ? await this.opts.vssUrls.urlFor(spec.nodeId) : undefined;
+    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort, vssUrl }));
   }
 
   /**
