@@ -120,6 +120,21 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: b
       await finish(deps, build, 'SUCCESS', { type: 'stopBuildSucceeded' });
       return;
     }
+    case 'recover': {
+      // Never two live writers: the old daemon is stopped and waited for, and what is left of its
+      // volume removed and waited for, before a daemon starts on the new one (storage-lost.ts).
+      await step('STOPPING_DAEMON');
+      await runtime.stop(node.id);
+      await step('REPLACING_VOLUME');
+      await runtime.replaceStorage(spec);
+      await step('STARTING_DAEMON');
+      await runtime.start(spec);
+      await step('WAITING_FOR_DAEMON');
+      await waitUntilAnswering(deps, spec);
+      // RUNNING, locked and not initialised (the recover rule said so): its owner initialises it with their mnemonic.
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
+      return;
+    }
     case 'destroy': {
       await step('DESTROYING');
       await runtime.destroy(node.id);

@@ -9,6 +9,7 @@
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { ApiNode } from '../domain/node-answer.ts';
 import type { Node } from '../domain/nodes.ts';
+import { refusesBackupRestore, RESTORE_REFUSED_MESSAGE } from '../domain/continuous-state.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isSuccess, type RlnAnswer } from '../rln/answer.ts';
@@ -86,6 +87,9 @@ export class NodePaths {
     }
     requireDaemonCallable(node);
     if (method === 'POST' && route === 'unlock') return this.unlock(node, call);
+    if (method === 'POST' && route === 'restore' && refusesBackupRestore(node)) {
+      throw new AppError('restore_refused_continuous_state', RESTORE_REFUSED_MESSAGE);
+    }
     if (method === 'POST' && PATH_ROUTES.has(route)) return this.confinedBackupCall(node, call);
     return { kind: 'forward', endpoint: this.deps.daemons.of(node).endpoint, path: `/${route}${call.search}`, onAnswer: method === 'POST' ? this.recorder(node, route) : undefined };
   }

@@ -24,6 +24,7 @@ import { listUserNodePageJson, listUserNodesJson, type NodeListJsonOptions } fro
 import { claimIdempotencyKey, saveIdempotentAnswer } from '../db/idempotency.ts';
 import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import { restoreSealContext } from './restore-password.ts';
+import { refusesBackupRestore, RESTORE_REFUSED_MESSAGE } from '../domain/continuous-state.ts';
 
 /** A client's key for retrying a creation safely, with the fingerprint of the request it came with. */
 export interface IdempotencyKey {
@@ -171,6 +172,7 @@ export class NodeService {
       if (!release) throw new AppError('service_unavailable', 'no image version has been released yet');
       const ports = await this.deps.runtime.assignPorts(tx);
       if (!ports) throw new AppError('no_ports_available', 'no free ports are left for a new node (NODE_PORT_RANGE, or K8S_PEER_PORT_RANGE with HostPort peers)');
+      if (input.restore && refusesBackupRestore({ settings })) throw new AppError('restore_refused_continuous_state', RESTORE_REFUSED_MESSAGE);
       const backup = input.restore ? await this.restorableBackup(tx, userId, input.restore.backupId, input.network) : undefined;
       // One live copy of a wallet: refused, or the node holding it now is to be superseded.
       const fence = backup && input.restore ? await checkRestoreFence(tx, backup, input.restore) : {};
@@ -276,6 +278,20 @@ export class NodeService {
       if (decision.outcome === 'change') await requireRoomToRun(tx, await lockAccountPlan(tx, userId), userId, node);
       await carryOut(tx, node, decision, toVersion!);
       return { nodeId, fromVersion: node.imageVersion, toVersion: toVersion! };
+    });
+  }
+
+  /**
+   * A STORAGE_LOST node comes up on a fresh, empty volume (the recover build: the old daemon and
+   * volume gone first), RUNNING, locked and not initialised; its owner initialises it with their
+   * mnemonic and unlocks it. The service never sees the mnemonic here.
+   */
+  async recoverNode(userId: string, nodeId: string): Promise<NodeActionResult> {
+    return this.deps.db.transaction(async (tx) => {
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'recover' });
+      if (decision.outcome === 'change') await requireRoomToRun(tx, await lockAccountPlan(tx, userId), userId, node);
+      const after = await carryOut(tx, node, decision, node.imageVersion);
+      return { nodeId, status: after.status };
     });
   }
 
