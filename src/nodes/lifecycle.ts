@@ -202,8 +202,8 @@ const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
   exportedNode,
   supersededNode,
-  storageLostNode,
   buildRunning,
+  storageLostNode,
   {
     when: 'already on the target version',
     holds: ({ request, node }) => !request.toVersion || request.toVersion === node.imageVersion,
@@ -239,8 +239,8 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       destroyedNode,
       exportedNode,
       supersededNode,
-      storageLostNode,
       buildRunning,
+      storageLostNode,
       {
         statuses: ['RUNNING'],
         refusal: { code: 'already_running', message: ({ node }) => `node ${node.id} is already running`, details: withStatus },
@@ -258,8 +258,8 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       exportedNode,
       // Its daemon is stopped already (the reconcile loop stops it); a stop would make it PAUSED and
       // a later start would bring it up on an empty volume.
-      storageLostNode,
       buildRunning,
+      storageLostNode,
       {
         statuses: ['PAUSED'],
         refusal: { code: 'already_stopped', message: ({ node }) => `node ${node.id} is already stopped`, details: withStatus },
