@@ -10,7 +10,6 @@ import { presentBuild, type ApiBuild } from './present.ts';
 import { answerJson, type RlnAnswer } from '../rln/answer.ts';
 import type { Node } from '../domain/nodes.ts';
 import type { NodeDaemons } from './node-daemons.ts';
-import { DAEMON_FORGOT_WALLET, daemonForgotWallet, markStorageLost } from './storage-lost.ts';
 
 export const PROBE_TIMEOUT_MS = 1_500;
 
@@ -74,8 +73,6 @@ export class NodeHealth {
     try {
       const answer = node.locked ? await daemon.nodeInfo(PROBE_TIMEOUT_MS) : await daemon.networkInfo(PROBE_TIMEOUT_MS);
       const latencyMs = Math.round((performance.now() - started) * 10) / 10;
-      // An initialised node answering as never initialised lost its storage (storage-lost.ts).
-      if (daemonForgotWallet(node, answer)) await markStorageLost(this.deps.db, node.id, { detectedBy: 'daemon', reason: DAEMON_FORGOT_WALLET });
       const info = !node.locked && answer.status === 200 ? parseNetworkInfo(answer) : undefined;
       return { checked: true, answering: true, ...none, latencyMs, httpStatus: answer.status, network: info?.network ?? null, height: info?.height ?? null };
     } catch (err) {

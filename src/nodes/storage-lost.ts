@@ -1,7 +1,8 @@
 // A node whose volume is gone: seen from the volume itself (the reconcile loop asks the runtime's
 // storagePresent every pass for the nodes that should run) or from the daemon (an initialised node
-// whose daemon answers as never initialised: its wallet's files are gone, whatever the runtime
-// says). Either way the node becomes STORAGE_LOST with NODE_STATUS_UPDATED and NODE_STORAGE_LOST
+// whose daemon answers an unlock as never initialised: its wallet's files are gone, whatever the
+// runtime says; node-unlocker.ts, so the users' unlocks and automatic unlock alike). Not from
+// /nodeinfo or /networkinfo: RLN answers those 403 LockedNode with or without a wallet. Either way the node becomes STORAGE_LOST with NODE_STATUS_UPDATED and NODE_STORAGE_LOST
 // (webhooks, the event stream), its daemon is stopped, and it waits for its owner's recover
 // (POST /api/nodes/{id}/recover: the recover build in build-job.ts gives it a fresh volume).
 //
@@ -40,8 +41,8 @@ export async function markStorageLost(db: Database, nodeId: string, loss: Storag
 }
 
 /**
- * Whether the daemon of a node the service knows as initialised answered a call as a node without a
- * wallet does (RLN: 403, error name NotInitialized; docs/RLN.md): its files are gone, whatever the
+ * Whether the daemon of a node the service knows as initialised answered an unlock as a node without
+ * a wallet does (RLN: 403, error name NotInitialized; docs/RLN.md): its files are gone, whatever the
  * runtime says of the volume.
  */
 export function daemonForgotWallet(node: Pick<Node, 'initialized'>, answer: RlnAnswer): boolean {
