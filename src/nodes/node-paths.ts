@@ -68,9 +68,12 @@ const RECORDED = new Set(['unlock', 'init', 'lock']);
 export class NodePaths {
   constructor(private readonly deps: NodePathsDeps) {}
 
-  /** Whether the node is read afresh for this call: the status document and the calls the control plane records never use a remembered row. */
+  /**
+   * Whether the node is read afresh for this call: the status document, the calls the control plane
+   * records, and a restore (refused by the node's settings: refusesBackupRestore) never use a remembered row.
+   */
   readsFresh(method: string, route: string): boolean {
-    return route === '' || (method === 'POST' && RECORDED.has(route));
+    return route === '' || (method === 'POST' && (RECORDED.has(route) || route === 'restore'));
   }
 
   /**

@@ -140,6 +140,18 @@ describe(`a node whose storage was lost, on ${databaseLabel()}`, () => {
     }
   });
 
+  it('refuses an RLN backup restore through the node path into a node with continuous state on; other nodes pass it to the daemon', async () => {
+    const body = { backup_path: 'rln-cloud-backup-user-a.rlnbackup', password: PASSWORD };
+    const passed = await gateway(alice, nodeId, 'restore', body);
+    expect(passed.json.rln_cloud?.code).not.toBe('restore_refused_continuous_state');
+    // The setting is not on main yet (domain/continuous-state.ts reads it by name): set in the row.
+    await t.server.db.query(`UPDATE nodes SET settings = settings || '{"continuousState": true}'::jsonb WHERE id = $1`, [nodeId]);
+    const refused = await gateway(alice, nodeId, 'restore', body);
+    expect(refused.status).toBe(409);
+    expect(refused.json.rln_cloud.code).toBe('restore_refused_continuous_state');
+    await t.server.db.query(`UPDATE nodes SET settings = settings - 'continuousState' WHERE id = $1`, [nodeId]);
+  });
+
   it('marks an initialised node whose daemon answers an unlock as never initialised', async () => {
     await initWallet(t, alice, probedId);
     // Its wallet's files go, and its daemon restarts (the reconcile loop starts it again): the folder is
