@@ -13,6 +13,7 @@ import { exponentialBackoff, type JobDefinition } from '../jobs/worker.ts';
 import { declareJob } from '../jobs/job-declaration.ts';
 import { waitForDaemon } from './daemon-health.ts';
 import type { RlnClient } from '../rln/client.ts';
+import { VOLUME_GONE } from './storage-lost.ts';
 
 export const BUILD_JOB = declareJob({
   kind: 'node.build',
@@ -88,6 +89,11 @@ const finish = (deps: BuildJobDeps, which: Pick<Build, 'nodeId' | 'buildNumber'>
 
 async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: boolean) {
   const { runtime } = deps;
+  // A start or upgrade would make an empty volume where the node's was and bring it up without its
+  // wallet, unannounced: the node is STORAGE_LOST instead, and waits for a recover (storage-lost.ts).
+  if ((build.action === 'start' || build.action === 'upgrade') && !(await runtime.storagePresent(node.id))) {
+    return finish(deps, build, 'FAILURE', { type: 'storageLost' }, VOLUME_GONE);
+  }
   if (changesImage(build)) {
     const end = await replaceImage(deps, node, build, (phase) => enterPhase(deps, build, phase));
     return finish(deps, build, end.outcome, end.happened, end.error);

@@ -23,6 +23,7 @@ describe(`a node whose storage was lost, on ${databaseLabel()}`, () => {
   let receiver: Receiver;
   let nodeId: string;
   let probedId: string;
+  let pausedId: string;
   let mnemonic: string;
   let pubkey: string;
 
@@ -42,7 +43,7 @@ describe(`a node whose storage was lost, on ${databaseLabel()}`, () => {
     receiver = await startReceiver();
     t = await startTestServer({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_ALLOW_HTTP: 'true' });
     ({ alice, bob } = await createTenants(t));
-    [nodeId, probedId] = await createNodes(t, alice, [{ name: 'lost', settings: { webhookUrl: receiver.url } }, { name: 'probed' }]);
+    [nodeId, probedId, pausedId] = await createNodes(t, alice, [{ name: 'lost', settings: { webhookUrl: receiver.url } }, { name: 'probed' }, { name: 'paused' }]);
     mnemonic = await initWallet(t, alice, nodeId);
     await unlock(t, alice, nodeId);
     pubkey = (await gateway(alice, nodeId, 'nodeinfo')).json.pubkey;
@@ -138,6 +139,20 @@ describe(`a node whose storage was lost, on ${databaseLabel()}`, () => {
       const rows = await t.server.db.query<{ text: string }>(`SELECT ${column}::text AS text FROM ${table}`);
       expect(rows.map((r) => r.text).join('\n'), table).not.toContain(words);
     }
+  });
+
+  it('a start of a paused node whose storage is gone makes no empty volume: the build fails and the node is STORAGE_LOST', async () => {
+    expect((await t.call(`/api/nodes/${pausedId}/stop`, { method: 'POST', token: alice.token })).status).toBe(200);
+    await expect.poll(() => statusOf(pausedId), { timeout: 15_000 }).toBe('PAUSED');
+    rmSync(storageOf(pausedId), { recursive: true, force: true });
+    const started = await t.call(`/api/nodes/${pausedId}/start`, { method: 'POST', token: alice.token });
+    expect(started.status, started.text).toBe(200);
+    await expect.poll(() => statusOf(pausedId), { timeout: 15_000 }).toBe('STORAGE_LOST');
+    const node = await nodeRecord(t, alice, pausedId);
+    expect(node.builds.at(-1)).toMatchObject({ action: 'start', buildStatus: 'FAILURE', error: expect.stringContaining('volume is gone') });
+    expect(existsSync(storageOf(pausedId))).toBe(false);
+    const [event] = await t.server.db.query<{ payload: any }>(`SELECT payload FROM node_events WHERE node_id = $1 AND event_type = 'NODE_STORAGE_LOST'`, [pausedId]);
+    expect(event?.payload.details).toMatchObject({ detectedBy: 'volume' });
   });
 
   it('refuses an RLN backup restore through the node path into a node with continuous state on; other nodes pass it to the daemon', async () => {
