@@ -80,6 +80,9 @@ describe(`a node whose storage was lost, on ${databaseLabel()}`, () => {
       details: { nodeId, detectedBy: 'volume', reason: expect.stringContaining('volume is gone') },
     });
     expect(all.some((w) => w.json?.eventType === 'NODE_STATUS_UPDATED' && w.json.details.status === 'STORAGE_LOST')).toBe(true);
+    // Metered as no node time: its status changes are recorded as STORAGE_LOST, which no bill counts.
+    const [last] = await t.server.db.query<{ status: string }>('SELECT status FROM node_status_changes WHERE node_id = $1 ORDER BY changed_at DESC, id DESC LIMIT 1', [nodeId]);
+    expect(last?.status).toBe('STORAGE_LOST');
     const timeline = await t.call(`/api/nodes/${nodeId}/events`, { token: alice.token });
     expect(timeline.status, timeline.text).toBe(200);
     expect(timeline.text).toContain('NODE_STORAGE_LOST');
