@@ -35,4 +35,12 @@ describe('claimLoss', () => {
     expect(claimLoss(claim('Bound', { deletionTimestamp: new Date() }))).toBe('its volume claim is being deleted');
     expect(claimLoss(claim('Lost'))).toBe('its volume claim lost its persistent volume');
   });
+
+  it('a claim missing from the cache beside a live pod is one the watch has not delivered yet; beside none, it is gone', () => {
+    expect(claimLoss(undefined, true)).toBeUndefined();
+    expect(claimLoss(undefined, false)).toBe('its volume claim was deleted');
+    // A live pod does not hide a claim being deleted or one whose volume went.
+    expect(claimLoss(claim('Bound', { deletionTimestamp: new Date() }), true)).toBe('its volume claim is being deleted');
+    expect(claimLoss(claim('Lost'), true)).toBe('its volume claim lost its persistent volume');
+  });
 });

@@ -214,7 +214,8 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
    */
   async storagePresent(nodeId: string) {
     if (!this.claims.synced) return true;
-    return claimLoss(this.claims.get(claimName(nodeId))) === undefined;
+    const pod = this.pods.get(podName(nodeId));
+    return claimLoss(this.claims.get(claimName(nodeId)), pod !== undefined && !pod.metadata?.deletionTimestamp) === undefined;
   }
 
   /**
