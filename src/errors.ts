@@ -78,6 +78,13 @@ export const ERROR_STATUS = {
   // Past BACKUP_UPLOAD_QUOTA_BYTES or BACKUP_UPLOAD_QUOTA_COUNT of stored uploads.
   backup_quota_exceeded: 409,
   node_not_initialized: 409,
+  // Storage lost (nodes/storage-lost.ts): a STORAGE_LOST node is only recovered or destroyed, and
+  // only a STORAGE_LOST node is recovered.
+  node_storage_lost: 409,
+  storage_not_lost: 409,
+  // An RLN backup restored into a node that writes its state to VSS (domain/continuous-state.ts):
+  // its older local state would win over the newer state in VSS.
+  restore_refused_continuous_state: 409,
   idempotency_conflict: 409,
   user_exists: 409,
   release_exists: 409,

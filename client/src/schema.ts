@@ -680,6 +680,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/nodes/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover a node whose storage was lost
+         * @description For a STORAGE_LOST node (its volume is gone: see NODE_STORAGE_LOST). Owner or admin only. A `recover` build stops the old daemon and waits until it is gone, removes what is left of the old volume, and starts the daemon on a fresh, empty one: STARTING, then RUNNING, locked and not initialised (initialized: false), automatic unlock off. Initialise it with the wallet's mnemonic (POST /init with `mnemonic` through the node path, or POST /api/nodes/{id}/init) and unlock it; the same mnemonic gives the same node pubkey. 409 `storage_not_lost` unless the node is STORAGE_LOST; `build_in_progress`, `node_superseded`, `node_exported`, `node_destroyed`.
+         */
+        post: operations["recoverNode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/backups": {
         parameters: {
             query?: never;
@@ -821,7 +841,7 @@ export interface paths {
         };
         /**
          * The public key of the X-ThunderStack-Signature header
-         * @description The RSA public key in PEM (SPKI) that signs `X-ThunderStack-Signature` now, as the original hosted service answered it (the Ed25519 key of `webhook-signature` when the operator turned that scheme off). A key rotation publishes the next key at once in GET /api/webhook-public-keys and switches to it when the overlap ends: from then on this answers the new key, so a receiver whose signature check fails should fetch this once more and retry. Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
+         * @description The RSA public key in PEM (SPKI) that signs `X-ThunderStack-Signature` now, as the original hosted service answered it (the Ed25519 key of `webhook-signature` when the operator turned that scheme off). A key rotation publishes the next key at once in GET /api/webhook-public-keys and switches to it when the overlap ends: from then on this answers the new key, so a receiver whose signature check fails should fetch this once more and retry. Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), NODE_STORAGE_LOST (the node's volume is gone and it is STORAGE_LOST until POST /api/nodes/{id}/recover: details.detectedBy volume or daemon, reason), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
          */
         get: operations["getWebhookPublicKey"];
         put?: never;
@@ -1390,7 +1410,7 @@ export interface webhooks {
         put?: never;
         /**
          * An event about a node, POSTed to its settings.webhookUrl
-         * @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
+         * @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), NODE_STORAGE_LOST (the node's volume is gone and it is STORAGE_LOST until POST /api/nodes/{id}/recover: details.detectedBy volume or daemon, reason), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id.
          */
         post: operations["nodeEvent"];
         delete?: never;
@@ -1405,7 +1425,7 @@ export interface components {
         /** @description The one error body of the management API. */
         Error: {
             error: {
-                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "export_not_confirmed" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "continuous_state_unsupported" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "node_exported" | "wallet_exported" | "backup_quota_exceeded" | "node_not_initialized" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
+                code: "invalid_request" | "invalid_json" | "invalid_path" | "weak_password" | "invalid_link" | "export_not_confirmed" | "unauthorized" | "forbidden" | "wrong_password" | "wrong_second_factor" | "second_factor_required" | "two_factor_enrolment_required" | "passkeys_need_host_name" | "certificate_unknown" | "certificate_revoked" | "certificate_expired" | "certificate_not_for_node" | "forbidden_scope" | "forbidden_role" | "plan_limit_reached" | "email_not_verified" | "awaiting_approval" | "signup_closed" | "not_found" | "node_not_found" | "user_not_found" | "token_not_found" | "member_not_found" | "invitation_not_found" | "session_not_found" | "passkey_not_found" | "transfer_not_found" | "plan_not_found" | "certificate_not_found" | "release_not_found" | "delivery_not_found" | "log_export_not_found" | "backup_not_found" | "method_not_allowed" | "build_in_progress" | "already_running" | "already_stopped" | "node_destroyed" | "node_not_running" | "continuous_state_unsupported" | "node_state_conflict" | "invalid_state" | "nothing_to_upgrade" | "webhook_not_configured" | "log_export_in_progress" | "backup_in_progress" | "backup_not_ready" | "source_node_live" | "backup_older_than_source" | "node_superseded" | "node_exported" | "wallet_exported" | "backup_quota_exceeded" | "node_not_initialized" | "node_storage_lost" | "storage_not_lost" | "restore_refused_continuous_state" | "idempotency_conflict" | "user_exists" | "release_exists" | "payload_too_large" | "unsupported_media_type" | "no_ports_available" | "rate_limited" | "quota_exceeded" | "internal_error" | "node_unreachable" | "node_error" | "node_timeout" | "service_unavailable" | "server_busy";
                 message: string;
                 requestId: string;
                 details?: {
@@ -1421,13 +1441,13 @@ export interface components {
             buildStatus: "IN_PROGRESS" | "SUCCESS" | "FAILURE";
             buildComplete: boolean;
             /** @description What the build is doing now. QUEUED: waiting for a worker. PROVISIONING: preparing storage and the image. STARTING_DAEMON / REPLACING_IMAGE: starting the daemon (on the new image). WAITING_FOR_DAEMON: until it answers. RESTORING_BACKUP: a create from a backup, restoring it. ROLLING_BACK: the new image failed, the previous one is coming back. STOPPING_DAEMON, DESTROYING. DONE or FAILED once finished. */
-            currentPhase: "QUEUED" | "PROVISIONING" | "STARTING_DAEMON" | "REPLACING_IMAGE" | "WAITING_FOR_DAEMON" | "RESTORING_BACKUP" | "ROLLING_BACK" | "STOPPING_DAEMON" | "DESTROYING" | "DONE" | "FAILED";
+            currentPhase: "QUEUED" | "PROVISIONING" | "STARTING_DAEMON" | "REPLACING_IMAGE" | "WAITING_FOR_DAEMON" | "RESTORING_BACKUP" | "ROLLING_BACK" | "STOPPING_DAEMON" | "DESTROYING" | "REPLACING_VOLUME" | "DONE" | "FAILED";
             /**
              * Format: date-time
              * @description When the build started.
              */
             timestamp: string;
-            action: "create" | "start" | "stop" | "upgrade" | "destroy";
+            action: "create" | "start" | "stop" | "upgrade" | "destroy" | "recover";
             /** @description The image version the build runs the node on. */
             imageVersion: string;
             finishedAt: string | null;
@@ -1439,7 +1459,7 @@ export interface components {
             name: string;
             network: "regtest" | "testnet";
             /** @description STARTING: created or started, coming up. RUNNING: the daemon answers. IN_PROGRESS: an upgrade is replacing the image. PAUSED: stopped, storage kept. FAILED: a build failed and could not be rolled back. DESTROYING, DESTROYED. */
-            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "EXPORTED" | "DESTROYING" | "DESTROYED";
+            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "STORAGE_LOST" | "EXPORTED" | "DESTROYING" | "DESTROYED";
             /** @description True after every daemon start and upgrade until an unlock succeeds. */
             locked: boolean;
             /** @description True once the wallet was initialised (/init). */
@@ -1498,9 +1518,9 @@ export interface components {
                 measuredAt: string;
             } | null;
         };
-        /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
+        /** @description Each event is POSTed as JSON `{eventType, eventTimestamp, nodeId, details: {nodeId, ...}}` to the node's `settings.webhookUrl`, signed by the Standard Webhooks scheme with Ed25519: headers `webhook-id` (the event id, the same on every retry and redelivery), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1a,<base64 signature>` over `<webhook-id>.<webhook-timestamp>.<raw body>`, verified with the standard-webhooks-v1a keys of GET /api/webhook-public-keys. During a key rotation the header carries two signatures separated by a space; accept the request when one verifies. Also, as the original hosted service signed: `X-ThunderStack-Signature`, a base64 RSA-SHA256 (PKCS#1 v1.5) signature over the raw body alone (no timestamp: a replayed request verifies too; prefer Standard Webhooks), verified with the key of GET /api/webhook-public-key; the body is compact JSON, so JSON.stringify of the parsed body is the raw body. The operator may turn either scheme off. Event types: NODE_STATUS_UPDATED (details.status, details.previousStatus), NODE_LOCKED, NODE_UNLOCKED, NODE_UPGRADE_AVAILABLE (a release the node's plan does not apply automatically), NODE_UPGRADE_COMPLETED, NODE_UPGRADE_FAILED, NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), both with details.unlockError when the node could not be unlocked again after the backup, NODE_EXPORTED (the export's final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), NODE_STORAGE_LOST (the node's volume is gone and it is STORAGE_LOST until POST /api/nodes/{id}/recover: details.detectedBy volume or daemon, reason), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried (by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; 410 stops deliveries and removes the URL. Redirects are not followed. A node's events are delivered one at a time, in order; delivery is at least once, so deduplicate on webhook-id. */
         WebhookEvent: {
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_EXPORTED" | "NODE_IDENTITY_SHARED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_EXPORTED" | "NODE_IDENTITY_SHARED" | "NODE_STORAGE_LOST" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -1583,7 +1603,7 @@ export interface components {
             cursor: string;
             /** @description The id of the event (`evt_...`), the `webhook-id` of its webhook deliveries. */
             eventId: string;
-            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_EXPORTED" | "NODE_IDENTITY_SHARED" | "TEST";
+            eventType: "NODE_STATUS_UPDATED" | "NODE_LOCKED" | "NODE_UNLOCKED" | "NODE_UPGRADE_AVAILABLE" | "NODE_UPGRADE_COMPLETED" | "NODE_UPGRADE_FAILED" | "NODE_AUTO_UNLOCK_DISABLED" | "LOG_EXPORT_READY" | "NODE_BACKUP_COMPLETED" | "NODE_BACKUP_FAILED" | "NODE_EXPORTED" | "NODE_IDENTITY_SHARED" | "NODE_STORAGE_LOST" | "TEST";
             /**
              * Format: date-time
              * @description When the change happened.
@@ -3794,7 +3814,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Answer once the node has this status (or is DESTROYED, or the timeout passed). */
-                waitFor?: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "EXPORTED" | "DESTROYING" | "DESTROYED";
+                waitFor?: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "STORAGE_LOST" | "EXPORTED" | "DESTROYING" | "DESTROYED";
                 /** @description Seconds to wait, 0-60 (more is refused); default 30. */
                 timeout?: string;
             };
@@ -3886,7 +3906,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             nodeId: string;
-                            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "EXPORTED" | "DESTROYING" | "DESTROYED";
+                            status: "STARTING" | "RUNNING" | "IN_PROGRESS" | "PAUSED" | "FAILED" | "STORAGE_LOST" | "EXPORTED" | "DESTROYING" | "DESTROYED";
                             locked: boolean;
                             initialized: boolean;
                             /** @description The image version the node runs (rln_commit_id). */
@@ -4836,6 +4856,81 @@ export interface operations {
             };
         };
     };
+    recoverNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        data: {
+                            nodeId: string;
+                            /** @description The node's status right after the request was accepted: STARTING. */
+                            status: string;
+                        };
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listBackups: {
         parameters: {
             query?: {
@@ -5406,7 +5501,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.exported, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.exported, node.recovered, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;

@@ -2,8 +2,8 @@
 // from the method and the route's URL pattern alone, so a new route has a role the moment it is
 // registered (docs/API.md "Accounts and roles"):
 // - reads (GET, HEAD) are every member's, the viewer's too;
-// - changing the account's members and invitations, capping a token's calls and exporting a node
-//   (it leaves for good) is an admin's;
+// - changing the account's members and invitations, capping a token's calls, exporting a node (it
+//   leaves for good) and recovering one (its old volume goes) is an admin's;
 // - changing the account itself (its plan, its owner, deleting it) is the owner's; accepting its
 //   ownership is an admin's (the one it was offered to);
 // - a person's own sessions and notification emails, and leaving the account, are every member's;
@@ -16,8 +16,9 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 
 const ADMIN_PREFIXES = ['/api/account/members', '/api/account/invitations'];
 // Capping a token's calls is an admin's, whoever's token it is (a developer must not lift a cap);
-// exporting a node is too: it stops the node here for good, its wallet gone with the file.
-const ADMIN_ROUTES = new Set(['/api/tokens/:id/monthly-api-calls', '/api/nodes/:id/export']);
+// exporting a node is too: it stops the node here for good, its wallet gone with the file; and so is
+// recovering one: what is left of its old volume is removed for good.
+const ADMIN_ROUTES = new Set(['/api/tokens/:id/monthly-api-calls', '/api/nodes/:id/export', '/api/nodes/:id/recover']);
 const OWN_PREFIXES = ['/api/sessions', '/api/notifications', '/api/account/leave'];
 const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
 

@@ -42,6 +42,7 @@ import { certificateRoutes } from './nodes/certificates.ts';
 import { Backup } from './backups/schemas.ts';
 import { createBackupRoute } from './backups/create-backup.ts';
 import { exportNodeRoute } from './nodes/export-node.ts';
+import { recoverNodeRoute } from './nodes/recover-node.ts';
 import { listBackupsRoute } from './backups/list-backups.ts';
 import { getBackupRoute } from './backups/get-backup.ts';
 import { deleteBackupRoute } from './backups/delete-backup.ts';
@@ -231,6 +232,7 @@ export async function buildApiServer(
     getLogExportRoute(scope, deps);
     createBackupRoute(scope, deps);
     exportNodeRoute(scope, deps);
+    recoverNodeRoute(scope, deps);
     listBackupsRoute(scope, deps);
     getBackupRoute(scope, deps);
     deleteBackupRoute(scope, deps);

@@ -18,6 +18,7 @@ export const AUDIT_ACTIONS = [
   'node.auto_unlock.disabled',
   'node.destroyed',
   'node.exported',
+  'node.recovered',
   'node.identity_shared',
   'backup.created',
   'backup.deleted',

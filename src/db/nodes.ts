@@ -283,7 +283,7 @@ export async function listNodesToReconcile(db: Queryable, ids: string[]) {
   return queryNodes(
     db,
     `SELECT n.* FROM nodes n
-     WHERE n.id = ANY($1::text[]) AND n.status IN ('RUNNING', 'PAUSED', 'FAILED', 'EXPORTED')
+     WHERE n.id = ANY($1::text[]) AND n.status IN ('RUNNING', 'PAUSED', 'FAILED', 'STORAGE_LOST', 'EXPORTED')
        AND NOT EXISTS (SELECT 1 FROM builds b WHERE b.node_id = n.id AND b.status = 'IN_PROGRESS')
      ORDER BY n.id`,
     [ids],

@@ -24,6 +24,12 @@ export const NODE_EVENT_TYPES = [
    * otherAccounts (how many nodes of other accounts).
    */
   'NODE_IDENTITY_SHARED',
+  /**
+   * The node's volume is gone (nodes/storage-lost.ts): the node is STORAGE_LOST until a recover.
+   * details: reason (words), detectedBy ('volume': the runtime found the volume missing;
+   * 'daemon': the initialised node answered as never initialised).
+   */
+  'NODE_STORAGE_LOST',
   'TEST',
 ] as const;
 export type NodeEventType = (typeof NODE_EVENT_TYPES)[number];

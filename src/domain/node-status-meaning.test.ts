@@ -11,7 +11,9 @@ describe('what each node status means', () => {
   });
 
   it('gives a slot to every node not destroyed or being destroyed, and counts as running only one meant to run and not superseded', () => {
-    expect(SLOT_STATUSES).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED']);
+    expect(SLOT_STATUSES).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'STORAGE_LOST']);
+    // A STORAGE_LOST node keeps its slot: a recover brings it back as the same node.
+    expect(countsAsRunning({ status: 'STORAGE_LOST', desiredState: 'running', supersededBy: null })).toBe(true);
     expect(countsAsRunning({ status: 'FAILED', desiredState: 'running', supersededBy: null })).toBe(true);
     expect(countsAsRunning({ status: 'PAUSED', desiredState: 'stopped', supersededBy: null })).toBe(false);
     expect(countsAsRunning({ status: 'RUNNING', desiredState: 'running', supersededBy: 'other' })).toBe(false);

@@ -21,6 +21,9 @@ export const NODE_STATUS_MEANING = {
   IN_PROGRESS: { takesPlanSlot: true, billedAs: null, webhooks: true },
   PAUSED: { takesPlanSlot: true, billedAs: 'paused', webhooks: true },
   FAILED: { takesPlanSlot: true, billedAs: null, webhooks: true },
+  // Its volume is gone and nothing runs: no time accrues, but it keeps its slot, since a recover
+  // brings it back as the same node (its id, URLs and settings).
+  STORAGE_LOST: { takesPlanSlot: true, billedAs: null, webhooks: true },
   // Its wallet left with its owner (the export's final backup): it never runs here again, so it
   // holds no slot and accrues no time; its owner still hears of it (NODE_EXPORTED, a destroy).
   EXPORTED: { takesPlanSlot: false, billedAs: null, webhooks: true },

@@ -4,7 +4,8 @@
 // Each set of words is listed once, as a list (the API's schemas and the migrations' CHECK
 // constraints follow it); its type is derived from the list.
 // EXPORTED: the node's wallet left with its owner (POST /api/nodes/{id}/export); it never runs here again.
-export const NODE_STATUSES = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'EXPORTED', 'DESTROYING', 'DESTROYED'] as const;
+// STORAGE_LOST: the node's volume is gone (nodes/storage-lost.ts); it waits for POST /api/nodes/{id}/recover.
+export const NODE_STATUSES = ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'STORAGE_LOST', 'EXPORTED', 'DESTROYING', 'DESTROYED'] as const;
 export type NodeStatus = (typeof NODE_STATUSES)[number];
 export type DesiredState = 'running' | 'stopped' | 'destroyed';
 export const NETWORKS = ['regtest', 'testnet'] as const;
@@ -62,8 +63,8 @@ export interface NodeStorageUse {
   measuredAt: Date;
 }
 
-/** What a build does to a node's daemon. */
-export const BUILD_ACTIONS = ['create', 'start', 'stop', 'upgrade', 'destroy'] as const;
+/** What a build does to a node's daemon. recover: the old daemon stopped, a fresh empty volume, the daemon started on it. */
+export const BUILD_ACTIONS = ['create', 'start', 'stop', 'upgrade', 'destroy', 'recover'] as const;
 export type BuildAction = (typeof BUILD_ACTIONS)[number];
 export const BUILD_STATUSES = ['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
 export type BuildStatus = (typeof BUILD_STATUSES)[number];
@@ -75,6 +76,7 @@ export type BuildStatus = (typeof BUILD_STATUSES)[number];
  */
 export const BUILD_STEPS = [
   'PROVISIONING', 'STARTING_DAEMON', 'REPLACING_IMAGE', 'WAITING_FOR_DAEMON', 'RESTORING_BACKUP', 'ROLLING_BACK', 'STOPPING_DAEMON', 'DESTROYING',
+  'REPLACING_VOLUME',
 ] as const;
 export type BuildStep = (typeof BUILD_STEPS)[number];
 export const BUILD_PHASES = ['QUEUED', ...BUILD_STEPS, 'DONE', 'FAILED'] as const;

@@ -46,39 +46,41 @@ const verdict = (request: NodeRequest, node: LifecycleNode, build?: BuildInProgr
   return d.outcome === 'change' ? 'change' : d.outcome === 'refused' ? d.refusal.code : 'none';
 };
 
-// Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED EXPORTED DESTROYING DESTROYED.
+// Statuses in this order: STARTING RUNNING IN_PROGRESS PAUSED FAILED STORAGE_LOST EXPORTED DESTROYING DESTROYED.
 // No build in progress, a newer version to upgrade to, the node locked, not initialized, with a webhook URL.
 const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expect: string }> = [
-  { request: { type: 'create', facts: CREATABLE }, expect: 'change change change change change change change change' },
-  { request: { type: 'start' }, expect: 'change already_running change change change node_exported node_destroyed node_destroyed' },
-  { request: { type: 'stop' }, expect: 'change change change already_stopped change node_exported node_destroyed node_destroyed' },
-  { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_exported node_destroyed node_destroyed' },
-  { request: { type: 'destroy' }, expect: 'change change change change change change node_destroyed node_destroyed' },
-  { request: { type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, expect: 'change change change change change change node_destroyed node_destroyed' },
-  { request: { type: 'callDaemon' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_exported node_not_running node_not_running' },
-  { request: { type: 'markUnlocked' }, expect: 'none change none none none none none none' },
-  { request: { type: 'markLocked' }, node: { locked: false }, expect: 'change change change change change change change change' },
-  { request: { type: 'markInitialized' }, expect: 'change change change change change change change change' },
-  { request: { type: 'startBuildSucceeded' }, expect: 'change change change change change none change change' },
-  { request: { type: 'stopBuildSucceeded' }, expect: 'change change change change change none change change' },
-  { request: { type: 'destroyBuildSucceeded' }, expect: 'change change change change change change change change' },
-  { request: { type: 'upgradeRolledBack', imageVersion: 'v0' }, expect: 'change change change change change none change change' },
-  { request: { type: 'buildFailed' }, expect: 'change change change change change none change change' },
-  { request: { type: 'supersede', by: 'n2' }, expect: 'change change change change change node_exported node_destroyed node_destroyed' },
-  { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change change' },
-  { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_exported node_destroyed node_destroyed' },
-  { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change change' },
-  { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
-  { request: { type: 'disableAutoUnlock' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change' },
-  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change' },
-  { request: { type: 'export' }, node: { initialized: true }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
-  { request: { type: 'exportCompleted' }, expect: 'change change change change change change none none' },
+  { request: { type: 'create', facts: CREATABLE }, expect: 'change change change change change change change change change' },
+  { request: { type: 'start' }, expect: 'change already_running change change change node_storage_lost node_exported node_destroyed node_destroyed' },
+  { request: { type: 'stop' }, expect: 'change change change already_stopped change node_storage_lost node_exported node_destroyed node_destroyed' },
+  { request: { type: 'upgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_storage_lost node_exported node_destroyed node_destroyed' },
+  { request: { type: 'destroy' }, expect: 'change change change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'updateSettings', webhookUrl: 'https://hooks.example/b' }, expect: 'change change change change change change change node_destroyed node_destroyed' },
+  { request: { type: 'callDaemon' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_not_running node_exported node_not_running node_not_running' },
+  { request: { type: 'markUnlocked' }, expect: 'none change none none none none none none none' },
+  { request: { type: 'markLocked' }, node: { locked: false }, expect: 'change change change change change change change change change' },
+  { request: { type: 'markInitialized' }, expect: 'change change change change change change change change change' },
+  { request: { type: 'startBuildSucceeded' }, expect: 'change change change change change change none change change' },
+  { request: { type: 'stopBuildSucceeded' }, expect: 'change change change change change change none change change' },
+  { request: { type: 'destroyBuildSucceeded' }, expect: 'change change change change change change change change change' },
+  { request: { type: 'upgradeRolledBack', imageVersion: 'v0' }, expect: 'change change change change change change none change change' },
+  { request: { type: 'buildFailed' }, expect: 'change change change change change change none change change' },
+  { request: { type: 'supersede', by: 'n2' }, expect: 'change change change change change change node_exported node_destroyed node_destroyed' },
+  { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change change change' },
+  { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_storage_lost node_exported node_destroyed node_destroyed' },
+  { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change change change' },
+  { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
+  { request: { type: 'disableAutoUnlock' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change change' },
+  { request: { type: 'autoUnlockFailed', sealed: 'S' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change change' },
+  { request: { type: 'export' }, node: { initialized: true }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
+  { request: { type: 'exportCompleted' }, expect: 'change change change change change change change none none' },
+  { request: { type: 'storageLost' }, expect: 'change change change change change none none none none' },
+  { request: { type: 'recover' }, expect: 'storage_not_lost storage_not_lost storage_not_lost storage_not_lost storage_not_lost change node_exported node_destroyed node_destroyed' },
 ];
 
 describe('the lifecycle table', () => {
   it('covers every request once in the matrix below', () => {
     expect(MATRIX.map((m) => m.request.type).sort()).toEqual([...REQUEST_TYPES].sort());
-    expect(EVERY_STATUS).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'EXPORTED', 'DESTROYING', 'DESTROYED']);
+    expect(EVERY_STATUS).toEqual(['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'STORAGE_LOST', 'EXPORTED', 'DESTROYING', 'DESTROYED']);
   });
 
   for (const { request, node, expect: row } of MATRIX) {
@@ -90,7 +92,7 @@ describe('the lifecycle table', () => {
 
   describe('while a build is in progress', () => {
     const build: BuildInProgress = { buildNumber: 3, action: 'stop' };
-    const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede'];
+    const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede', 'recover'];
     // An export begins a backup, not a build, but waits for the node's build all the same.
     const waitsForBuild: RequestType[] = [...building, 'export'];
     const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;
@@ -379,5 +381,37 @@ describe('a create', () => {
     expect(refusal({ ...everything, release: 'v1' })).toMatchObject({ code: 'no_ports_available' });
     expect(refusal({ ...everything, release: 'v1', ports: CREATABLE.ports })).toMatchObject({ code: 'wallet_exported' });
     expect(refusal({ ...everything, release: 'v1', ports: CREATABLE.ports, restore: undefined })).toMatchObject({ code: 'plan_limit_reached' });
+  });
+});
+
+describe('storage lost and recover', () => {
+  it('storage found lost: STORAGE_LOST and locked, left to a build in progress or a superseded node', () => {
+    expect(decide({ type: 'storageLost' }, nodeIn('RUNNING', { locked: false, initialized: true }))).toEqual({
+      outcome: 'change',
+      change: { status: 'STORAGE_LOST', locked: true },
+    });
+    expect(verdict({ type: 'storageLost' }, nodeIn('RUNNING'), { buildNumber: 2, action: 'upgrade' })).toBe('none');
+    expect(verdict({ type: 'storageLost' }, nodeIn('RUNNING', { supersededBy: 'n2' }))).toBe('none');
+    expect(daemonShouldRun({ status: 'STORAGE_LOST', desiredState: 'running' })).toBe(false);
+  });
+
+  it('recover: STARTING on a recover build, not initialised, automatic unlock off; only from STORAGE_LOST', () => {
+    expect(decide({ type: 'recover' }, nodeIn('STORAGE_LOST', { initialized: true, autoUnlockSealed: 'S' }))).toEqual({
+      outcome: 'change',
+      change: { status: 'STARTING', desiredState: 'running', locked: true, initialized: false, autoUnlockSealed: null },
+      build: 'recover',
+    });
+    const refused = decide({ type: 'recover' }, nodeIn('RUNNING'));
+    expect(refused).toEqual({
+      outcome: 'refused',
+      refusal: { code: 'storage_not_lost', message: 'node n1 is RUNNING: only a node whose storage was lost (STORAGE_LOST) is recovered', details: { status: 'RUNNING' } },
+    });
+    expect(ERROR_STATUS.storage_not_lost).toBe(409);
+  });
+
+  it('a STORAGE_LOST node is not started, stopped or upgraded: it says to recover it', () => {
+    const refused = decide({ type: 'start' }, nodeIn('STORAGE_LOST'));
+    expect(refused.outcome === 'refused' && refused.refusal.message).toBe('node n1 lost its storage; recover it (POST /api/nodes/n1/recover) or destroy it');
+    expect(ERROR_STATUS.node_storage_lost).toBe(409);
   });
 });

@@ -54,7 +54,11 @@ export type NodeRequest =
   /** An automatic unlock could not use the sealed password `sealed` (the node refused it, ...). */
   | { type: 'autoUnlockFailed'; sealed: string }
   /** The export's final backup succeeded, in the transaction that records it (backups/backup-run.ts). */
-  | { type: 'exportCompleted' };
+  | { type: 'exportCompleted' }
+  /** The node's volume is gone (nodes/health/storage-lost.ts): seen by the reconcile loop or the health probe. */
+  | { type: 'storageLost' }
+  /** A STORAGE_LOST node comes up on a fresh, empty volume (POST /api/nodes/{id}/recover). */
+  | { type: 'recover' };
 
 /**
  * What a create is judged on, found in the create's transaction (NodeService.createNode) in the
@@ -100,6 +104,8 @@ export type RefusalCode = Extract<
   | 'node_not_initialized'
   | 'node_superseded'
   | 'node_exported'
+  | 'node_storage_lost'
+  | 'storage_not_lost'
 >;
 
 export interface Refusal {
@@ -152,7 +158,7 @@ export interface Rule<R = NodeRequest> {
 }
 
 // Compile-time complete: a new NodeStatus that is missing here fails the type check.
-const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, EXPORTED: 5, DESTROYING: 6, DESTROYED: 7 } satisfies Record<NodeStatus, number>;
+const IN_ORDER = { STARTING: 0, RUNNING: 1, IN_PROGRESS: 2, PAUSED: 3, FAILED: 4, STORAGE_LOST: 5, EXPORTED: 6, DESTROYING: 7, DESTROYED: 8 } satisfies Record<NodeStatus, number>;
 export const EVERY_STATUS = Object.keys(IN_ORDER) as NodeStatus[];
 
 const withStatus = ({ node }: Judged<unknown>) => ({ status: node.status });
@@ -211,11 +217,24 @@ const exportedNode: Check = {
 // stopped by the reconcile loop.
 const stillExported: Check = { statuses: ['EXPORTED'] };
 
+// The node's volume is gone: starting, stopping or upgrading it would bring a daemon up on an empty
+// volume unannounced (or hide that it has none). Only a recover (a fresh volume, on purpose, the
+// customer then initialising it with their mnemonic) or a destroy moves it on.
+const storageLostNode: Check = {
+  statuses: ['STORAGE_LOST'],
+  refusal: {
+    code: 'node_storage_lost',
+    message: ({ node }) => `node ${node.id} lost its storage; recover it (POST /api/nodes/${node.id}/recover) or destroy it`,
+    details: withStatus,
+  },
+};
+
 const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   destroyedNode,
   exportedNode,
   supersededNode,
   buildRunning,
+  storageLostNode,
   {
     when: 'already on the target version',
     holds: ({ request, node }) => !request.toVersion || request.toVersion === node.imageVersion,
@@ -329,6 +348,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       exportedNode,
       supersededNode,
       buildRunning,
+      storageLostNode,
       {
         statuses: ['RUNNING'],
         refusal: { code: 'already_running', message: ({ node }) => `node ${node.id} is already running`, details: withStatus },
@@ -344,7 +364,10 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
     checks: [
       destroyedNode,
       exportedNode,
+      // Its daemon is stopped already (the reconcile loop stops it); a stop would make it PAUSED and
+      // a later start would bring it up on an empty volume.
       buildRunning,
+      storageLostNode,
       {
         statuses: ['PAUSED'],
         refusal: { code: 'already_stopped', message: ({ node }) => `node ${node.id} is already stopped`, details: withStatus },
@@ -399,7 +422,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       supersededNode,
       // The password is checked against the running daemon before it is stored.
       {
-        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'STORAGE_LOST'],
         refusal: {
           code: 'node_not_running',
           message: ({ node }) => `node ${node.id} is ${node.status}: the password is checked against the running node; turn auto-unlock on once it is RUNNING`,
@@ -429,7 +452,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       supersededNode,
       buildRunning,
       {
-        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'STORAGE_LOST'],
         refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is ${node.status}; an export backs it up, which needs it RUNNING`, details: withStatus },
       },
       {
@@ -473,7 +496,7 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       supersededNode,
       exportedNode,
       {
-        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'DESTROYING', 'DESTROYED'],
+        statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED', 'STORAGE_LOST', 'DESTROYING', 'DESTROYED'],
         refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is ${node.status}, not RUNNING`, details: withStatus },
       },
     ],
@@ -560,6 +583,50 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
       },
     ],
     change: { autoUnlockSealed: null },
+  },
+  /**
+   * The node's volume is gone (process: its storage directory; Kubernetes: its claim or volume), or
+   * its daemon, initialised before, answers as never initialised (nodes/health/storage-lost.ts). Its daemon,
+   * if one still runs, is stopped (daemonShouldRun is false) and it stays locked until a recover.
+   * A pod waiting to be scheduled is not this: the volume is asked about, not the pod.
+   */
+  storageLost: {
+    name: 'storage found lost',
+    by: 'reconcile loop',
+    checks: [
+      { statuses: ['STORAGE_LOST', 'EXPORTED', 'DESTROYING', 'DESTROYED'] },
+      { when: 'superseded', holds: ({ node }) => node.supersededBy !== null },
+      // A build moves the node's daemon and volume itself (a recover makes the new volume): it is
+      // judged again after the build.
+      { when: 'a build is in progress', holds: ({ build }) => build !== undefined },
+    ],
+    change: { status: 'STORAGE_LOST', locked: true },
+  },
+  /**
+   * A fresh, empty volume: the recover build stops the old daemon and waits until it is gone, removes
+   * what is left of the old volume, and starts the daemon on a new one (never two live writers). The
+   * node comes up not initialised: its owner initialises it with their mnemonic (POST /init through
+   * the node path) and unlocks it. The sealed password goes: it belonged to the wallet that was lost.
+   */
+  recover: {
+    name: 'recover',
+    by: 'user',
+    checks: [
+      destroyedNode,
+      exportedNode,
+      supersededNode,
+      buildRunning,
+      {
+        statuses: ['STARTING', 'RUNNING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+        refusal: {
+          code: 'storage_not_lost',
+          message: ({ node }) => `node ${node.id} is ${node.status}: only a node whose storage was lost (STORAGE_LOST) is recovered`,
+          details: withStatus,
+        },
+      },
+    ],
+    change: { status: 'STARTING', desiredState: 'running', locked: true, initialized: false, autoUnlockSealed: null },
+    build: 'recover',
   },
 };
 

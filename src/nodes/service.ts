@@ -293,6 +293,20 @@ export class NodeService {
     });
   }
 
+  /**
+   * A STORAGE_LOST node comes up on a fresh, empty volume (the recover build: the old daemon and
+   * volume gone first), RUNNING, locked and not initialised; its owner initialises it with their
+   * mnemonic and unlocks it. The service never sees the mnemonic here.
+   */
+  async recoverNode(userId: string, nodeId: string): Promise<NodeActionResult> {
+    return this.deps.db.transaction(async (tx) => {
+      const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'recover' });
+      if (decision.outcome === 'change') await requireRoomToRun(tx, await lockAccountPlan(tx, userId), userId, node);
+      const after = await carryOut(tx, node, decision, node.imageVersion);
+      return { nodeId, status: after.status };
+    });
+  }
+
   async destroyNode(userId: string, nodeId: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const { node, decision } = await this.decideOnOwnNode(tx, userId, nodeId, { type: 'destroy' });

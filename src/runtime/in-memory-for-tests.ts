@@ -63,6 +63,18 @@ export class InMemoryRuntimeForTests implements NodeRuntime {
     this.nodes.delete(nodeId);
   }
 
+  /** Node ids whose volume a test took away (storagePresent answers false until replaceStorage). */
+  readonly lostStorage = new Set<string>();
+
+  async storagePresent(nodeId: string) {
+    return !this.lostStorage.has(nodeId);
+  }
+
+  async replaceStorage(spec: NodeSpec) {
+    await this.stop(spec.nodeId);
+    this.lostStorage.delete(spec.nodeId);
+  }
+
   async status(nodeId: string): Promise<RuntimeStatus> {
     const node = this.nodes.get(nodeId);
     if (!node) return { state: 'missing' };

@@ -187,6 +187,17 @@ export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
     rmSync(this.dir(nodeId), { recursive: true, force: true });
   }
 
+  async storagePresent(nodeId: string) {
+    return existsSync(this.storageDir(nodeId));
+  }
+
+  /** stop() returns once the daemon (or one a crashed service left) has exited: then the folder goes. */
+  async replaceStorage(spec: NodeSpec) {
+    await this.stop(spec.nodeId);
+    rmSync(this.storageDir(spec.nodeId), { recursive: true, force: true });
+    await this.provision(spec);
+  }
+
   async status(nodeId: string): Promise<RuntimeStatus> {
     const daemon = this.daemons.get(nodeId);
     if (daemon && !daemon.stopping) return { state: 'running', imageVersion: daemon.imageVersion, pid: daemon.child.pid };

@@ -96,6 +96,19 @@ export interface NodeRuntime<Within = unknown> {
   replaceImage(spec: NodeSpec): Promise<void>;
   /** Stops the daemon and deletes its storage and logs. Idempotent. */
   destroy(nodeId: string): Promise<void>;
+  /**
+   * Whether the node's volume is there (process: its storage directory; Kubernetes: its claim, bound
+   * and not being deleted). Asked of every node that should run at each reconcile pass, so it answers
+   * from what the runtime holds (a stat, a watch cache). A pod waiting to be scheduled still has its
+   * volume: only the volume itself is looked at.
+   */
+  storagePresent(nodeId: string): Promise<boolean>;
+  /**
+   * Gives the node a fresh, empty volume (a recover, nodes/health/storage-lost.ts): stops the daemon and
+   * waits until it is gone, removes what is left of the old volume and waits until that is gone too,
+   * so no daemon ever writes to the old one again. The next start() runs on the new volume. Idempotent.
+   */
+  replaceStorage(spec: NodeSpec): Promise<void>;
   status(nodeId: string): Promise<RuntimeStatus>;
   /**
    * Whether status() would answer `running`, answered at once where the runtime knows without

@@ -39,6 +39,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   // Backups.
   route('POST', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`, { body: () => ({ password: 'a-password-of-12' }) }),
   route('POST', '/api/nodes/:id/export', (id) => `/api/nodes/${id}/export`, { body: () => ({ password: 'a-password-of-12', confirm: 'not-its-name' }) }),
+  route('POST', '/api/nodes/:id/recover', (id) => `/api/nodes/${id}/recover`),
   route('GET', '/api/nodes/:id/backups', (id) => `/api/nodes/${id}/backups`),
   route('GET', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),
   route('DELETE', '/api/nodes/:id/backups/:backupId', (id) => `/api/nodes/${id}/backups/${ZEROS}`),

@@ -186,7 +186,7 @@ describe(`node API on ${databaseLabel()}`, () => {
     expect(r.status).toBe(200);
     expect(r.json.openapi).toMatch(/^3\.1/);
     expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/api/nodes', '/api/nodes/{id}', '/api/nodes/latest-rln-image']));
-    expect(r.json.components.schemas.Node.properties.status.anyOf.length).toBe(8);
+    expect(r.json.components.schemas.Node.properties.status.anyOf.length).toBe(9);
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     const docs = await t.call('/api/docs/');
     expect(docs.status).toBe(200);

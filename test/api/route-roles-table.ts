@@ -23,6 +23,7 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/nodes/:id/logs': 'viewer',
   'POST /api/nodes/:id/backups': 'developer',
   'POST /api/nodes/:id/export': 'admin',
+  'POST /api/nodes/:id/recover': 'admin',
   'GET /api/nodes/:id/backups': 'viewer',
   'GET /api/nodes/:id/backups/:backupId': 'viewer',
   'DELETE /api/nodes/:id/backups/:backupId': 'developer',

@@ -82,8 +82,9 @@ describeOnCluster('nodes on the kubernetes runtime (test cluster)', () => {
       const s = await scrape();
       return s.get('rlncloud_node_log_streams_open') === 1 && s;
     }, 30_000);
-    expect(requests('list', samples)).toBe(3);
-    expect(requests('watch', samples)).toBeGreaterThanOrEqual(3);
+    // StatefulSets, pods, Services and volume claims (the last for storagePresent).
+    expect(requests('list', samples)).toBe(4);
+    expect(requests('watch', samples)).toBeGreaterThanOrEqual(4);
     // Two Services and the StatefulSet, applied by the create build.
     expect(requests('patch', samples)).toBeGreaterThanOrEqual(3);
     expect(requests('get', samples)).toBeGreaterThanOrEqual(2); // the namespace check, the log stream

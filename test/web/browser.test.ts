@@ -392,6 +392,26 @@ describe.skipIf(!hasChromium)(
       expect((await page.locator('.notice-error').textContent())!).toContain(nodeId);
     });
 
+    step('a node whose storage was lost says so, and Recover brings it back without a wallet', async () => {
+      const created = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'web-lost', network: 'regtest' } });
+      const id = created.json.data.nodeId as string;
+      await expect.poll(async () => (await t.call(`/api/nodes/${id}`, { token: alice.token })).json.data.status, { timeout: 60_000 }).toBe('RUNNING');
+      const init = await t.call(`/api/nodes/${id}/init`, { method: 'POST', token: alice.token, body: { password: NODE_PASSWORD } });
+      expect(init.status, init.text).toBe(200);
+      rmSync(join(t.config.dataDir, 'nodes', id, 'storage'), { recursive: true, force: true });
+      await page.goto(url(nodePath(id)));
+      const lost = page.locator('[data-testid=storage-lost-notice]');
+      await lost.waitFor({ timeout: 30_000 });
+      await page.locator('[data-testid=node-status] [data-status=STORAGE_LOST]').waitFor();
+      expect(await page.getByRole('button', { name: 'Stop' }).isHidden()).toBe(true);
+      await shot('node-storage-lost');
+      await lost.getByRole('button', { name: 'Recover' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Recover node' }).click();
+      await page.locator('[data-testid=init-notice]').waitFor({ timeout: 60_000 });
+      expect(await lost.count()).toBe(0);
+      expect((await t.call(`/api/nodes/${id}`, { token: alice.token })).json.data).toMatchObject({ status: 'RUNNING', initialized: false });
+    });
+
     step('error states: a POST without the CSRF header is refused, another user’s node is not found', async () => {
       const status = await page.evaluate(async () => {
         const r = await fetch('/api/nodes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'csrf', network: 'regtest' }) });

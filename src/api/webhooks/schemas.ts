@@ -14,7 +14,8 @@ export const WEBHOOK_EVENTS_DESCRIPTION =
   'NODE_AUTO_UNLOCK_DISABLED (the service turned automatic unlock off: details.reason wrong_password, not_initialized or seal_unreadable), ' +
   'LOG_EXPORT_READY, NODE_BACKUP_COMPLETED (details.backupId, sizeBytes, sha256), NODE_BACKUP_FAILED (details.backupId, code, reason), ' +
   'both with details.unlockError when the node could not be unlocked again after the backup, ' +
-  'NODE_EXPORTED (the export\'s final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried ' +
+  'NODE_EXPORTED (the export\'s final backup is stored and the node is EXPORTED for good: details.backupId, sizeBytes, sha256), ' +
+  'NODE_STORAGE_LOST (the node\'s volume is gone and it is STORAGE_LOST until POST /api/nodes/{id}/recover: details.detectedBy volume or daemon, reason), TEST (from POST /api/nodes/{id}/webhooks/test). Any 2xx answer within 15 s is success; otherwise the event is retried ' +
   '(by default immediately, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, with jitter), honouring Retry-After on 429 and 503; ' +
   '410 stops deliveries and removes the URL. Redirects are not followed. A node\'s events are delivered one at a time, in order; ' +
   'delivery is at least once, so deduplicate on webhook-id.';

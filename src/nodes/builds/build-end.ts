@@ -56,7 +56,11 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
       const outcome = end.outcome === 'SUCCESS' ? 'succeeded' : 'failed';
       if (decision.outcome === 'no change') after.push({ happened: end.happened, node });
       else {
-        const alsoRecord = changesImage(build) ? (changed: Node) => [upgradeEvent(changed, build, outcome, end.error)] : undefined;
+        const alsoRecord = (changed: Node) => [
+          ...(changesImage(build) ? [upgradeEvent(changed, build, outcome, end.error)] : []),
+          // A start or upgrade that found the node's volume gone (build-job.ts): said as the reconcile loop says it.
+          ...(end.happened.type === 'storageLost' ? [{ node: changed, eventType: 'NODE_STORAGE_LOST' as const, details: { detectedBy: 'volume', reason: end.error } }] : []),
+        ];
         changes.push({ before: node, change: decision.change, alsoRecord, happened: end.happened });
       }
       if (changesImage(build)) settled.push({ version: build.imageVersion, nodeId: node.id, outcome, error: end.error });

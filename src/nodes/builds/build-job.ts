@@ -13,6 +13,7 @@ import { exponentialBackoff, type JobDefinition } from '../../jobs/worker.ts';
 import { waitForDaemon } from '../health/daemon-health.ts';
 import type { RlnClient } from '../../rln/client.ts';
 import { BUILD_JOB, type BuildJobPayload } from '../../jobs/catalog.ts';
+import { VOLUME_GONE } from '../health/storage-lost.ts';
 
 export interface BuildJobDeps {
   db: Database;
@@ -82,6 +83,11 @@ const finish = (deps: BuildJobDeps, which: Pick<Build, 'nodeId' | 'buildNumber'>
 
 async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: boolean) {
   const { runtime } = deps;
+  // A start or upgrade would make an empty volume where the node's was and bring it up without its
+  // wallet, unannounced: the node is STORAGE_LOST instead, and waits for a recover (storage-lost.ts).
+  if ((build.action === 'start' || build.action === 'upgrade') && !(await runtime.storagePresent(node.id))) {
+    return finish(deps, build, 'FAILURE', { type: 'storageLost' }, VOLUME_GONE);
+  }
   if (changesImage(build)) {
     const end = await replaceImage(deps, node, build, (phase) => enterPhase(deps, build, phase));
     return finish(deps, build, end.outcome, end.happened, end.error);
@@ -112,6 +118,21 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: b
       await step('STOPPING_DAEMON');
       await runtime.stop(node.id);
       await finish(deps, build, 'SUCCESS', { type: 'stopBuildSucceeded' });
+      return;
+    }
+    case 'recover': {
+      // Never two live writers: the old daemon is stopped and waited for, and what is left of its
+      // volume removed and waited for, before a daemon starts on the new one (storage-lost.ts).
+      await step('STOPPING_DAEMON');
+      await runtime.stop(node.id);
+      await step('REPLACING_VOLUME');
+      await runtime.replaceStorage(spec);
+      await step('STARTING_DAEMON');
+      await runtime.start(spec);
+      await step('WAITING_FOR_DAEMON');
+      await waitUntilAnswering(deps, spec);
+      // RUNNING, locked and not initialised (the recover rule said so): its owner initialises it with their mnemonic.
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
       return;
     }
     case 'destroy': {

@@ -16,6 +16,7 @@ import type { ClientFacts } from '../../rln/forward-headers.ts';
 import { parseUnlockInput } from '../../rln/unlock-body.ts';
 import type { NodeEndpoint } from '../../runtime/types.ts';
 import type { NodeDaemons } from '../node-daemons.ts';
+import { refusesBackupRestore, RESTORE_REFUSED_MESSAGE } from '../../domain/continuous-state.ts';
 import { confineBackupBody, PATH_ROUTES } from './backup-path.ts';
 import { requireDaemonCallable } from '../lifecycle.ts';
 import type { AnswerWarning } from '../unlock/node-identity.ts';
@@ -67,9 +68,12 @@ const RECORDED = new Set(['unlock', 'init', 'lock']);
 export class NodePaths {
   constructor(private readonly deps: NodePathsDeps) {}
 
-  /** Whether the node is read afresh for this call: the status document and the calls the control plane records never use a remembered row. */
+  /**
+   * Whether the node is read afresh for this call: the status document, the calls the control plane
+   * records, and a restore (refused by the node's settings: refusesBackupRestore) never use a remembered row.
+   */
   readsFresh(method: string, route: string): boolean {
-    return route === '' || (method === 'POST' && RECORDED.has(route));
+    return route === '' || (method === 'POST' && (RECORDED.has(route) || route === 'restore'));
   }
 
   /**
@@ -86,6 +90,9 @@ export class NodePaths {
     }
     requireDaemonCallable(node);
     if (method === 'POST' && route === 'unlock') return this.unlock(node, call);
+    if (method === 'POST' && route === 'restore' && refusesBackupRestore(node)) {
+      throw new AppError('restore_refused_continuous_state', RESTORE_REFUSED_MESSAGE);
+    }
     if (method === 'POST' && PATH_ROUTES.has(route)) return this.confinedBackupCall(node, call);
     return { kind: 'forward', endpoint: this.deps.daemons.of(node).endpoint, path: `/${route}${call.search}`, onAnswer: method === 'POST' ? this.recorder(node, route) : undefined };
   }

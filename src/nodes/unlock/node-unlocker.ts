@@ -15,6 +15,7 @@ import { buildUnlockBody, unlockFormatFor, type UnlockInput } from '../../rln/un
 import type { AnswerWarning, NodeIdentityWatch } from './node-identity.ts';
 import type { Node } from '../../domain/nodes.ts';
 import { requireDaemonCallable } from '../lifecycle.ts';
+import { DAEMON_FORGOT_WALLET, daemonForgotWallet, markStorageLost } from '../health/storage-lost.ts';
 
 export interface NodeUnlockerDeps {
   db: Database;
@@ -41,6 +42,13 @@ export class NodeUnlocker {
     }
     const body = buildUnlockBody(input, config.chain[node.network], unlockFormatFor(node.imageVersion, config), config.unlockChainSettings);
     const answer = await this.deps.daemons.of(node).unlock(body, extraHeaders);
+    if (daemonForgotWallet(node, answer)) {
+      // Its wallet's files are gone (storage-lost.ts): RLN's /nodeinfo answers LockedNode with or
+      // without a wallet, so an unlock is where a lost storage shows through the daemon.
+      await recordSafely(this.deps.log, node.id, 'storage lost', async () => {
+        await markStorageLost(this.deps.db, node.id, { detectedBy: 'daemon', reason: DAEMON_FORGOT_WALLET });
+      });
+    }
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
     return { ...answer, warnings: await this.checkIdentity(node) };

@@ -23,6 +23,7 @@ import { enqueueAutoUnlock } from '../unlock/auto-unlock-job.ts';
 import { BackgroundLoop } from '../../jobs/background-loop.ts';
 import { LeaderLease } from '../../jobs/leader-lease.ts';
 import type { Node } from '../../domain/nodes.ts';
+import { markStorageLost, VOLUME_GONE } from '../health/storage-lost.ts';
 
 /** What the reconcile loop reports; implemented by metrics/service-metrics.ts. */
 export interface ReconcileMetrics {
@@ -172,8 +173,10 @@ export class Reconciler {
   }
 
   private async reconcileNode(node: Node) {
-    const actual = await this.opts.runtime.status(node.id);
     const shouldRun = daemonShouldRun(node);
+    // Asked before any restart: start() would make an empty volume and hide the loss (storage-lost.ts).
+    if (shouldRun && !(await this.opts.runtime.storagePresent(node.id))) return this.storageLost(node);
+    const actual = await this.opts.runtime.status(node.id);
     // Kubernetes bringing a pod back by itself is no failed restart: counting it would hold a real
     // repair after it (a StatefulSet deleted by hand) behind minutes of backoff.
     if (shouldRun && actual.state === 'starting' && actual.imageVersion === node.imageVersion) return;
@@ -195,6 +198,15 @@ export class Reconciler {
       const backoff = this.restarts.get(node.id);
       if (backoff && Date.now() - backoff.at > HEALTHY_AFTER_MS) this.restarts.delete(node.id);
     }
+  }
+
+  /** The volume is gone: the node is STORAGE_LOST, and a daemon still running without its files is stopped. */
+  private async storageLost(node: Node) {
+    const marked = await markStorageLost(this.opts.db, node.id, { detectedBy: 'volume', reason: VOLUME_GONE });
+    if (!marked) return;
+    this.opts.log.warn({ nodeId: node.id }, 'node storage lost: its volume is gone; it waits for a recover');
+    this.restarts.delete(node.id);
+    await this.opts.runtime.stop(node.id);
   }
 
   /** Every daemon start begins locked (RLN semantics); automatic unlock follows where it is on. */

@@ -1,5 +1,5 @@
 // What the runtime asks of the API server at start and at rest, against a fake API server
-// (node:http): its requests counted by verb (the namespace check, the three lists, the watches,
+// (node:http): its requests counted by verb (the namespace check, the four lists, the watches,
 // ended by the server as a real one ends them after its request timeout), watches reopened from
 // their last bookmark without a relist, caches without managedFields, and its pod log streams.
 // The protocol itself is tested on the test cluster (test/kubernetes/).
@@ -77,7 +77,7 @@ class FakeApiServer {
     // The client's discovery of a kind's resource (not a counted request: once per kind per process).
     if (url.pathname === '/api/v1') return json({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'namespaces', kind: 'Namespace', namespaced: false, verbs: [] }] });
     if (url.pathname === `/api/v1/namespaces/${NAMESPACE}`) return json({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    if (/\/(pods|services|statefulsets)$/.test(url.pathname)) return json({ kind: 'List', items: [], metadata: { resourceVersion: '7' } });
+    if (/\/(pods|services|statefulsets|persistentvolumeclaims)$/.test(url.pathname)) return json({ kind: 'List', items: [], metadata: { resourceVersion: '7' } });
     res.writeHead(404).end();
   }
 }
@@ -129,7 +129,7 @@ describe('the kubernetes runtime against a fake API server', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('counts its start (namespace check, three lists, three watches), then at rest only watches reopened, never a list', async () => {
+  it('counts its start (namespace check, four lists, four watches: claims too), then at rest only watches reopened, never a list', async () => {
     const kubeconfig = join(dir, 'kubeconfig');
     const kc = fakeKubeConfig(api.url);
     writeFileSync(kubeconfig, kc.exportConfig());
@@ -138,12 +138,12 @@ describe('the kubernetes runtime against a fake API server', () => {
     const runtime = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log, metrics });
     try {
       expect(runtime.isReady()).toBe(true);
-      await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 3, watch: 3 }));
+      await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 4, watch: 4 }));
       // The API server ends a watch after its request timeout: it is reopened from where it was.
       api.endWatches();
-      await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 3, watch: 6 }));
+      await eventually(() => expect(metrics.requests).toEqual({ get: 1, list: 4, watch: 8 }));
       // Counted as sent: the fake server may see the last ones a moment later.
-      await eventually(() => expect(api.asked.filter((a) => a.includes(' watch '))).toHaveLength(6));
+      await eventually(() => expect(api.asked.filter((a) => a.includes(' watch '))).toHaveLength(8));
     } finally {
       await runtime.shutdown();
     }

@@ -3,7 +3,7 @@
 // (see objects.ts). Writes are server-side applies; everything read (status, endpoints, readiness,
 // restarts) comes from watches of the namespace (watched-objects.ts), so a gateway call never
 // costs an API request and the answers stay available while the API server is away.
-import type { V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
 import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from '../types.ts';
@@ -32,6 +32,7 @@ import { PodStorageFiles } from './pod-storage-files.ts';
 import type { ApiVerb, KubernetesMetrics } from './api-requests.ts';
 import { CountedExec } from './counted-clients.ts';
 import { podProblem } from './pod-problems.ts';
+import { claimLoss } from './claim-state.ts';
 
 export interface KubernetesRuntimeOptions<Within = unknown> {
   config: KubernetesConfig;
@@ -59,6 +60,8 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
   private readonly pods: WatchedObjects<V1Pod>;
   private readonly sets: WatchedObjects<V1StatefulSet>;
   private readonly services: WatchedObjects<V1Service>;
+  /** The nodes' volume claims: whether a node's volume is gone (storagePresent) costs no request. */
+  private readonly claims: WatchedObjects<V1PersistentVolumeClaim>;
   /** Follows the pod logs of the nodes whose log claim this replica holds (logs/node-log-collection.ts). */
   private readonly logFollower: PodLogCollector;
   /** A pod's log is gone with the pod: followed, to be stored where every replica reads it. */
@@ -111,6 +114,12 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
       list: () => core.listNamespacedService({ namespace, labelSelector }),
       onChange: () => this.wakeWaiters(),
     });
+    this.claims = new WatchedObjects<V1PersistentVolumeClaim>({
+      kc, namespace, log, labelSelector, count,
+      path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims`,
+      list: () => core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector }),
+      onChange: () => this.wakeWaiters(),
+    });
     this.core = core;
     const currentPod = (nodeId: string) => this.pods.get(podName(nodeId));
     const onStreams = (delta: 1 | -1) => metrics?.nodeLogStreamsChanged(delta);
@@ -130,7 +139,9 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
       this.opts.log.warn({ err: (err as Error).message }, 'could not check the nodes namespace; continuing');
     }
     const started = performance.now();
-    await Promise.all([this.sets.start(), this.services.start(), this.pods.start()]);
+    // The claims' watch is not part of isReady(): a role without list and watch on claims only
+    // leaves lost volumes to the health probe (nodes/health/storage-lost.ts), it stops nothing else.
+    await Promise.all([this.sets.start(), this.services.start(), this.pods.start(), this.claims.start()]);
     if (!this.isReady()) this.opts.log.warn('the Kubernetes watches are not synced yet; retrying in the background');
     // How long the lists take grows with the fleet, and each relist (a watch reopened too late,
     // 410 Gone) costs as much: said once here (npm run bench -- scale reads it).
@@ -201,6 +212,27 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
     const gone = () => !this.sets.get(workloadName(nodeId)) && !this.serviceOf(nodeId) && !this.peerServiceOf(nodeId);
     await this.until(gone, GONE_TIMEOUT_MS, `the objects of node ${nodeId} to go`);
     this.logFollower.unfollow(nodeId);
+  }
+
+  /**
+   * From the claims' watch cache; a cache not synced yet says nothing is lost (a missing answer is
+   * not a missing volume). The claim is the StatefulSet's, named after its pod.
+   */
+  async storagePresent(nodeId: string) {
+    if (!this.claims.synced) return true;
+    const pod = this.pods.get(podName(nodeId));
+    return claimLoss(this.claims.get(claimName(nodeId)), pod !== undefined && !pod.metadata?.deletionTimestamp) === undefined;
+  }
+
+  /**
+   * The pod goes first (stop waits until it is gone), then the claim, waited for until the API server
+   * no longer has it: only then can the next start() make the StatefulSet create a new, empty one.
+   */
+  async replaceStorage(spec: NodeSpec) {
+    await this.stop(spec.nodeId);
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claimName(spec.nodeId), namespace: this.opts.config.namespace } };
+    await this.cluster.delete(claim);
+    await this.pollUntil(async () => !(await this.cluster.exists(claim)), GONE_TIMEOUT_MS, `the old volume of node ${spec.nodeId} to go`);
   }
 
   async status(nodeId: string): Promise<RuntimeStatus> {
@@ -323,7 +355,7 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
 
   async shutdown() {
     this.logFollower.stop();
-    for (const watched of [this.pods, this.sets, this.services]) watched.stop();
+    for (const watched of [this.pods, this.sets, this.services, this.claims]) watched.stop();
     this.wakeWaiters();
   }
 

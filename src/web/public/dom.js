@@ -49,7 +49,7 @@ const STATUS_TONES = {
   RUNNING: 'ok', SUCCESS: 'ok',
   STARTING: 'busy', IN_PROGRESS: 'busy', DESTROYING: 'busy',
   PAUSED: 'idle', DESTROYED: 'idle', EXPORTED: 'idle',
-  FAILED: 'bad', FAILURE: 'bad',
+  FAILED: 'bad', FAILURE: 'bad', STORAGE_LOST: 'bad',
 };
 
 export function statusBadge(status) {

@@ -37,6 +37,8 @@ function describe(e) {
       return ['Backup failed', d.reason ?? ''];
     case 'NODE_EXPORTED':
       return ['Exported: stopped here for good', d.backupId ? `backup ${d.backupId}` : ''];
+    case 'NODE_STORAGE_LOST':
+      return ['Storage lost: recover the node', d.reason ?? ''];
     case 'NODE_IDENTITY_SHARED':
       return ['Wallet runs on another node too', [...(d.sharedWith ?? []), ...(d.otherAccounts ? [`${d.otherAccounts} of another account`] : [])].join(', ')];
     case 'TEST':

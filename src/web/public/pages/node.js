@@ -57,6 +57,18 @@ export async function nodePage(main, { nodeId, setTitle }) {
     },
   });
   const connectLink = h('a', { class: 'btn btn-primary', href: connectUrl(nodeId) }, 'Connect');
+  // A STORAGE_LOST node: a fresh, empty volume; the owner then initialises it with the wallet's words.
+  const recoverStorageBtn = act('Recover', {
+    cls: 'btn-primary',
+    run: () => api(`/api/nodes/${nodeId}/recover`, { method: 'POST' }),
+    confirm: {
+      title: `Recover ${node.name}?`,
+      body:
+        'The node starts again on a fresh, empty volume; whatever is left of the old one is removed. It comes up without a wallet: ' +
+        'initialise it with the recovery phrase of the wallet it had (the same words give the same node), then unlock it.',
+      confirmLabel: 'Recover node',
+    },
+  });
 
   const upgradeBtn = act('Upgrade', {
     cls: 'btn-primary',
@@ -205,8 +217,22 @@ export async function nodePage(main, { nodeId, setTitle }) {
   const renderNotices = () => {
     const items = [];
     // An exported node never runs here again: no upgrade to offer, only destroy.
-    const alive = node.status !== 'DESTROYED' && node.status !== 'DESTROYING' && node.status !== 'EXPORTED';
-    if (node.status === 'EXPORTED') {
+    const alive = node.status !== 'DESTROYED' && node.status !== 'DESTROYING' && node.status !== 'EXPORTED' && node.status !== 'STORAGE_LOST';
+    if (node.status === 'STORAGE_LOST') {
+      items.push(
+        h(
+          'div',
+          { class: 'notice notice-error notice-action', role: 'alert', dataset: { testid: 'storage-lost-notice' } },
+          h(
+            'div',
+            {},
+            h('strong', {}, 'Storage lost. '),
+            "This node's volume is gone, so its daemon is stopped. Recover it to start it on a fresh volume, then initialise it with its wallet's recovery phrase; or destroy it.",
+          ),
+          recoverStorageBtn,
+        ),
+      );
+    } else if (node.status === 'EXPORTED') {
       items.push(notice('info', h('strong', {}, 'Exported. '), "This node's wallet left with its final backup (see its Backups card); it never runs here again. Destroy it when you have the file."));
     } else if (node.status === 'IN_PROGRESS') {
       const b = node.builds.at(-1);
@@ -310,10 +336,10 @@ export async function nodePage(main, { nodeId, setTitle }) {
     const busy = isBusy(node);
     const gone = node.status === 'DESTROYED' || node.status === 'DESTROYING';
     startBtn.hidden = !(node.status === 'PAUSED' || node.status === 'FAILED');
-    stopBtn.hidden = gone || node.status === 'PAUSED' || node.status === 'EXPORTED';
+    stopBtn.hidden = gone || node.status === 'PAUSED' || node.status === 'EXPORTED' || node.status === 'STORAGE_LOST';
     destroyBtn.hidden = gone;
-    for (const b of [startBtn, stopBtn, destroyBtn, upgradeBtn]) b.disabled = busy;
-    connectLink.hidden = gone || node.status === 'EXPORTED';
+    for (const b of [startBtn, stopBtn, destroyBtn, upgradeBtn, recoverStorageBtn]) b.disabled = busy;
+    connectLink.hidden = gone || node.status === 'EXPORTED' || node.status === 'STORAGE_LOST';
     if (!busy && out.dataset.transient) {
       delete out.dataset.transient;
       fill(out);
