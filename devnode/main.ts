@@ -6,7 +6,9 @@ import { ArgsError, parseDaemonArgs, USAGE, wantsHelp, type DaemonArgs } from '.
 import { Daemon } from './daemon.ts';
 import { isBrokenVersion, readDevnodeEnv, type DevnodeEnv } from './env.ts';
 import { createLogger } from './log.ts';
+import { RevokedTokens } from './revoked-tokens.ts';
 import { StateFile } from './state.ts';
+import { TokenGate } from './token-gate.ts';
 import { Wallet } from './wallet.ts';
 
 const argv = process.argv.slice(2);
@@ -49,6 +51,17 @@ try {
   process.exit(1);
 }
 
+// RLN loads its revoked list at start and refuses to start on a damaged one.
+let tokens: TokenGate | undefined;
+if (args.rootPublicKey !== undefined) {
+  try {
+    tokens = new TokenGate(args.rootPublicKey, RevokedTokens.load(args.storageDir));
+  } catch (err) {
+    log.error(`cannot enable authentication: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
+}
+
 let stopping = false;
 const shutdown = (reason: string) => {
   if (stopping) return;
@@ -65,6 +78,7 @@ const daemon = new Daemon({
   host: env.host,
   wallet,
   log,
+  tokens,
   syncDelayMs: env.syncDelayMs,
   onShutdownRequested: () => shutdown('POST /shutdown'),
 });
@@ -80,6 +94,6 @@ try {
 
 log.info(
   `devnode ${env.version} started: network ${args.network}, REST http://${env.host}:${args.daemonPort}, ` +
-    `peers ${env.host}:${args.peerPort}, authentication ${args.rootPublicKey ? 'bearer token required' : 'disabled'}, ` +
+    `peers ${env.host}:${args.peerPort}, authentication ${tokens ? 'biscuit tokens of the root key' : 'disabled'}, ` +
     `wallet ${wallet.initialized ? 'initialized' : 'not initialized'}, locked`,
 );
