@@ -17,6 +17,8 @@ import { releaseDeliveryLeases } from './db/webhook-deliveries.ts';
 import type { Logger } from './logger.ts';
 import type { AccountService } from './accounts/service.ts';
 import { createRuntime } from './runtime/create-runtime.ts';
+import { NodeBiscuits } from './secrets/node-biscuits.ts';
+import { NodeRootKeyStore } from './secrets/node-root-keys.ts';
 import type { NodeRuntime } from './runtime/types.ts';
 import { buildApiServer } from './api/server.ts';
 import { webUi } from './web/web-ui.ts';
@@ -112,7 +114,10 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
-    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics));
+    // Each node's Biscuit root key and the tokens minted with it (issue #40): the runtime starts a
+    // daemon with its public key, the RLN client's calls and the gateways carry the tokens.
+    const nodeBiscuits = new NodeBiscuits({ keys: new NodeRootKeyStore({ db, seal: unlockSeal }), log: log.child({ part: 'node-biscuits' }) });
+    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics, nodeBiscuits));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);
@@ -134,7 +139,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     meter.start();
     cleanups.push(() => meter.stop());
     // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
-    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, log: log.child({ part: 'gateway' }) });
+    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, bearers: nodeBiscuits, log: log.child({ part: 'gateway' }) });
     cleanups.push(() => nodeCalls.rln.close());
     // The node access gateways (bearer and mutual TLS).
     const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, ...nodeCalls, meter, metrics, log: log.child({ part: 'gateway' }) });
@@ -150,7 +155,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const replicaId = newReplicaId();
     const backups = buildBackupService({ db, config, runtime, services, nodeCalls, replicaId, metrics, log: log.child({ part: 'backups' }) });
     draining.push((deadline) => backups.stop(deadline));
-    const background = buildBackground({ db, config, runtime, services, rln: nodeCalls.rln, autoUnlock, replicaId, metrics, log });
+    const background = buildBackground({ db, config, runtime, services, rln: nodeCalls.rln, bearers: nodeCalls.bearers, autoUnlock, replicaId, metrics, log });
     // Started with the listener (it reads nothing until a stream opens); stopped as the drain
     // begins, ending every stream at once so none holds the shutdown.
     const events = buildEventStreams(db, config, services.accounts, log.child({ part: 'event-streams' }));

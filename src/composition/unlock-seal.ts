@@ -4,10 +4,11 @@ import { ConfigError, type Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { AUTO_UNLOCK_PASSWORDS } from '../nodes/auto-unlock.ts';
 import { RESTORE_PASSWORDS } from '../backups/restore-into-node.ts';
+import { NODE_ROOT_KEYS } from '../secrets/node-root-keys.ts';
 import { loadUnlockSeal, SealKeyFileError, type UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { SealedValueStore, UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 
-export const SEALED_VALUE_STORES: SealedValueStore[] = [AUTO_UNLOCK_PASSWORDS, RESTORE_PASSWORDS];
+export const SEALED_VALUE_STORES: SealedValueStore[] = [AUTO_UNLOCK_PASSWORDS, RESTORE_PASSWORDS, NODE_ROOT_KEYS];
 
 /**
  * A file the operator named must exist and be a keyring; the default one is created (0600) at the

@@ -3,7 +3,7 @@
 import type { KubernetesConfig } from './kubernetes/settings.ts';
 import type { Logger } from '../logger.ts';
 import { ProcessRuntime } from './process.ts';
-import type { NodeRuntime, TakenPorts } from './types.ts';
+import type { NodeRootKeys, NodeRuntime, TakenPorts } from './types.ts';
 import type { KubernetesMetrics } from './kubernetes/api-requests.ts';
 
 /** The settings the runtimes are chosen and built from (RUNTIME, K8S_*, RLN_COMMAND, NODE_PORT_RANGE, LOG_FILE*, the environment daemons see). */
@@ -22,7 +22,14 @@ export interface RuntimeSettings {
  * The runtime, started: its watches running (Kubernetes) or its orphans stopped (process).
  * `takenPorts`: the ports nodes hold, read inside the transaction that creates a node (db/nodes.ts usedPorts).
  */
-export async function createRuntime<Within>(config: RuntimeSettings, takenPorts: TakenPorts<Within>, log: Logger, metrics?: KubernetesMetrics): Promise<NodeRuntime<Within>> {
+/** `rootKeys`: each node's Biscuit root key, for its daemon's --root-public-key (secrets/node-biscuits.ts). */
+export async function createRuntime<Within>(
+  config: RuntimeSettings,
+  takenPorts: TakenPorts<Within>,
+  log: Logger,
+  metrics?: KubernetesMetrics,
+  rootKeys?: NodeRootKeys,
+): Promise<NodeRuntime<Within>> {
   const logRotation = { maxFileBytes: config.logs.maxFileBytes, maxFiles: config.logs.maxFiles };
   if (config.kubernetes) {
     const { KubernetesRuntime } = await import('./kubernetes/runtime.ts');
@@ -32,6 +39,7 @@ export async function createRuntime<Within>(config: RuntimeSettings, takenPorts:
       defaultPeerHost: new URL(config.publicUrl).hostname,
       metrics,
       log,
+      rootKeys,
     });
   }
   const runtime = new ProcessRuntime({
@@ -42,6 +50,7 @@ export async function createRuntime<Within>(config: RuntimeSettings, takenPorts:
     daemonEnvironment: config.daemonEnvironment,
     log,
     logRotation,
+    rootKeys,
   });
   await runtime.stopOrphans();
   return runtime;

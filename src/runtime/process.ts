@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
+import type { NodeEndpoint, NodePorts, NodeRootKeys, NodeRuntime, NodeSpec, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { daemonEnvironment } from './daemon-env.ts';
 import { isProcessAlive } from '../platform/process-alive.ts';
@@ -51,6 +51,8 @@ export interface ProcessRuntimeOptions<Within = unknown> {
   log: Logger;
   /** Size and count bounds of each node's log files (LOG_FILE_MAX_BYTES, LOG_FILES_KEPT). */
   logRotation?: LogRotation;
+  /** Each node's Biscuit root key (issue #40); absent (tests of the runtime alone): no node has one. */
+  rootKeys?: NodeRootKeys;
 }
 
 export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
@@ -110,6 +112,7 @@ export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
       devnode: [process.execPath, DEVNODE_LAUNCHER],
       storageDir: this.storageDir(spec.nodeId),
       spec,
+      rootPublicKey: (await this.opts.rootKeys?.publicKeyFor(spec.nodeId)) ?? null,
     });
     // Output goes through the service (pipes, not a file descriptor) so it can be timestamped and
     // rotated; a daemon orphaned by a crash of the service loses its output until it is restarted.
