@@ -52,9 +52,19 @@ export const RUN_LIMITS = { max_facts: 1000, max_iterations: 100, max_time_micro
 
 type Token = Biscuit;
 
+/**
+ * How long a decision about one token and route is reused. RLN checks every request natively (tens
+ * of microseconds); through WebAssembly a check costs devnode about a millisecond, which would make
+ * devnode, not the gateway, what the gateway benchmark measures. A second is short against any
+ * token's lifetime; a revocation clears the memo at once.
+ */
+const DECISION_MEMO_MS = 1000;
+const DECISION_MEMO_MAX = 1000;
+
 export class TokenGate {
   private readonly lib = biscuits();
   private readonly rootKey: PublicKey;
+  private readonly decisions = new Map<string, { refusal: 'Unauthorized' | 'Forbidden' | undefined; until: number }>();
 
   constructor(rootPublicKeyHex: string, private readonly revoked: RevokedTokens) {
     try {
@@ -67,6 +77,28 @@ export class TokenGate {
 
   /** Throws RLN's Unauthorized or Forbidden unless the request may call `path`. */
   check(authorization: string | undefined, path: string): void {
+    const key = `${path}\0${authorization ?? ''}`;
+    const now = Date.now();
+    let decision = this.decisions.get(key);
+    if (!decision || decision.until <= now) {
+      if (this.decisions.size >= DECISION_MEMO_MAX) this.decisions.clear();
+      decision = { refusal: this.decide(authorization, path), until: now + DECISION_MEMO_MS };
+      this.decisions.set(key, decision);
+    }
+    if (decision.refusal) throw new RlnError(decision.refusal);
+  }
+
+  private decide(authorization: string | undefined, path: string): 'Unauthorized' | 'Forbidden' | undefined {
+    try {
+      this.checkNow(authorization, path);
+      return undefined;
+    } catch (err) {
+      if (err instanceof RlnError && (err.rlnName === 'Unauthorized' || err.rlnName === 'Forbidden')) return err.rlnName;
+      throw err;
+    }
+  }
+
+  private checkNow(authorization: string | undefined, path: string): void {
     // Only this exact prefix: `bearer x`, `Bearer  x` or a bare token are all refused, as RLN does.
     if (authorization === undefined || !authorization.startsWith('Bearer ')) throw new RlnError('Unauthorized');
     const token = this.parse(authorization.slice('Bearer '.length));
@@ -96,6 +128,7 @@ export class TokenGate {
     if (token === undefined) throw new RlnError('InvalidBiscuitToken');
     try {
       this.revoked.add(revocationIds(token));
+      this.decisions.clear();
     } finally {
       token.free();
     }
