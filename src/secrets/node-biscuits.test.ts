@@ -91,4 +91,28 @@ describe(`node root keys and Biscuits on ${databaseLabel()}`, () => {
     await biscuits.publicKeyFor(later.id); // the runtime starts it: a key now
     expect(await biscuits.authorization(later.id, 'admin')).toMatch(/^Bearer /);
   });
+
+  it('does not remember "no key" from a lookup that raced the creation of the key', async () => {
+    const real = keys;
+    let releaseLookup!: () => void;
+    const lookupHeld = new Promise<void>((resolve) => (releaseLookup = resolve));
+    let first = true;
+    const racing = {
+      publicKeyFor: (nodeId: string) => real.publicKeyFor(nodeId),
+      async privateKeyOf(nodeId: string) {
+        if (!first) return real.privateKeyOf(nodeId);
+        first = false;
+        await lookupHeld; // read "no key" before the key was created...
+        return undefined;
+      },
+    } as unknown as NodeRootKeyStore;
+    const biscuits = new NodeBiscuits({ keys: racing, log: pino({ level: 'silent' }) });
+    const userId = (await db.db.query<{ user_id: string }>('SELECT user_id FROM nodes WHERE id = $1', [nodeIds[0]]))[0]!.user_id;
+    const fresh = await insertNode(db.db, { id: newId(), userId, name: 'racing', network: 'regtest', status: 'STARTING', desiredState: 'running', imageVersion: 'v1', settings: {}, restPort: null, peerPort: null });
+    const early = biscuits.authorization(fresh.id, 'admin');
+    await biscuits.publicKeyFor(fresh.id); // ...the runtime creates it meanwhile...
+    releaseLookup();
+    expect(await early).toBeUndefined(); // ...that caller asked before the key existed
+    expect(await biscuits.authorization(fresh.id, 'admin')).toMatch(/^Bearer /); // the next one is not told "none"
+  });
 });

@@ -28,6 +28,11 @@ interface Cached {
 export class NodeBiscuits implements NodeBearers, NodeRootKeys {
   private readonly cache = new Map<string, Cached>();
   private readonly minting = new Map<string, Promise<string | undefined>>();
+  /**
+   * Bumped by forget(): a mint that read "no key" before the runtime created one must not store
+   * that answer after it (seen: a status probe racing a node's first start, then its init refused).
+   */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly deps: { keys: NodeRootKeyStore; log: Logger; now?: () => number }) {}
 
@@ -41,7 +46,10 @@ export class NodeBiscuits implements NodeBearers, NodeRootKeys {
     if (cached && cached.renewAt > this.now()) return cached.authorization;
     let pending = this.minting.get(key);
     if (!pending) {
-      pending = this.mint(nodeId, role, key).finally(() => this.minting.delete(key));
+      const minted = this.mint(nodeId, role, key).finally(() => {
+        if (this.minting.get(key) === minted) this.minting.delete(key);
+      });
+      pending = minted;
       this.minting.set(key, pending);
     }
     return pending;
@@ -55,14 +63,19 @@ export class NodeBiscuits implements NodeBearers, NodeRootKeys {
 
   /** Drops what is remembered about a node (its key was created, or the node is gone). */
   forget(nodeId: string): void {
+    this.generations.set(nodeId, (this.generations.get(nodeId) ?? 0) + 1);
     for (const key of this.cache.keys()) if (key.startsWith(`${nodeId}\0`)) this.cache.delete(key);
+    for (const key of this.minting.keys()) if (key.startsWith(`${nodeId}\0`)) this.minting.delete(key);
   }
 
   private async mint(nodeId: string, role: NodeCallerRole, key: string): Promise<string | undefined> {
+    const generation = this.generations.get(nodeId) ?? 0;
     const privateKey = await this.deps.keys.privateKeyOf(nodeId);
     const now = this.now();
     if (!privateKey) {
-      this.cache.set(key, { authorization: undefined, renewAt: now + NO_KEY_RECHECK_MS });
+      if ((this.generations.get(nodeId) ?? 0) === generation) {
+        this.cache.set(key, { authorization: undefined, renewAt: now + NO_KEY_RECHECK_MS });
+      }
       return undefined;
     }
     const { token } = mintNodeToken(privateKey, { role, expiresAt: new Date(now + TOKEN_LIFETIME_MS) });
