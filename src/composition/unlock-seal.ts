@@ -33,7 +33,8 @@ export async function warnAboutUnknownSealKeys(keys: UnlockSealKeys, keyFile: st
   if (count === 0) return;
   log.error(
     { count, keyIds, keyFile },
-    'sealed passwords in the database name keys the unlock seal key file does not hold: their nodes lose automatic unlock at their next start. ' +
+    'sealed passwords or node root keys in the database name keys the unlock seal key file does not hold: their nodes lose automatic unlock at their next start, ' +
+      'and the service cannot authenticate to nodes whose root key it cannot open (docs/NODE-ACCESS.md). ' +
       'If the file was replaced by mistake, restore the one they were sealed with (UNLOCK_SEAL_KEY_FILE) and restart.',
   );
 }
