@@ -131,7 +131,8 @@ http {
   while (Date.now() < deadline) {
     if (child.exitCode !== null) return { skipped: `nginx exited: ${stderr.trim() || readFileSync(join(dir, 'error.log'), 'utf8').trim()}` };
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/nodeinfo`)).status === 200) {
+      // The node's own answer through nginx (401 without a Biscuit: issue #40), not nginx's 502.
+      if ((await fetch(`http://127.0.0.1:${port}/nodeinfo`)).status === 401) {
         const worker = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]) || undefined;
         return { url: `http://127.0.0.1:${port}`, version, child, worker };
       }
@@ -211,6 +212,9 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     const clientTls = { cert: cert.certificate as string, key: cert.privateKey as string, ca: cert.certificateChain as string };
     const restPort = (await server.db.query<{ rest_port: number }>('SELECT rest_port FROM nodes WHERE id = $1', [nodeId]))[0]!.rest_port;
 
+    // The node runs with RLN's authentication (issue #40): the rows that reach it without a gateway
+    // carry the admin Biscuit the service itself sends it.
+    const nodeAuthorization = { authorization: (await server.nodeCalls.bearers.authorization(nodeId, 'admin'))! };
     nginx = await startNginx(join(dataDir, 'nginx'), restPort);
     // The floor for any proxy written on node:http: a keep-alive agent and a pipe, nothing else.
     // Idle connections close at 4 s, before the node's own 5 s could close one under a request (as
@@ -238,6 +242,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
         access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runtime: server.runtime }),
         rln: undici.asClient(server.nodeCalls.rln),
         nodePaths: server.nodeCalls.nodePaths,
+        bearers: server.nodeCalls.bearers,
         rateLimiter: new RateLimiter({ name: 'gateway-undici', limit: 100_000_000, windowSeconds: 60 }),
         clientTimeoutMs: settings.clientTimeoutMs,
         log: createLogger('silent'),
@@ -253,6 +258,7 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
       access: new NodeAccess({ db: server.db, accounts: server.services.accounts, runtime: server.runtime }),
       rln: server.nodeCalls.rln,
       nodePaths: server.nodeCalls.nodePaths,
+      bearers: server.nodeCalls.bearers,
       rateLimiter: new RateLimiter({ name: 'gateway-unmetered', limit: 100_000_000, windowSeconds: 60 }),
       clientTimeoutMs: settings.clientTimeoutMs,
       log: createLogger('silent'),
@@ -264,9 +270,9 @@ export async function benchGateway(durationMs: number, rounds = 3): Promise<Gate
     // BENCH_GATEWAY_TARGETS=bearer,mtls measures only those (e.g. under --cpu-prof).
     const only = process.env.BENCH_GATEWAY_TARGETS?.split(',');
     const targets = ((): Array<[TargetName, LoadTarget]> => [
-      ['direct', { name: 'direct', url: `http://127.0.0.1:${restPort}/nodeinfo`, headers: {} }],
-      ...('url' in nginx ? [['nginx', { name: 'nginx', url: `${nginx.url}/nodeinfo`, headers: {} }] as [TargetName, LoadTarget]] : []),
-      ['nodeproxy', { name: 'nodeproxy', url: `http://127.0.0.1:${nodeProxyPort}/nodeinfo`, headers: {} }],
+      ['direct', { name: 'direct', url: `http://127.0.0.1:${restPort}/nodeinfo`, headers: nodeAuthorization }],
+      ...('url' in nginx ? [['nginx', { name: 'nginx', url: `${nginx.url}/nodeinfo`, headers: nodeAuthorization }] as [TargetName, LoadTarget]] : []),
+      ['nodeproxy', { name: 'nodeproxy', url: `http://127.0.0.1:${nodeProxyPort}/nodeinfo`, headers: nodeAuthorization }],
       ...(undiciGateway
         ? [['undici', { name: 'undici', url: `http://127.0.0.1:${undiciPort}/${user.id}/${nodeId}/nodeinfo`, headers: { authorization: `Bearer ${token}` } }] as [TargetName, LoadTarget]]
         : []),

@@ -6,15 +6,16 @@ import { RlnError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { BodyFields, readRequestBody } from './request-body.ts';
 import type { RouteContext } from './route.ts';
-import { findRoute } from './routes.ts';
+import { findRoute, knownPath } from './routes.ts';
+import type { TokenGate } from './token-gate.ts';
 import type { Wallet } from './wallet.ts';
 
 export interface ApiServerDeps {
   wallet: Wallet;
   network: DaemonNetwork;
   log: Logger;
-  /** Set when started with --root-public-key: every request must then carry a bearer token. */
-  requireBearerToken: boolean;
+  /** Set when started with --root-public-key: every request must then carry a biscuit allowing it. */
+  tokens: TokenGate | undefined;
   /** How long a wallet sync with the indexer takes (DEVNODE_SYNC_DELAY_MS). */
   syncDelayMs: number;
   /** Called after POST /shutdown has been answered. */
@@ -38,6 +39,7 @@ export function createApiServer(deps: ApiServerDeps): http.Server {
       network: deps.network,
       log: deps.log,
       identity: undefined,
+      tokens: deps.tokens,
       syncWallet: () => new Promise((resolve) => setTimeout(resolve, deps.syncDelayMs)),
       requestShutdown: () => {
         shutdownAfterReply = true;
@@ -63,11 +65,9 @@ export function createApiServer(deps: ApiServerDeps): http.Server {
 
 async function answer(deps: ApiServerDeps, ctx: RouteContext, req: http.IncomingMessage, method: string, path: string): Promise<Reply> {
   try {
-    // devnode does not verify biscuit tokens (see README): it only insists that one is sent, so a
-    // client that forgets its token fails against devnode as it would against RLN.
-    if (deps.requireBearerToken && !/^Bearer\s+\S+/.test(req.headers.authorization ?? '')) {
-      throw new RlnError('Unauthorized');
-    }
+    // RLN's authentication is a layer on its routes: an unknown path is a 404 before any token
+    // check, a known path with the wrong method is checked first (axum's 405 is inside the route).
+    if (deps.tokens && knownPath(path)) deps.tokens.check(req.headers.authorization, path);
     const route = findRoute(method, path);
     // Like axum extractors in RLN, the body is read and checked before the node state.
     const body = route.jsonBody ? BodyFields.parse(await readRequestBody(req)) : BodyFields.of({});

@@ -5,6 +5,7 @@ import type { DaemonArgs } from './args.ts';
 import { createApiServer } from './api-server.ts';
 import type { Logger } from './log.ts';
 import { createPeerServer } from './peer-server.ts';
+import type { TokenGate } from './token-gate.ts';
 import type { Wallet } from './wallet.ts';
 
 export interface DaemonDeps {
@@ -12,6 +13,8 @@ export interface DaemonDeps {
   host: string;
   wallet: Wallet;
   log: Logger;
+  /** RLN's authentication, made by main.ts from --root-public-key; undefined when disabled. */
+  tokens: TokenGate | undefined;
   /** How long a wallet sync takes (DEVNODE_SYNC_DELAY_MS). */
   syncDelayMs: number;
   onShutdownRequested(): void;
@@ -29,7 +32,7 @@ export class Daemon {
       wallet: deps.wallet,
       network: deps.args.network,
       log: deps.log,
-      requireBearerToken: deps.args.rootPublicKey !== undefined,
+      tokens: deps.tokens,
       syncDelayMs: deps.syncDelayMs,
       onShutdownRequested: deps.onShutdownRequested,
     });

@@ -141,15 +141,6 @@ describe('devnode request handling', () => {
     expect(missing.body.error).toContain('missing field `password`');
     expect(await stopNode(node)).toEqual({ code: 0, signal: null });
   });
-
-  it('with --root-public-key, rejects requests without a bearer token', async () => {
-    const node = await startNode(tempStorage(), { auth: ['--root-public-key', 'ab'.repeat(32)] });
-    const unauthorized = { status: 401, body: { error: 'Missing or invalid credentials', code: 401, name: 'Unauthorized' } };
-    expect(await node.call('GET', '/nodeinfo')).toEqual(unauthorized);
-    expect(await node.call('GET', '/nodeinfo', undefined, { authorization: 'Basic abc' })).toEqual(unauthorized);
-    expect(await node.call('GET', '/nodeinfo', undefined, { authorization: 'Bearer any-token' })).toEqual({ status: 403, body: LOCKED });
-    expect(await stopNode(node)).toEqual({ code: 0, signal: null });
-  });
 });
 
 describe('devnode start-up failures', () => {

@@ -25,6 +25,12 @@ const CATALOG = {
   // devnode uses one name and status for all of them, as the service's API notes describe.
   InvalidRequest: { status: 400, text: (d) => d },
   Unauthorized: { status: 401, text: () => 'Missing or invalid credentials' },
+  // With --root-public-key: a valid token whose role does not cover the route (RLN's AuthError).
+  Forbidden: { status: 403, text: () => "You don't have access to this resource" },
+  // POST /revoketoken with a token that does not parse or is not signed by the root key.
+  InvalidBiscuitToken: { status: 400, text: () => 'Invalid Biscuit token' },
+  // POST /revoketoken on a node started with --disable-authentication.
+  AuthenticationDisabled: { status: 403, text: () => 'Authentication is disabled' },
   // RLN (axum) answers unknown paths with an empty 404/405; devnode keeps the error shape so
   // every devnode answer parses the same way.
   NotFound: { status: 404, text: (d) => `Not found: ${d}` },

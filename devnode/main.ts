@@ -10,6 +10,8 @@ import { LocalNodeStore } from './node-store.ts';
 import { StateFile } from './state.ts';
 import { takeVssArgs, VSS_USAGE } from './vss/args.ts';
 import { NodeState, type VssSettings } from './vss/continuous-state.ts';
+import { RevokedTokens } from './revoked-tokens.ts';
+import { TokenGate } from './token-gate.ts';
 import { Wallet } from './wallet.ts';
 
 const argv = process.argv.slice(2);
@@ -55,6 +57,17 @@ try {
   process.exit(1);
 }
 
+// RLN loads its revoked list at start and refuses to start on a damaged one.
+let tokens: TokenGate | undefined;
+if (args.rootPublicKey !== undefined) {
+  try {
+    tokens = new TokenGate(args.rootPublicKey, RevokedTokens.load(args.storageDir));
+  } catch (err) {
+    log.error(`cannot enable authentication: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  }
+}
+
 let stopping = false;
 const shutdown = (reason: string) => {
   if (stopping) return;
@@ -72,6 +85,7 @@ const daemon = new Daemon({
   host: env.host,
   wallet,
   log,
+  tokens,
   syncDelayMs: env.syncDelayMs,
   onShutdownRequested: () => shutdown('POST /shutdown'),
 });
@@ -87,7 +101,7 @@ try {
 
 log.info(
   `devnode ${env.version} started: network ${args.network}, REST http://${env.host}:${args.daemonPort}, ` +
-    `peers ${env.host}:${args.peerPort}, authentication ${args.rootPublicKey ? 'bearer token required' : 'disabled'}, ` +
+    `peers ${env.host}:${args.peerPort}, authentication ${tokens ? 'biscuit tokens of the root key' : 'disabled'}, ` +
     `wallet ${wallet.initialized ? 'initialized' : 'not initialized'}, locked, ` +
     // The host only: the URL's path carries the store's credential.
     `continuous state ${vss ? `on (VSS at ${new URL(vss.url).host})` : 'off'}`,

@@ -6,6 +6,7 @@ import { backupRoute, restoreRoute } from './routes/backup.ts';
 import { changePasswordRoute, initRoute, lockRoute, shutdownRoute } from './routes/lifecycle.ts';
 import { listChannelsRoute, listPeersRoute, networkInfoRoute, nodeInfoRoute } from './routes/node-info.ts';
 import { addressRoute, btcBalanceRoute } from './routes/onchain.ts';
+import { revokeTokenRoute } from './routes/revoke-token.ts';
 import { unlockRoute } from './routes/unlock.ts';
 import { vssBackupInfoRoute, vssClearFenceRoute } from './routes/vss.ts';
 
@@ -25,7 +26,12 @@ export const ROUTES: readonly Route[] = [
   btcBalanceRoute,
   vssBackupInfoRoute,
   vssClearFenceRoute,
+  revokeTokenRoute,
 ];
+
+export function knownPath(path: string): boolean {
+  return ROUTES.some((r) => r.path === path);
+}
 
 export function findRoute(method: string, path: string): Route {
   const samePath = ROUTES.filter((r) => r.path === path);

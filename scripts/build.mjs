@@ -73,6 +73,9 @@ export async function buildBundle() {
     outdir,
     write: false,
     logLevel: 'warning',
+    // @biscuit-auth/biscuit-wasm's package.json has "sideEffects": "false" (a string where esbuild
+    // wants a boolean): a warning at every build about the package, not about the service.
+    logOverride: { 'package.json': 'silent' },
   });
   for (const file of result.outputFiles) {
     mkdirSync(dirname(file.path), { recursive: true });

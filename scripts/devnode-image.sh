@@ -7,8 +7,10 @@
 # An argument without ":" is a version: `devnode-0.3.0` means localhost/devnode:devnode-0.3.0.
 #
 # All the images share one layer:
-#   /devnode/devnode.mjs   devnode (devnode/main.ts) bundled by esbuild into one ES module; devnode
-#                          imports only node: built-ins, so nothing else is needed
+#   /devnode/devnode.mjs   devnode (devnode/main.ts) bundled by esbuild into one ES module: node:
+#                          built-ins and the Biscuit library's JavaScript glue (src/platform/biscuit-wasm.ts)
+#   /devnode/biscuit_bg.wasm  the Biscuit library's WebAssembly, which that loader reads from beside
+#                          the bundle (it checks tokens when a node runs with --root-public-key)
 #   /usr/bin/node          the host's node binary, and the shared libraries `ldd` lists for it
 #   /usr/bin/{sh,cat,head,wc,mv,rm,mkdir,du,df}  the host's dash and coreutils (and their libraries), /bin a
 #                          link to /usr/bin as on Debian: what the kubernetes runtime runs through
@@ -45,10 +47,27 @@ root=$w/rootfs
 mkdir -p "$root/usr/bin" "$root/devnode" "$root/etc" "$root/tmp"
 chmod 1777 "$root/tmp"
 
+# --log-override:package.json: @biscuit-auth/biscuit-wasm's package.json says "sideEffects": "false"
+# (a string, where esbuild wants a boolean), a warning about the package, not about devnode.
 "$esbuild" "$REPO/devnode/main.ts" --bundle --platform=node --format=esm --log-level=warning \
-  --outfile="$root/devnode/devnode.mjs"
-# fail here, not in a pod, if the bundle does not load
+  --log-override:package.json=silent --outfile="$root/devnode/devnode.mjs"
+cp "$REPO/node_modules/@biscuit-auth/biscuit-wasm/module/biscuit_bg.wasm" "$root/devnode/biscuit_bg.wasm"
+# fail here, not in a pod, if the bundle does not load, or loads the Biscuit library badly or noisily
 "$node_bin" "$root/devnode/devnode.mjs" --help >/dev/null
+probe=$w/probe
+check_out=$("$node_bin" --input-type=module -e "
+  import { spawn } from 'node:child_process';
+  const child = spawn(process.execPath, ['$root/devnode/devnode.mjs', '$probe', '--daemon-listening-port', '1', '--ldk-peer-listening-port', '2',
+    '--network', 'regtest', '--root-public-key', 'ab'.repeat(32)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = ''; child.stdout.on('data', (c) => (out += c)); child.stderr.on('data', (c) => (out += c));
+  child.on('exit', (code) => { process.stdout.write(out); process.exit(code === 1 ? 0 : 1); });" 2>&1) ||
+  { echo "$0: the bundled devnode did not refuse an invalid root key as expected: $check_out" >&2; exit 1; }
+case $check_out in
+  *'The provided root public key is invalid'*) ;;
+  *) echo "$0: the bundled devnode could not load the Biscuit library: $check_out" >&2; exit 1 ;;
+esac
+case $check_out in *Warning*) echo "$0: the bundled devnode warns: $check_out" >&2; exit 1 ;; esac
+rm -rf "$probe"
 
 cp "$node_bin" "$root/usr/bin/node"
 binaries=("$node_bin")

@@ -19,6 +19,8 @@ import type { AccountService } from './accounts/service.ts';
 import { createRuntime } from './runtime/create-runtime.ts';
 import { SealedNodeVssUrls } from './vss/node-urls.ts';
 import { isLoopbackUrl } from './runtime/vss-args.ts';
+import { NodeBiscuits } from './secrets/node-biscuits.ts';
+import { NodeRootKeyStore } from './secrets/node-root-keys.ts';
 import type { NodeRuntime } from './runtime/types.ts';
 import { buildApiServer } from './api/server.ts';
 import { webUi } from './web/web-ui.ts';
@@ -114,13 +116,16 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       const sole = await claimSoleReplica(db, config.dataDir, log);
       cleanups.push(() => sole.stop());
     }
+    // Each node's Biscuit root key and the tokens minted with it (issue #40): the runtime starts a
+    // daemon with its public key, the RLN client's calls and the gateways carry the tokens.
+    const nodeBiscuits = new NodeBiscuits({ keys: new NodeRootKeyStore({ db, seal: unlockSeal }), log: log.child({ part: 'node-biscuits' }) });
     // Nodes with continuous state start with their own VSS URL, its credential sealed like the passwords.
     // A pod cannot reach a loopback address of this machine: there they start without one (and say so).
     const vssBaseUrl = config.vssNodeUrl ?? config.publicUrl;
     const vssUnreachable = config.runtime === 'kubernetes' && isLoopbackUrl(vssBaseUrl);
     if (vssUnreachable) log.warn({ part: 'vss', vssBaseUrl }, 'VSS_NODE_URL (or PUBLIC_URL) is a loopback address node pods cannot reach: nodes start without --vss-url; set VSS_NODE_URL');
     const vssUrls = vssUnreachable ? undefined : new SealedNodeVssUrls({ db, baseUrl: vssBaseUrl, seal: unlockSeal });
-    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics, vssUrls));
+    const runtime = parts.runtime ?? (await createRuntime(config, usedPorts, log.child({ part: 'runtime', runtime: config.runtime }), metrics, vssUrls, nodeBiscuits));
     cleanups.push(() => runtime.shutdown());
     const services = buildServices(db, config, ca, unlockSeal, runtime, log, metrics);
     await services.releases.seed(config.initialImageVersion);
@@ -142,7 +147,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     meter.start();
     cleanups.push(() => meter.stop());
     // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
-    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, log: log.child({ part: 'gateway' }) });
+    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, bearers: nodeBiscuits, log: log.child({ part: 'gateway' }) });
     cleanups.push(() => nodeCalls.rln.close());
     // The node access gateways (bearer and mutual TLS).
     const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, ...nodeCalls, meter, metrics, log: log.child({ part: 'gateway' }) });
@@ -158,7 +163,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     const replicaId = newReplicaId();
     const backups = buildBackupService({ db, config, runtime, services, nodeCalls, replicaId, metrics, log: log.child({ part: 'backups' }) });
     draining.push((deadline) => backups.stop(deadline));
-    const background = buildBackground({ db, config, runtime, services, rln: nodeCalls.rln, autoUnlock, replicaId, metrics, log });
+    const background = buildBackground({ db, config, runtime, services, rln: nodeCalls.rln, bearers: nodeCalls.bearers, autoUnlock, replicaId, metrics, log });
     // Started with the listener (it reads nothing until a stream opens); stopped as the drain
     // begins, ending every stream at once so none holds the shutdown.
     const events = buildEventStreams(db, config, services.accounts, log.child({ part: 'event-streams' }));

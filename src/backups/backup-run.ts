@@ -60,7 +60,8 @@ export async function runBackup(deps: BackupRunDeps, backup: BackupRow, node: No
   const heartbeat = setInterval(() => {
     touchBackup(deps.db, backup.id).catch((err: unknown) => log.warn({ err }, 'could not renew the backup heartbeat'));
   }, BACKUP_HEARTBEAT_MS);
-  const endpoint = deps.daemons.of(node).endpoint;
+  // With the service's admin Biscuit (issue #40): /lock and /backup are admin routes.
+  const endpoint = await deps.daemons.of(node).authorizedEndpoint();
   const fileName = nodeFileName(backup.id);
   const key = backupBlobKey(backup.id, node.id);
   let outcome: { ok: true; sizeBytes: number; sha256: string } | { ok: false; error: BackupError };

@@ -39,6 +39,9 @@ export function restoreCommands(nodeId: string, backupId: string, network: strin
     `curl -fo ${file} "<downloadUrl of GET /api/nodes/${nodeId}/backups/${backupId}>"`,
     'mkdir -p rln-node/client-backups',
     `mv ${file} rln-node/client-backups/`,
+    // Without authentication, unlike the service's own nodes (issue #40): the node's root key stays
+    // with the service, and a customer's machine needs Biscuit tools of its own to make one. Bound to
+    // localhost here; docs/BACKUPS.md says to use --root-public-key on any host others can reach.
     `rgb-lightning-node rln-node/storage --daemon-listening-port 3001 --ldk-peer-listening-port 9735 --network ${network} --disable-authentication &`,
     `curl -fsS -X POST http://127.0.0.1:3001/restore -H 'content-type: application/json' -d '{"backup_path": "rln-node/client-backups/${file}", "password": "<password>"}'`,
     `curl -fsS -X POST http://127.0.0.1:3001/unlock -H 'content-type: application/json' -d '{"password": "<password>", ...your chain settings (docs/BACKUPS.md)}'`,

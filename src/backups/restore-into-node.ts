@@ -3,6 +3,7 @@
 // called with the password (kept sealed until now), and the file is removed again. A refusal the
 // user must act on (wrong password, corrupt file) ends the restore at once with the node's reason;
 // a node that cannot be reached is retried by the build job like any other start failure.
+import type { NodeBearers } from '../rln/node-bearer.ts';
 import type { Database } from '../db/database.ts';
 import { findBackup, untieUploadFromNode } from '../db/backups.ts';
 import { findNodeRestore, finishNodeRestore, listSealedRestorePasswords, replaceSealedRestorePassword } from '../db/node-restores.ts';
@@ -44,6 +45,8 @@ export interface NodeRestorerDeps {
   nodes: Pick<NodeService, 'markInitialized'>;
   /** How long a restore waits for the daemon of the node it supersedes to stop before the build tries again. */
   supersededStopWaitMs: number;
+  /** The admin Biscuit /restore carries (issue #40); absent in tests without root keys. */
+  bearers?: NodeBearers;
   log: Logger;
 }
 
@@ -89,7 +92,8 @@ export class NodeRestorer implements BuildRestorer {
     const fileName = nodeFileName(backup.id);
     try {
       await placeBackupFile(this.deps.blobs, backup.blob_key, files, node.id, fileName);
-      await this.deps.calls.restore(endpoint, files.daemonPath(node.id, fileName), password);
+      const authorization = await this.deps.bearers?.authorization(node.id, 'admin');
+      await this.deps.calls.restore(authorization === undefined ? endpoint : { ...endpoint, authorization }, files.daemonPath(node.id, fileName), password);
     } catch (err) {
       if (err instanceof BlobMissingError) return fail(`the file of backup ${backup.id} is gone (deleted by retention?)`);
       const refusal = err as NodeRefusal;

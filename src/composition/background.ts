@@ -18,6 +18,7 @@ import { VssJanitor } from '../vss/vss-janitor.ts';
 import { NodeRestorer } from '../backups/restore-into-node.ts';
 import { rlnBackupCalls } from '../backups/rln-node-calls.ts';
 import type { RlnClient } from '../rln/client.ts';
+import type { NodeBearers } from '../rln/node-bearer.ts';
 import type { Services } from './services.ts';
 import { AutoUnlockRequests, autoUnlockJob } from '../nodes/unlock/auto-unlock-job.ts';
 import type { AutoUnlockService } from '../nodes/unlock/auto-unlock.ts';
@@ -43,6 +44,8 @@ export interface BackgroundDeps {
   services: Pick<Services, 'releases' | 'webhookKeys' | 'blobs' | 'backupBlobs' | 'nodeLogBlobs' | 'vssBlobs' | 'nodes' | 'unlockSeal' | 'signup' | 'notifications'>;
   /** The one client of the daemons (composition/node-calls.ts). */
   rln: RlnClient;
+  /** The Biscuits the service's calls to nodes carry (issue #40). */
+  bearers?: NodeBearers;
   /** Unlocks nodes with automatic unlock after their daemon started (its job). */
   autoUnlock: AutoUnlockService;
   /** This process's name among the replicas (the reconcile lease's holder). */
@@ -53,7 +56,7 @@ export interface BackgroundDeps {
 }
 
 /** Restores of nodes created from a backup, done by their create build. */
-function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock' | 'metrics'>) {
+function nodeRestorer({ db, config, runtime, services, rln, bearers, log }: Omit<BackgroundDeps, 'replicaId' | 'autoUnlock' | 'metrics'>) {
   return new NodeRestorer({
     db,
     blobs: services.backupBlobs,
@@ -63,11 +66,12 @@ function nodeRestorer({ db, config, runtime, services, rln, log }: Omit<Backgrou
     nodes: services.nodes,
     // A daemon stops faster than it starts: a superseded node still up after this is stuck.
     supersededStopWaitMs: config.nodeStartTimeoutMs,
+    bearers,
     log,
   });
 }
 
-export function buildBackground({ db, config, runtime, services, rln, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
+export function buildBackground({ db, config, runtime, services, rln, bearers, autoUnlock, replicaId, metrics, log }: BackgroundDeps): BackgroundPart[] {
   const nodeLogs = nodeLogsOf(runtime.logs, { db, blobs: services.nodeLogBlobs, holder: replicaId, config, log: log.child({ part: 'node-logs' }) });
   const builds = { db, runtime, nodeStartTimeoutMs: config.nodeStartTimeoutMs, rln, log: log.child({ part: 'builds' }), metrics };
   // Woken by the 'jobs' commit signal of every job this process enqueues (see db/commit-signals.ts).
@@ -79,7 +83,7 @@ export function buildBackground({ db, config, runtime, services, rln, autoUnlock
       linkRequestJob({ signup: services.signup }),
       nodeEventNoticeJob({ notifications: services.notifications }),
       ...(transport ? [sendEmailJob({ db, transport, from: config.mail.from, publicUrl: config.publicUrl, log: log.child({ part: 'mail' }) })] : []),
-      ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, log: log.child({ part: 'restores' }) }) }),
+      ...buildJobs({ ...builds, restorer: nodeRestorer({ db, config, runtime, services, rln, bearers, log: log.child({ part: 'restores' }) }) }),
       logExportJob({ db, logs: nodeLogs.reader, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
       rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),

@@ -14,6 +14,7 @@ import { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import { NodePaths } from '../nodes/paths/node-paths.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { RlnClient } from '../rln/client.ts';
+import type { NodeBearers } from '../rln/node-bearer.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 
 export interface NodeCallsDeps {
@@ -22,11 +23,15 @@ export interface NodeCallsDeps {
   runtime: Pick<NodeRuntime, 'endpoint' | 'storageFiles'>;
   nodes: NodeService;
   audit?: Pick<AuditLog, 'record'>;
+  /** The Biscuits every call to a node carries (issue #40). */
+  bearers: NodeBearers;
   log: Logger;
 }
 
 export interface NodeCalls {
   rln: RlnClient;
+  /** The Biscuits the gateways hand the node for their callers' roles. */
+  bearers: NodeBearers;
   /** Each node's daemon, its RLN calls bound to its address and storage (nodes/node-daemons.ts). */
   daemons: NodeDaemons;
   unlocker: NodeUnlocker;
@@ -36,13 +41,13 @@ export interface NodeCalls {
   health: NodeHealth;
 }
 
-export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeCallsDeps): NodeCalls {
+export function buildNodeCalls({ config, db, runtime, nodes, audit, bearers, log }: NodeCallsDeps): NodeCalls {
   const settings = config.nodeAccess;
   const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
-  const daemons = new NodeDaemons(runtime, rln);
+  const daemons = new NodeDaemons(runtime, rln, bearers);
   // After every unlock: does another live node run the same wallet? (nodes/unlock/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
   const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, log });
   const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });
-  return { rln, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }) };
+  return { rln, bearers, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }) };
 }

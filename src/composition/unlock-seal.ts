@@ -4,11 +4,12 @@ import { ConfigError, type Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { AUTO_UNLOCK_PASSWORDS } from '../nodes/unlock/auto-unlock.ts';
 import { RESTORE_PASSWORDS } from '../backups/restore-into-node.ts';
+import { NODE_ROOT_KEYS } from '../secrets/node-root-keys.ts';
 import { loadUnlockSeal, SealKeyFileError, type UnlockSeal } from '../secrets/unlock-seal.ts';
 import { VSS_URL_CREDENTIALS } from '../vss/node-urls.ts';
 import type { SealedValueStore, UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 
-export const SEALED_VALUE_STORES: SealedValueStore[] = [AUTO_UNLOCK_PASSWORDS, RESTORE_PASSWORDS, VSS_URL_CREDENTIALS];
+export const SEALED_VALUE_STORES: SealedValueStore[] = [AUTO_UNLOCK_PASSWORDS, RESTORE_PASSWORDS, VSS_URL_CREDENTIALS, NODE_ROOT_KEYS];
 
 /**
  * A file the operator named must exist and be a keyring; the default one is created (0600) at the
@@ -33,7 +34,8 @@ export async function warnAboutUnknownSealKeys(keys: UnlockSealKeys, keyFile: st
   if (count === 0) return;
   log.error(
     { count, keyIds, keyFile },
-    'sealed passwords in the database name keys the unlock seal key file does not hold: their nodes lose automatic unlock at their next start. ' +
+    'sealed passwords or node root keys in the database name keys the unlock seal key file does not hold: their nodes lose automatic unlock at their next start, ' +
+      'and the service cannot authenticate to nodes whose root key it cannot open (docs/NODE-ACCESS.md). ' +
       'If the file was replaced by mistake, restore the one they were sealed with (UNLOCK_SEAL_KEY_FILE) and restart.',
   );
 }

@@ -3,6 +3,7 @@
 // service's CA as credential). They differ only in how a request proves who may use which node.
 // Raw node:http rather than fastify: every request is a pass-through, and the per-request cost
 // of a framework is what a proxy in front of a node must not add.
+import type { NodeCallerRole } from '../rln/node-bearer.ts';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -77,6 +78,8 @@ interface Guard<Caller> {
   memberOf?(caller: Caller): NodeRequest['member'];
   /** Whose calls the meter counts it as (GET /api/usage's members and tokens); a certificate's are its issuer's. */
   meterCaller?(caller: Caller): { userId: string; tokenId: string };
+  /** The role the node is told the caller has (issue #40), known once nodeFor passed. */
+  nodeRole(caller: Caller): NodeCallerRole;
 }
 
 interface Gateway<C> {
@@ -162,6 +165,7 @@ function nodeRequest<C>(gw: Gateway<C>, req: IncomingMessage, requestId: string,
     search: path.search,
     client: { address: gw.clientOf(req), proto: gw.proto },
     member: gw.guard.memberOf?.(caller),
+    role: gw.guard.nodeRole(caller),
   };
 }
 
@@ -190,6 +194,7 @@ export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy |
     nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
     memberOf: (user) => ({ userId: user.id, email: user.email }),
     meterCaller: (user) => ({ userId: user.id, tokenId: user.tokenId }),
+    nodeRole: (user) => (user.scope.readOnly || user.role === 'viewer' ? 'read-only' : 'admin'),
   };
   const trusted = deps.trustedProxies ?? TRUST_NOBODY;
   const serve = handler(deps, 'http', guard, (req) => clientAddress(req, trusted));
@@ -259,6 +264,7 @@ export function createMtlsGateway(deps: GatewayServerDeps, material: MtlsMateria
     limitKey: (peer) => `certificate:${peer.serial}`,
     // Its issuer's calls (with their tokens and web session): a member's cap holds here too.
     meterCaller: (peer) => ({ userId: peer.issuedBy ?? '', tokenId: '' }),
+    nodeRole: (peer) => (peer.issuerReadsOnly ? 'read-only' : 'admin'),
   };
   const server = https.createServer(
     {

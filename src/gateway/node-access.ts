@@ -39,6 +39,8 @@ export interface PeerCertificate {
    * issuer never changes, so it stays with the connection.
    */
   issuedBy?: string | null;
+  /** Its issuer is a viewer now (read on every request with the record): the node is told read-only. */
+  issuerReadsOnly?: boolean;
 }
 
 /** The longest a positive lookup is reused (see above). */
@@ -215,6 +217,7 @@ export class NodeAccess {
     if (found.cert.not_after.getTime() <= Date.now()) throw new AppError('certificate_expired', `certificate ${peer.serial} has expired`);
     if (found !== remembered) this.certificates.set(peer.serial, found);
     peer.issuedBy = found.cert.issued_by;
+    peer.issuerReadsOnly = found.issuerRole === 'viewer';
     if (found.cert.user_id !== target.userId || found.node.id !== target.nodeId) {
       throw new AppError('certificate_not_for_node', 'this client certificate was issued for another node; use that node\'s path or a certificate for this one');
     }

@@ -8,11 +8,17 @@ import type { Logger } from '../logger.ts';
 import { headersToClient, type ClientFacts } from '../rln/forward-headers.ts';
 import { sendGatewayError, sendJson } from './gateway-reply.ts';
 import type { RlnClient } from '../rln/client.ts';
+import type { NodeBearers, NodeCallerRole } from '../rln/node-bearer.ts';
 import type { NodePathAnswer, NodePaths } from '../nodes/paths/node-paths.ts';
 import type { Node } from '../domain/nodes.ts';
 
 export interface NodeRequestDeps {
   rln: Pick<RlnClient, 'forward'>;
+  /**
+   * The Biscuits handed to the node in place of the caller's own credential (issue #40); absent
+   * (tests of the gateway without root keys): nothing is sent.
+   */
+  bearers?: NodeBearers;
   /** What a node's path means (the gateways' one entry into nodes/). */
   nodePaths: Pick<NodePaths, 'serve' | 'readsFresh'>;
   log: Logger;
@@ -26,6 +32,12 @@ export interface NodeRequest {
   client: ClientFacts;
   /** The member who calls (bearer gateway), named in the audit trail; undefined for a certificate. */
   member?: { userId: string; email: string };
+  /**
+   * What the caller may do now, as the node is told it: read-only for a viewer (or a certificate
+   * a viewer issued) and a read-only token, admin otherwise. The node then enforces what the
+   * gateway already did, with RLN's own list of read-only routes.
+   */
+  role: NodeCallerRole;
 }
 
 /** Where the gateways' unlock carries the service's warnings (nodes/unlock/node-identity.ts), one per header line. */
@@ -58,17 +70,25 @@ function send(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, 
       res.end(answer.answer.body);
       return;
     }
-    case 'forward':
-      return deps.rln.forward({
-        req,
-        res,
-        endpoint: answer.endpoint,
-        path: answer.path,
-        client: r.client,
-        fail: (err, headers) => sendGatewayError(res, r.requestId, err, headers),
-        onAnswer: answer.onAnswer,
-      });
+    case 'forward': {
+      // A cached Biscuit comes at once: the forwarding path stays synchronous but for a mint.
+      const authorization = deps.bearers?.authorization(r.node.id, r.role);
+      if (authorization instanceof Promise) return authorization.then((a) => forward(deps, req, res, r, answer, a));
+      return forward(deps, req, res, r, answer, authorization);
+    }
   }
+}
+
+function forward(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, r: NodeRequest, answer: NodePathAnswer & { kind: 'forward' }, authorization: string | undefined) {
+  deps.rln.forward({
+    req,
+    res,
+    endpoint: authorization === undefined ? answer.endpoint : { ...answer.endpoint, authorization },
+    path: answer.path,
+    client: r.client,
+    fail: (err, headers) => sendGatewayError(res, r.requestId, err, headers),
+    onAnswer: answer.onAnswer,
+  });
 }
 
 function readSmallBody(req: IncomingMessage, limit: number, what: string): Promise<string> {

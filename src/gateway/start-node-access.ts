@@ -13,6 +13,7 @@ import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import type { RlnClient } from '../rln/client.ts';
+import type { NodeBearers } from '../rln/node-bearer.ts';
 import type { NodePaths } from '../nodes/paths/node-paths.ts';
 import { serverTlsMaterial, type CaStoreSettings } from '../pki/ca-store.ts';
 import type { CertificateAuthority } from '../pki/certificate-authority.ts';
@@ -34,6 +35,8 @@ export interface NodeAccessDeps {
   rln: Pick<RlnClient, 'forward'>;
   /** What a node's path means: the gateways' one entry into nodes/. */
   nodePaths: NodePaths;
+  /** The Biscuit of the caller's role each forwarded request carries to its node (issue #40). */
+  bearers?: NodeBearers;
   /** The API call meter (usage/api-call-meter.ts); absent: gateway calls are not counted. */
   meter?: GatewayServerDeps['meter'];
   log: Logger;
@@ -63,6 +66,7 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     access,
     rln: deps.rln,
     nodePaths: deps.nodePaths,
+    bearers: deps.bearers,
     // One count per token or certificate across both gateways.
     rateLimiter: new RateLimiter({ name: 'gateway', limit: config.gatewayRateLimitPerMinute ?? 0, windowSeconds: 60 }),
     clientTimeoutMs: settings.clientTimeoutMs,

@@ -4,7 +4,8 @@
 // once beside the runtime and the RLN client (composition/node-calls.ts).
 import type { Node } from '../domain/nodes.ts';
 import type { RlnAnswer } from '../rln/answer.ts';
-import type { CallOptions, RlnClient } from '../rln/client.ts';
+import type { CallOptions, RlnClient, RlnEndpoint } from '../rln/client.ts';
+import type { NodeBearers, NodeCallerRole } from '../rln/node-bearer.ts';
 import type { NodeEndpoint, NodeRuntime, NodeStorageFiles } from '../runtime/types.ts';
 import { specOf } from './builds/build-job.ts';
 
@@ -15,6 +16,8 @@ type DaemonClient = Pick<RlnClient, 'call' | 'unlock' | 'init' | 'nodeInfo' | 'n
 export interface NodeDaemon {
   /** Where its REST API answers now (what a gateway forwards to). */
   readonly endpoint: NodeEndpoint;
+  /** The endpoint with the Biscuit of `role` the node is sent (issue #40); admin for the service's own calls. */
+  authorizedEndpoint(role?: NodeCallerRole): Promise<RlnEndpoint>;
   call(method: 'GET' | 'POST', path: string, options?: CallOptions): Promise<RlnAnswer>;
   unlock(body: Record<string, unknown>, headers?: Record<string, string>): Promise<RlnAnswer>;
   init(body: { password: string; mnemonic?: string }): Promise<RlnAnswer>;
@@ -31,6 +34,7 @@ class RuntimeDaemon implements NodeDaemon {
     private readonly runtime: DaemonRuntime,
     private readonly rln: DaemonClient,
     private readonly node: Node,
+    private readonly bearers: NodeBearers | undefined,
   ) {}
 
   // Asked of the runtime each time: a restarted pod may have moved.
@@ -38,24 +42,29 @@ class RuntimeDaemon implements NodeDaemon {
     return this.runtime.endpoint(specOf(this.node));
   }
 
-  call(method: 'GET' | 'POST', path: string, options?: CallOptions) {
-    return this.rln.call(this.endpoint, method, path, options);
+  async authorizedEndpoint(role: NodeCallerRole = 'admin'): Promise<RlnEndpoint> {
+    const authorization = await this.bearers?.authorization(this.node.id, role);
+    return authorization === undefined ? this.endpoint : { ...this.endpoint, authorization };
   }
 
-  unlock(body: Record<string, unknown>, headers?: Record<string, string>) {
-    return this.rln.unlock(this.endpoint, body, headers);
+  async call(method: 'GET' | 'POST', path: string, options?: CallOptions) {
+    return this.rln.call(await this.authorizedEndpoint(), method, path, options);
   }
 
-  init(body: { password: string; mnemonic?: string }) {
-    return this.rln.init(this.endpoint, body);
+  async unlock(body: Record<string, unknown>, headers?: Record<string, string>) {
+    return this.rln.unlock(await this.authorizedEndpoint(), body, headers);
   }
 
-  nodeInfo(timeoutMs?: number) {
-    return this.rln.nodeInfo(this.endpoint, timeoutMs);
+  async init(body: { password: string; mnemonic?: string }) {
+    return this.rln.init(await this.authorizedEndpoint(), body);
   }
 
-  networkInfo(timeoutMs?: number) {
-    return this.rln.networkInfo(this.endpoint, timeoutMs);
+  async nodeInfo(timeoutMs?: number) {
+    return this.rln.nodeInfo(await this.authorizedEndpoint(), timeoutMs);
+  }
+
+  async networkInfo(timeoutMs?: number) {
+    return this.rln.networkInfo(await this.authorizedEndpoint(), timeoutMs);
   }
 
   clientBackupPath(fileName: string): string {
@@ -68,12 +77,14 @@ class RuntimeDaemon implements NodeDaemon {
 }
 
 export class NodeDaemons {
+  /** `bearers`: the Biscuits the service's calls carry (secrets/node-biscuits.ts); absent in tests of nodes/ alone. */
   constructor(
     private readonly runtime: DaemonRuntime,
     private readonly rln: DaemonClient,
+    private readonly bearers?: NodeBearers,
   ) {}
 
   of(node: Node): NodeDaemon {
-    return new RuntimeDaemon(this.runtime, this.rln, node);
+    return new RuntimeDaemon(this.runtime, this.rln, node, this.bearers);
   }
 }

@@ -73,7 +73,7 @@ export class RlnClient {
         origin: originOf(endpoint),
         path,
         method,
-        headers: body === undefined ? options.headers : { 'content-type': 'application/json', ...options.headers },
+        headers: withAuthorization(endpoint, body === undefined ? options.headers : { 'content-type': 'application/json', ...options.headers }),
         body,
         headersTimeout: timeout,
         bodyTimeout: timeout,
@@ -158,4 +158,8 @@ function rawList(headers: Record<string, string | string[] | undefined>): string
     else if (value) for (const v of value) out.push(name, v);
   }
   return out;
+}
+
+function withAuthorization(endpoint: RlnEndpoint, headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  return endpoint.authorization === undefined ? headers : { ...headers, authorization: endpoint.authorization };
 }

@@ -6,6 +6,12 @@ import { AppError } from '../errors.ts';
 export interface RlnEndpoint {
   host: string;
   port: number;
+  /**
+   * The `Authorization` header the node is sent (`Bearer <biscuit>`, rln/node-bearer.ts); absent for a
+   * node without a root key. Nothing else the service sends a node carries one: a client's own
+   * Authorization is never forwarded (forward-headers.ts).
+   */
+  authorization?: string;
 }
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);

@@ -61,6 +61,6 @@ export function forwardToNode(pool: NodeConnectionPool, limits: ForwardLimits, r
   // node:http has already refused a request with both Content-Length and Transfer-Encoding.
   const body = declared !== undefined ? (Number(declared) > 0 ? 'fixed' : 'none') : req.headers['transfer-encoding'] !== undefined ? 'chunked' : 'none';
   const framing = body === 'chunked' ? 'chunked' : declared === undefined && !BODYLESS_BY_DEFAULT.has(method) ? 'empty' : 'as-declared';
-  const head = requestHead(method, r.path, req.rawHeaders, r.client, `${r.endpoint.host}:${r.endpoint.port}`, framing);
+  const head = requestHead(method, r.path, req.rawHeaders, r.client, `${r.endpoint.host}:${r.endpoint.port}`, framing, r.endpoint.authorization);
   new NodeExchange(pool, limits, req, r.res, r.endpoint, head, body, r.fail, body === 'none' && RETRYABLE.has(method), r.onAnswer).start();
 }

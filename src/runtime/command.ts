@@ -12,6 +12,8 @@ export interface DaemonCommandInput {
   spec: NodeSpec;
   /** The node's VSS URL when it has continuous state (spec.continuousState). */
   vssUrl?: string;
+  /** The node's Biscuit root public key (hex); null for a node created before keys existed. */
+  rootPublicKey: string | null;
 }
 
 export function buildDaemonCommand(input: DaemonCommandInput): { command: string; args: string[] } {
@@ -31,9 +33,16 @@ export function buildDaemonCommand(input: DaemonCommandInput): { command: string
       '--daemon-listening-port', String(input.spec.restPort),
       '--ldk-peer-listening-port', String(input.spec.peerPort),
       '--network', input.spec.network,
-      // The daemon's port is reachable only through the service's authenticating gateways.
-      '--disable-authentication',
+      ...authenticationArgs(input.rootPublicKey),
       ...vssDaemonArgs(input.vssUrl),
     ],
   };
+}
+
+/**
+ * RLN's authentication: tokens of the node's root key (the service mints them, secrets/node-biscuits.ts),
+ * or, for a node created before keys existed, none until its next upgrade gives it a key.
+ */
+export function authenticationArgs(rootPublicKey: string | null): string[] {
+  return rootPublicKey === null ? ['--disable-authentication'] : ['--root-public-key', rootPublicKey];
 }

@@ -3,7 +3,7 @@
 import type { KubernetesConfig } from './kubernetes/settings.ts';
 import type { Logger } from '../logger.ts';
 import { ProcessRuntime } from './process.ts';
-import type { NodeRuntime, NodeVssUrls, TakenPorts } from './types.ts';
+import type { NodeRootKeys, NodeRuntime, NodeVssUrls, TakenPorts } from './types.ts';
 import type { KubernetesMetrics } from './kubernetes/api-requests.ts';
 
 /** The settings the runtimes are chosen and built from (RUNTIME, K8S_*, RLN_COMMAND, NODE_PORT_RANGE, LOG_FILE*, the environment daemons see). */
@@ -21,6 +21,8 @@ export interface RuntimeSettings {
 /**
  * The runtime, started: its watches running (Kubernetes) or its orphans stopped (process).
  * `takenPorts`: the ports nodes hold, read inside the transaction that creates a node (db/nodes.ts usedPorts).
+ * `vssUrls`: the VSS URLs of nodes with continuous state; `rootKeys`: each node's Biscuit root key,
+ * for its daemon's --root-public-key (secrets/node-biscuits.ts).
  */
 export async function createRuntime<Within>(
   config: RuntimeSettings,
@@ -28,6 +30,7 @@ export async function createRuntime<Within>(
   log: Logger,
   metrics?: KubernetesMetrics,
   vssUrls?: NodeVssUrls,
+  rootKeys?: NodeRootKeys,
 ): Promise<NodeRuntime<Within>> {
   const logRotation = { maxFileBytes: config.logs.maxFileBytes, maxFiles: config.logs.maxFiles };
   if (config.kubernetes) {
@@ -39,6 +42,7 @@ export async function createRuntime<Within>(
       metrics,
       log,
       vssUrls,
+      rootKeys,
     });
   }
   const runtime = new ProcessRuntime({
@@ -50,6 +54,7 @@ export async function createRuntime<Within>(
     log,
     logRotation,
     vssUrls,
+    rootKeys,
   });
   await runtime.stopOrphans();
   return runtime;

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
+import type { NodeEndpoint, NodePorts, NodeRootKeys, NodeRuntime, NodeSpec, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from './types.ts';
 import { buildDaemonCommand } from './command.ts';
 import { daemonEnvironment } from './daemon-env.ts';
 import { isProcessAlive } from '../platform/process-alive.ts';
@@ -53,6 +53,8 @@ export interface ProcessRuntimeOptions<Within = unknown> {
   logRotation?: LogRotation;
   /** The VSS URLs of nodes with continuous state; absent: such nodes start without --vss-url. */
   vssUrls?: NodeVssUrls;
+  /** Each node's Biscuit root key (issue #40); absent (tests of the runtime alone): no node has one. */
+  rootKeys?: NodeRootKeys;
 }
 
 export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
@@ -117,6 +119,7 @@ export class ProcessRuntime<Within = unknown> implements NodeRuntime<Within> {
       storageDir: this.storageDir(spec.nodeId),
       spec,
       vssUrl,
+      rootPublicKey: (await this.opts.rootKeys?.publicKeyFor(spec.nodeId)) ?? null,
     });
     // Output goes through the service (pipes, not a file descriptor) so it can be timestamped and
     // rotated; a daemon orphaned by a crash of the service loses its output until it is restarted.

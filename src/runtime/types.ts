@@ -3,6 +3,16 @@
 import type { Network } from '../domain/nodes.ts';
 import type { RuntimeLogs } from '../logs/runtime-logs.ts';
 
+/**
+ * Each node's Biscuit root key (issue #40), as the runtime needs it: the public half for the daemon's
+ * --root-public-key, created the first time it is asked for. A node created before keys existed
+ * gets one at its next start; a daemon already running keeps its command line until it restarts
+ * (secrets/node-root-keys.ts).
+ */
+export interface NodeRootKeys {
+  publicKeyFor(nodeId: string): Promise<string>;
+}
+
 export interface NodeSpec {
   nodeId: string;
   network: Network;

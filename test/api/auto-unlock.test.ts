@@ -301,8 +301,9 @@ describe(`automatic unlock across service restarts and key rotation on ${databas
     const before = (await h.sealedOf(nodeId))!;
     const keys = s.server().services.unlockSealKeys;
     const result = await keys.rotate();
-    // The password and the node's VSS URL credential (continuous state, vss/node-urls.ts).
-    expect(result).toMatchObject({ resealed: 2, unreadable: 0, previousKeyIds: [before.split('.')[1]] });
+    // The auto-unlock password, the node's VSS URL credential (continuous state, vss/node-urls.ts) and
+    // its Biscuit root key (issue #40), which unlocks need too.
+    expect(result).toMatchObject({ resealed: 3, unreadable: 0, previousKeyIds: [before.split('.')[1]] });
     const after = (await h.sealedOf(nodeId))!;
     expect(after.split('.')[1]).toBe(result.keyId);
     expect(after).not.toBe(before);

@@ -47,8 +47,10 @@ describe(`backup paths through the node gateways on ${databaseLabel()}`, () => {
     t = await startTestServer();
     const tenants = await createTenants(t);
     alice = tenants.alice;
-    [aliceNode, freshNode] = await createNodes(t, alice, [{ name: 'wallet' }, { name: 'fresh' }]);
-    [bobNode] = await createNodes(t, tenants.bob, [{ name: 'bobs' }]);
+    // RLN backups go only into nodes without continuous state (domain/continuous-state.ts).
+    const settings = { continuousState: false };
+    [aliceNode, freshNode] = await createNodes(t, alice, [{ name: 'wallet', settings }, { name: 'fresh', settings }]);
+    [bobNode] = await createNodes(t, tenants.bob, [{ name: 'bobs', settings }]);
     const init = await t.call(`/api/nodes/${aliceNode}/init`, { method: 'POST', token: alice.token, body: { password: PASSWORD } });
     expect(init.status, init.text).toBe(200);
     cert = await issue(aliceNode);

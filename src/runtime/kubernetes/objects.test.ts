@@ -6,7 +6,8 @@ const config = readKubernetesConfig({ K8S_STORAGE_CLASS: 'fast', K8S_NODE_SELECT
 const nodeId = '0123456789abcdef0123456789abcdef';
 
 describe('a node as Kubernetes objects', () => {
-  const set = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1 });
+  const rootPublicKey = 'c3'.repeat(32);
+  const set = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, rootPublicKey });
   const pod = set.spec.template.spec;
   const container = pod.containers[0]!;
 
@@ -15,13 +16,18 @@ describe('a node as Kubernetes objects', () => {
     expect(set.metadata.namespace).toBe('rln-nodes');
     expect(set.spec.replicas).toBe(1);
     expect(container.image).toBe('localhost/devnode:abc123');
-    expect(container.args).toEqual(['/data/storage', '--daemon-listening-port', '3001', '--ldk-peer-listening-port', '9735', '--network', 'testnet', '--disable-authentication']);
+    expect(container.args).toEqual(['/data/storage', '--daemon-listening-port', '3001', '--ldk-peer-listening-port', '9735', '--network', 'testnet', '--root-public-key', rootPublicKey]);
     // Continuous state: the node's own VSS URL at the service's in-cluster address, plain http allowed there.
     const vssUrl = 'http://rln-cloud.rln-cloud.svc:8080/vss/n/c';
-    const withVss = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, vssUrl }).spec.template.spec.containers[0]!;
-    expect(withVss.args.slice(8)).toEqual(['--vss-url', vssUrl, '--vss-allow-http']);
+    const withVss = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, rootPublicKey, vssUrl }).spec.template.spec.containers[0]!;
+    expect(withVss.args.slice(9)).toEqual(['--vss-url', vssUrl, '--vss-allow-http']);
     expect(container.ports.every((p) => p.protocol === 'TCP')).toBe(true);
     expect(container.readinessProbe).toMatchObject({ tcpSocket: { port: 3001 } });
+  });
+
+  it('runs a node created before root keys existed without authentication', () => {
+    const older = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, rootPublicKey: null });
+    expect(older.spec.template.spec.containers[0]!.args.slice(-1)).toEqual(['--disable-authentication']);
   });
 
   it('carries the app.kubernetes.io labels and the node id; selects on the node id only', () => {

@@ -3,6 +3,7 @@
 // Service exposing the Lightning peer port. Pure functions, so the exact spec is unit-tested and the
 // runtime only applies what these return.
 import { vssDaemonArgs } from '../vss-args.ts';
+import { authenticationArgs } from '../command.ts';
 import type { Network } from '../../domain/nodes.ts';
 import type { KubernetesConfig } from './settings.ts';
 
@@ -36,6 +37,8 @@ export interface NodeObjectsInput {
   hostPort?: number | null;
   /** The node's VSS URL when it has continuous state: the daemon gets `--vss-url` (and `--vss-allow-http`). */
   vssUrl?: string;
+  /** The node's Biscuit root public key (hex); null or absent: started without authentication (a node from before keys). */
+  rootPublicKey?: string | null;
 }
 
 export function nodeLabels(nodeId: string): Record<string, string> {
@@ -52,14 +55,14 @@ export function nodeLabels(nodeId: string): Record<string, string> {
 export const imageFor = (config: KubernetesConfig, version: string) => config.imageTemplate.replaceAll('{version}', version);
 
 /** rgb-lightning-node's command line; the image's entrypoint is the daemon itself. */
-export function daemonArgs(network: Network, vssUrl?: string): string[] {
+export function daemonArgs(network: Network, rootPublicKey: string | null, vssUrl?: string): string[] {
   return [
     STORAGE_DIR,
     '--daemon-listening-port', String(REST_PORT),
     '--ldk-peer-listening-port', String(PEER_PORT),
     '--network', network,
-    // Only the service's gateways reach the REST port, and they authenticate every caller.
-    '--disable-authentication',
+    // Tokens of the node's root key only (issue #40): the service's own calls and the gateways send them.
+    ...authenticationArgs(rootPublicKey),
     ...vssDaemonArgs(vssUrl),
   ];
 }
@@ -101,7 +104,7 @@ export function statefulSet(config: KubernetesConfig, input: NodeObjectsInput) {
               name: CONTAINER,
               image: imageFor(config, input.imageVersion),
               imagePullPolicy: config.imagePullPolicy,
-              args: daemonArgs(input.network, input.vssUrl),
+              args: daemonArgs(input.network, input.rootPublicKey ?? null, input.vssUrl),
               ports: [
                 { name: 'rest', containerPort: REST_PORT, protocol: 'TCP' },
                 { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP', ...(config.peerServiceType === 'HostPort' && input.hostPort ? { hostPort: input.hostPort } : {}) },

@@ -6,7 +6,7 @@
 import type { V1PersistentVolumeClaim, V1Pod, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from '../../logger.ts';
-import type { NodeEndpoint, NodePorts, NodeRuntime, NodeSpec, NodeStorageFiles, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from '../types.ts';
+import type { NodeEndpoint, NodePorts, NodeRootKeys, NodeRuntime, NodeSpec, NodeStorageFiles, NodeVssUrls, PeerAddress, RuntimeStatus, TakenPorts } from '../types.ts';
 import type { RuntimeLogs } from '../../logs/runtime-logs.ts';
 import type { KubernetesConfig } from './settings.ts';
 import { Cluster, loadKubeConfig } from './cluster.ts';
@@ -45,6 +45,8 @@ export interface KubernetesRuntimeOptions<Within = unknown> {
   log: Logger;
   /** The VSS URLs of nodes with continuous state (VSS_NODE_URL); absent: such nodes start without --vss-url. */
   vssUrls?: NodeVssUrls;
+  /** Each node's Biscuit root key (issue #40); absent (tests of the runtime alone): no node has one. */
+  rootKeys?: NodeRootKeys;
 }
 
 /** How long a stopped or destroyed node's objects may take to go away (30 s grace, then some). */
@@ -189,7 +191,9 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
     this.expectPodGone(nodeId);
     // Only the StatefulSet changes: its Services (and the peer's node port) stay as they are.
     const imageVersion = existing.metadata?.annotations?.[IMAGE_VERSION_ANNOTATION] ?? '';
-    await this.cluster.apply(statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0, hostPort: hostPortOf(existing) }));
+    await this.cluster.apply(
+      statefulSet(this.opts.config, { nodeId, network: networkOf(existing), imageVersion, replicas: 0, hostPort: hostPortOf(existing), rootPublicKey: rootPublicKeyOf(existing) }),
+    );
     await this.until(() => this.podGone(nodeId), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to stop`);
   }
 
@@ -368,7 +372,9 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
     // HostPort: the pod binds its peer port on its machine, and no Service is needed.
     if (config.peerServiceType !== 'HostPort') await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
     const vssUrl = replicas === 1 && spec.continuousState && this.opts.vssUrls ? await this.opts.vssUrls.urlFor(spec.nodeId) : undefined;
-    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort, vssUrl }));
+    // Applying a new key restarts nothing (OnDelete): the pod gets it when it is next replaced.
+    const rootPublicKey = (await this.opts.rootKeys?.publicKeyFor(spec.nodeId)) ?? null;
+    await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort, rootPublicKey, vssUrl }));
   }
 
   /**
@@ -508,6 +514,13 @@ function networkOf(set: V1StatefulSet): NodeSpec['network'] {
 function lastExit(pod: V1Pod): string {
   const terminated = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.lastState?.terminated;
   return terminated ? `${terminated.reason ?? 'exited'}, code ${terminated.exitCode}` : 'no exit status';
+}
+
+/** The root public key a StatefulSet's daemon is started with; null: started without authentication. */
+function rootPublicKeyOf(set: V1StatefulSet): string | null {
+  const args = set.spec?.template.spec?.containers.find((c) => c.name === CONTAINER)?.args ?? [];
+  const at = args.indexOf('--root-public-key');
+  return at === -1 ? null : (args[at + 1] ?? null);
 }
 
 /** The peer port a StatefulSet binds on its machine (HostPort), if any. */
