@@ -40,8 +40,16 @@ export async function findNodeToken(db: Queryable, nodeId: string, tokenId: stri
 }
 
 /** What the bearer gateway looks a presented token up by: its authority block's revocation identifier. */
-export async function findNodeTokenByRevocationId(db: Queryable, revocationId: string): Promise<NodeTokenRow | undefined> {
-  return (await db.query<NodeTokenRow>('SELECT * FROM node_tokens WHERE revocation_id = $1', [revocationId]))[0];
+/** With its minter's role now in the account of its node (null: no member any more), the cap the gateway applies. */
+export async function findNodeTokenByRevocationId(db: Queryable, revocationId: string): Promise<(NodeTokenRow & { minter_role: string | null }) | undefined> {
+  const rows = await db.query<NodeTokenRow & { minter_role: string | null }>(
+    `SELECT t.*, m.role AS minter_role FROM node_tokens t
+       JOIN nodes n ON n.id = t.node_id
+       LEFT JOIN account_members m ON m.account_id = n.user_id AND m.user_id = t.minted_by
+     WHERE t.revocation_id = $1`,
+    [revocationId],
+  );
+  return rows[0];
 }
 
 /** Marks a token revoked (the first time only); answers the row as it is now. */
@@ -50,43 +58,30 @@ export async function revokeNodeTokenRow(db: Queryable, nodeId: string, tokenId:
   return findNodeToken(db, nodeId, tokenId);
 }
 
-/**
- * Revokes a minter's live tokens on the nodes of `accountId` that their role now does not cover:
- * `keep` names the roles still allowed ('admin' and 'custom' go for a viewer, everything for a removed member).
- * A custom token whose routes are all read-only is kept by a viewer: `keepCustomIds`.
- */
-export async function revokeMinterTokens(db: Queryable, accountId: string, mintedBy: string, revokeIds: string[]): Promise<NodeTokenRow[]> {
-  if (revokeIds.length === 0) return [];
+/** Marks the given live tokens of a minter revoked because of the minter's role; answers those it marked. */
+export async function revokeMinterTokens(db: Queryable, mintedBy: string, tokenIds: string[]): Promise<NodeTokenRow[]> {
+  if (tokenIds.length === 0) return [];
   return db.query<NodeTokenRow>(
     `UPDATE node_tokens SET revoked_at = now(), revoked_reason = 'minter_role'
-     WHERE minted_by = $2 AND revoked_at IS NULL AND id = ANY($3::text[])
-       AND node_id IN (SELECT id FROM nodes WHERE user_id = $1)
-     RETURNING *`,
-    [accountId, mintedBy, revokeIds],
+     WHERE minted_by = $1 AND revoked_at IS NULL AND id = ANY($2::text[]) RETURNING *`,
+    [mintedBy, tokenIds],
   );
 }
 
-/** A minter's live tokens on the nodes of one account. */
-export async function liveMinterTokens(db: Queryable, accountId: string, mintedBy: string): Promise<NodeTokenRow[]> {
-  return db.query<NodeTokenRow>(
-    `SELECT * FROM node_tokens WHERE minted_by = $2 AND revoked_at IS NULL AND expires_at > now()
-       AND node_id IN (SELECT id FROM nodes WHERE user_id = $1)`,
-    [accountId, mintedBy],
+/** A minter's live tokens, each with the minter's role now in the account of its node (null: no member any more). */
+export async function liveMinterTokens(db: Queryable, mintedBy: string): Promise<Array<NodeTokenRow & { minter_role: string | null }>> {
+  return db.query(
+    `SELECT t.*, m.role AS minter_role FROM node_tokens t
+       JOIN nodes n ON n.id = t.node_id
+       LEFT JOIN account_members m ON m.account_id = n.user_id AND m.user_id = t.minted_by
+     WHERE t.minted_by = $1 AND t.revoked_at IS NULL AND t.expires_at > now()`,
+    [mintedBy],
   );
 }
 
 /** Revoked tokens of a node that have not expired: what the node's revoked list must hold. */
 export async function revokedLiveNodeTokens(db: Queryable, nodeId: string): Promise<NodeTokenRow[]> {
   return db.query<NodeTokenRow>('SELECT * FROM node_tokens WHERE node_id = $1 AND revoked_at IS NOT NULL AND expires_at > now() ORDER BY revoked_at', [nodeId]);
-}
-
-/** Nodes with revocations the node has not taken yet. */
-export async function nodesWithUntoldRevocations(db: Queryable, mintedBy: string): Promise<string[]> {
-  const rows = await db.query<{ node_id: string }>(
-    'SELECT DISTINCT node_id FROM node_tokens WHERE minted_by = $1 AND revoked_at IS NOT NULL AND node_told_at IS NULL AND expires_at > now()',
-    [mintedBy],
-  );
-  return rows.map((r) => r.node_id);
 }
 
 export async function markNodeTold(db: Queryable, tokenIds: string[]): Promise<void> {

@@ -25,6 +25,11 @@ export interface NodeUnlockerDeps {
   daemons: Pick<NodeDaemons, 'of'>;
   /** Told the node pubkey after every successful unlock (one wallet on two nodes); absent: no check. */
   identity?: Pick<NodeIdentityWatch, 'reported'>;
+  /**
+   * Sends the node, after every successful unlock, the customers' node tokens revoked and not yet
+   * expired (nodes/tokens/revocations.ts): its own list may be lost or behind; absent: nothing sent.
+   */
+  revocations?: { resendAll(node: Node): Promise<void> };
   log: Logger;
 }
 
@@ -51,6 +56,11 @@ export class NodeUnlocker {
     }
     if (!isSuccess(answer.status)) return { ...answer, warnings: [] };
     await recordSafely(this.deps.log, node.id, 'unlocked', () => this.deps.nodes.markUnlocked(node.id));
+    try {
+      await this.deps.revocations?.resendAll(node);
+    } catch (err) {
+      this.deps.log.error({ err, nodeId: node.id }, 'could not send the node its revoked node tokens after an unlock');
+    }
     return { ...answer, warnings: await this.checkIdentity(node) };
   }
 
