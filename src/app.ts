@@ -21,6 +21,8 @@ import { SealedNodeVssUrls } from './vss/node-urls.ts';
 import { isLoopbackUrl } from './runtime/vss-args.ts';
 import { NodeBiscuits } from './secrets/node-biscuits.ts';
 import { NodeRootKeyStore } from './secrets/node-root-keys.ts';
+import { NodeTokenService } from './nodes/tokens/node-tokens.ts';
+import { RLN_READ_ONLY_ROUTE_NAMES } from './gateway/route-scope.ts';
 import type { NodeRuntime } from './runtime/types.ts';
 import { buildApiServer } from './api/server.ts';
 import { webUi } from './web/web-ui.ts';
@@ -147,7 +149,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     meter.start();
     cleanups.push(() => meter.stop());
     // Every call to a daemon goes through one RLN client, closed once everything using it stopped.
-    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, bearers: nodeBiscuits, log: log.child({ part: 'gateway' }) });
+    const nodeCalls = buildNodeCalls({ config, db, runtime, nodes: services.nodes, audit: services.audit, bearers: nodeBiscuits, seal: unlockSeal, log: log.child({ part: 'gateway' }) });
     cleanups.push(() => nodeCalls.rln.close());
     // The node access gateways (bearer and mutual TLS).
     const nodeAccess = await startNodeAccess({ config, db, ...services, ca, runtime, ...nodeCalls, meter, metrics, log: log.child({ part: 'gateway' }) });
@@ -172,8 +174,20 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
     draining.push(() => events.hub.stop());
     draining.push(() => events.memberWatch.stop());
 
+    // Customers' own node tokens (issue #40, point 4), capped by their minters' roles.
+    const nodeTokens = new NodeTokenService({
+      db,
+      seal: unlockSeal,
+      keys: new NodeRootKeyStore({ db, seal: unlockSeal }),
+      revocations: nodeCalls.revocations,
+      readOnlyRoutes: RLN_READ_ONLY_ROUTE_NAMES,
+      nodeApiUrl: config.nodeApiUrl,
+      accounts: services.accounts,
+      log: log.child({ part: 'node-tokens' }),
+    });
     const api = await buildApiServer({
       ...services,
+      nodeTokens,
       unlocker: nodeCalls.unlocker,
       backups,
       backupLimits: config.backups,

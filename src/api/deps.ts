@@ -9,6 +9,7 @@ import type { NodeService } from '../nodes/service.ts';
 import type { WebhookService } from '../webhooks/service.ts';
 import type { LogExportService } from '../logs/export-service.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
+import type { NodeTokenService } from '../nodes/tokens/node-tokens.ts';
 import type { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import type { AutoUnlockService } from '../nodes/unlock/auto-unlock.ts';
 import type { NodeHealth } from '../nodes/health/node-health.ts';
@@ -44,6 +45,8 @@ export interface ApiDeps {
   webhooks: WebhookService;
   logExports: LogExportService;
   certificates: CertificateService;
+  /** Customers' own node tokens (Biscuits of a node's root key, issue #40). */
+  nodeTokens: NodeTokenService;
   unlocker: NodeUnlocker;
   backups: BackupService;
   audit: AuditLog;

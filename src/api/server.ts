@@ -39,6 +39,7 @@ import { API_INFO, API_TAGS } from './api-description.ts';
 import { DOCS_PAGE_PATH, docsPageOptions } from './docs-page.ts';
 import { unlockNodeRoute } from './nodes/unlock-node.ts';
 import { certificateRoutes } from './nodes/certificates.ts';
+import { nodeTokenRoutes } from './nodes/node-tokens.ts';
 import { Backup } from './backups/schemas.ts';
 import { createBackupRoute } from './backups/create-backup.ts';
 import { exportNodeRoute } from './nodes/export-node.ts';
@@ -250,6 +251,7 @@ export async function buildApiServer(
     initNodeRoute(scope, deps);
     autoUnlockRoutes(scope, deps);
     certificateRoutes(scope, deps);
+    nodeTokenRoutes(scope, deps);
     listNodeEventsRoute(scope, deps);
     streamEventsRoute(scope, deps);
     listMembersRoute(scope, deps);

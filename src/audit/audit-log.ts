@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'token.revoked',
   'certificate.issued',
   'certificate.revoked',
+  'node_token.minted',
+  'node_token.revoked',
   'node.unlock',
   'node.auto_unlock.enabled',
   'node.auto_unlock.disabled',

@@ -14,6 +14,8 @@ import { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import { NodePaths } from '../nodes/paths/node-paths.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { RlnClient } from '../rln/client.ts';
+import { NodeTokenRevocations } from '../nodes/tokens/revocations.ts';
+import type { UnlockSeal } from '../secrets/unlock-seal.ts';
 import type { NodeBearers } from '../rln/node-bearer.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 
@@ -25,6 +27,8 @@ export interface NodeCallsDeps {
   audit?: Pick<AuditLog, 'record'>;
   /** The Biscuits every call to a node carries (issue #40). */
   bearers: NodeBearers;
+  /** Opens the sealed node tokens whose revocations are sent to nodes again. */
+  seal: Pick<UnlockSeal, 'open'>;
   log: Logger;
 }
 
@@ -39,15 +43,18 @@ export interface NodeCalls {
   nodePaths: NodePaths;
   /** GET /api/nodes/{id}/health. */
   health: NodeHealth;
+  /** Customers' node token revocations sent to the nodes (again after every unlock). */
+  revocations: NodeTokenRevocations;
 }
 
-export function buildNodeCalls({ config, db, runtime, nodes, audit, bearers, log }: NodeCallsDeps): NodeCalls {
+export function buildNodeCalls({ config, db, runtime, nodes, audit, bearers, seal, log }: NodeCallsDeps): NodeCalls {
   const settings = config.nodeAccess;
   const rln = new RlnClient({ timeoutMs: settings.nodeTimeoutMs, maxRequestBytes: settings.maxRequestBytes, maxResponseBytes: settings.maxResponseBytes });
   const daemons = new NodeDaemons(runtime, rln, bearers);
   // After every unlock: does another live node run the same wallet? (nodes/unlock/node-identity.ts)
   const identity = new NodeIdentityWatch({ db, audit, log });
-  const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, log });
+  const revocations = new NodeTokenRevocations({ db, seal, daemons, log });
+  const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, revocations, log });
   const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });
-  return { rln, bearers, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }) };
+  return { rln, bearers, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }), revocations };
 }

@@ -48,6 +48,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     webhooks: unused('webhooks'),
     logExports: unused('logExports'),
     certificates: unused('certificates'),
+    nodeTokens: unused('nodeTokens'),
     unlocker: unused('unlocker'),
     backups: unused('backups'),
     backupLimits: config.backups,

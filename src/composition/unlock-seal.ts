@@ -5,11 +5,12 @@ import type { Logger } from '../logger.ts';
 import { AUTO_UNLOCK_PASSWORDS } from '../nodes/unlock/auto-unlock.ts';
 import { RESTORE_PASSWORDS } from '../backups/restore-into-node.ts';
 import { NODE_ROOT_KEYS } from '../secrets/node-root-keys.ts';
+import { NODE_TOKENS } from '../nodes/tokens/node-tokens.ts';
 import { loadUnlockSeal, SealKeyFileError, type UnlockSeal } from '../secrets/unlock-seal.ts';
 import { VSS_URL_CREDENTIALS } from '../vss/node-urls.ts';
 import type { SealedValueStore, UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
 
-export const SEALED_VALUE_STORES: SealedValueStore[] = [AUTO_UNLOCK_PASSWORDS, RESTORE_PASSWORDS, VSS_URL_CREDENTIALS, NODE_ROOT_KEYS];
+export const SEALED_VALUE_STORES: SealedValueStore[] = [AUTO_UNLOCK_PASSWORDS, RESTORE_PASSWORDS, VSS_URL_CREDENTIALS, NODE_ROOT_KEYS, NODE_TOKENS];
 
 /**
  * A file the operator named must exist and be a keyring; the default one is created (0600) at the

@@ -23,6 +23,8 @@ import type { Node } from '../domain/nodes.ts';
 import type { ApiCallMeter } from '../usage/api-call-meter.ts';
 import { clientAddress, TRUST_NOBODY, type TrustedProxies } from '../http/client-address.ts';
 import { acceptProxyProtocol } from './proxy-protocol.ts';
+import { NodeTokenCaller, type BearerCaller } from './node-token-caller.ts';
+import type { CustomerNodeTokenCheck } from '../secrets/customer-node-tokens.ts';
 
 export interface GatewayServerDeps extends NodeRequestDeps {
   access: NodeAccess;
@@ -37,6 +39,8 @@ export interface GatewayServerDeps extends NodeRequestDeps {
   meter?: Pick<ApiCallMeter, 'admit'>;
   /** TRUSTED_PROXIES: whose X-Forwarded-For (bearer) or PROXY header (mutual TLS) names the client; absent: nobody's. */
   trustedProxies?: TrustedProxies;
+  /** Checks customers' node tokens (issue #40, point 4); absent: a Biscuit is refused like any unknown token. */
+  nodeTokens?: Pick<CustomerNodeTokenCheck, 'check'>;
 }
 
 /** What the gateways report; implemented by metrics/service-metrics.ts. */
@@ -80,6 +84,8 @@ interface Guard<Caller> {
   meterCaller?(caller: Caller): { userId: string; tokenId: string };
   /** The role the node is told the caller has (issue #40), known once nodeFor passed. */
   nodeRole(caller: Caller): NodeCallerRole;
+  /** A credential the node is sent as it is (a customer's node token), instead of a Biscuit of nodeRole. */
+  nodeAuthorization?(caller: Caller): string | undefined;
 }
 
 interface Gateway<C> {
@@ -166,6 +172,7 @@ function nodeRequest<C>(gw: Gateway<C>, req: IncomingMessage, requestId: string,
     client: { address: gw.clientOf(req), proto: gw.proto },
     member: gw.guard.memberOf?.(caller),
     role: gw.guard.nodeRole(caller),
+    authorization: gw.guard.nodeAuthorization?.(caller),
   };
 }
 
@@ -185,16 +192,23 @@ function measured(record: RequestRecorder | undefined, serve: (req: IncomingMess
   };
 }
 
-/** Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`. */
+/**
+ * Bearer gateway: `/<user_id>/<node_id>/<route>` with `Authorization: Bearer <API token>`, or a
+ * customer's node token (a Biscuit of the node's root key, issue #40): checked here first
+ * (node-token-caller.ts), then passed on to the node as it is.
+ */
 /** `cors`: which browser origins may call nodes with a token (http/cors.ts); null or unset: none. */
 export function createBearerGateway(deps: GatewayServerDeps, cors?: CorsPolicy | null): http.Server {
-  const guard: Guard<AuthenticatedUser> = {
-    identify: (req) => deps.access.authenticate(req.headers.authorization),
-    limitKey: (user) => `token:${user.tokenId}`,
-    nodeFor: (user, target, fresh) => deps.access.scopedNode(user, target, fresh),
-    memberOf: (user) => ({ userId: user.id, email: user.email }),
-    meterCaller: (user) => ({ userId: user.id, tokenId: user.tokenId }),
-    nodeRole: (user) => (user.scope.readOnly || user.role === 'viewer' ? 'read-only' : 'admin'),
+  const isUser = (caller: BearerCaller): caller is AuthenticatedUser => !(caller instanceof NodeTokenCaller);
+  const guard: Guard<BearerCaller> = {
+    identify: (req) => NodeTokenCaller.of(req.headers.authorization, deps.nodeTokens) ?? deps.access.authenticate(req.headers.authorization),
+    limitKey: (caller) => (isUser(caller) ? `token:${caller.tokenId}` : caller.limitKey),
+    nodeFor: (caller, target, fresh) => (isUser(caller) ? deps.access.scopedNode(caller, target, fresh) : caller.node(deps.access, target, fresh)),
+    memberOf: (caller) => (isUser(caller) ? { userId: caller.id, email: caller.email } : undefined),
+    // A node token's calls are its minter's: their cap and the account's quota hold it too.
+    meterCaller: (caller) => (isUser(caller) ? { userId: caller.id, tokenId: caller.tokenId } : { userId: caller.mintedBy, tokenId: '' }),
+    nodeRole: (caller) => (isUser(caller) ? (caller.scope.readOnly || caller.role === 'viewer' ? 'read-only' : 'admin') : 'admin'),
+    nodeAuthorization: (caller) => (isUser(caller) ? undefined : caller.authorization),
   };
   const trusted = deps.trustedProxies ?? TRUST_NOBODY;
   const serve = handler(deps, 'http', guard, (req) => clientAddress(req, trusted));

@@ -170,6 +170,11 @@ export class NodeAccess {
   /** `fresh`: read the node row even if one was read less than ACCESS_CACHE_MS ago. */
   ownedNode(user: AuthenticatedUser, userId: string, nodeId: string, fresh = false): Node | Promise<Node> {
     if (userId !== user.accountId) return Promise.reject(nodeNotFound(nodeId));
+    return this.accountNode(userId, nodeId, fresh);
+  }
+
+  /** The node of the path's account (a node token is checked against the node itself, not an account). */
+  accountNode(userId: string, nodeId: string, fresh = false): Node | Promise<Node> {
     const key = `${userId}/${nodeId}`;
     const remembered = fresh ? undefined : this.nodes.get(key);
     if (remembered) {

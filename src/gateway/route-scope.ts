@@ -42,6 +42,9 @@ export const READ_ONLY_NODE_ROUTES: ReadonlySet<string> = new Set([
   'nodeinfo',
 ]);
 
+/** The same routes as RLN names them (`/nodeinfo`): what a custom node token's rights hold. */
+export const RLN_READ_ONLY_ROUTE_NAMES: ReadonlySet<string> = new Set([...READ_ONLY_NODE_ROUTES].map((route) => `/${route}`));
+
 /** Whether a request for `route` (e.g. 'nodeinfo'; '' for the node itself) only reads. */
 export function isReadOnlyNodeRequest(method: string, route: string): boolean {
   if (route === '') return method === 'GET' || method === 'HEAD';

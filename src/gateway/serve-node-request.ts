@@ -38,6 +38,11 @@ export interface NodeRequest {
    * gateway already did, with RLN's own list of read-only routes.
    */
   role: NodeCallerRole;
+  /**
+   * A customer's node token (issue #40, point 4), checked by the gateway: sent to the node as it is,
+   * `Bearer <token>`, in place of a Biscuit of `role`.
+   */
+  authorization?: string;
 }
 
 /** Where the gateways' unlock carries the service's warnings (nodes/unlock/node-identity.ts), one per header line. */
@@ -72,7 +77,7 @@ function send(deps: NodeRequestDeps, req: IncomingMessage, res: ServerResponse, 
     }
     case 'forward': {
       // A cached Biscuit comes at once: the forwarding path stays synchronous but for a mint.
-      const authorization = deps.bearers?.authorization(r.node.id, r.role);
+      const authorization = r.authorization ?? deps.bearers?.authorization(r.node.id, r.role);
       if (authorization instanceof Promise) return authorization.then((a) => forward(deps, req, res, r, answer, a));
       return forward(deps, req, res, r, answer, authorization);
     }

@@ -20,6 +20,8 @@ import type { CertificateAuthority } from '../pki/certificate-authority.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import { createBearerGateway, createMtlsGateway, type GatewayMetrics, type GatewayServerDeps } from './gateway-server.ts';
 import { NodeAccess } from './node-access.ts';
+import { CustomerNodeTokenCheck } from '../secrets/customer-node-tokens.ts';
+import { RLN_READ_ONLY_ROUTE_NAMES } from './route-scope.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import type { TrustedProxies } from '../http/client-address.ts';
 
@@ -74,6 +76,8 @@ export async function startNodeAccess(deps: NodeAccessDeps): Promise<RunningNode
     metrics: deps.metrics,
     meter: deps.meter,
     trustedProxies: config.trustedProxies,
+    // Customers' node tokens (issue #40, point 4), checked against RLN's own read-only routes.
+    nodeTokens: new CustomerNodeTokenCheck({ db, readOnlyRoutes: RLN_READ_ONLY_ROUTE_NAMES }),
   };
   const bearer = createBearerGateway(serverDeps, config.cors);
   const mtls = createMtlsGateway(serverDeps, { ...tls, clientCaPem: ca.trustedCertificatesPem }, { proxyProtocol: settings.mtlsProxyProtocol === 'on' });

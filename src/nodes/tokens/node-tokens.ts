@@ -10,7 +10,8 @@
 // role and scope rules refuse them first); a demoted minter's tokens above their new role and a
 // removed minter's tokens are revoked (capToMinterRole).
 import { randomUUID } from 'node:crypto';
-import type { AuthenticatedUser } from '../../accounts/service.ts';
+import type { AccountService, AuthenticatedUser } from '../../accounts/service.ts';
+import type { Logger } from '../../logger.ts';
 import type { Database } from '../../db/database.ts';
 import { findUserNode } from '../../db/nodes.ts';
 import { findNodeToken, insertNodeToken, listNodeTokens, liveMinterTokens, revokeMinterTokens, revokeNodeTokenRow, type NodeTokenRow } from '../../db/node-tokens.ts';
@@ -72,17 +73,26 @@ export interface NodeTokenServiceDeps {
   keys: Pick<NodeRootKeyStore, 'privateKeyOf'>;
   revocations: Pick<NodeTokenRevocations, 'sendPending'>;
   readOnlyRoutes: ReadOnlyRoutes;
+  /** NODE_API_URL: the bearer gateway, for the node's URL in a mint's answer. */
+  nodeApiUrl: string;
+  /** Told of every member's role change or removal in this process: their tokens are capped then. */
+  accounts?: Pick<AccountService, 'onMemberChanged'>;
+  log?: Logger;
   now?: () => number;
 }
 
 export class NodeTokenService {
-  constructor(private readonly deps: NodeTokenServiceDeps) {}
+  constructor(private readonly deps: NodeTokenServiceDeps) {
+    deps.accounts?.onMemberChanged((userId) => {
+      this.capToMinterRole(userId).catch((err: unknown) => deps.log?.error({ err, userId }, "could not revoke a member's node tokens above their new role"));
+    });
+  }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();
   }
 
-  async mint(user: AuthenticatedUser, nodeId: string, input: MintInput): Promise<NodeTokenView & { token: string }> {
+  async mint(user: AuthenticatedUser, nodeId: string, input: MintInput): Promise<NodeTokenView & { token: string; nodeUrl: string }> {
     const claims = this.validate(input);
     // Defence in depth: the route's least role (developer) and a read-only token's scope refuse these first.
     if (user.scope.readOnly || user.role === 'viewer') {
@@ -113,7 +123,7 @@ export class NodeTokenService {
       revocation_ids: JSON.stringify(minted.revocationIds),
       sealed_token: this.deps.seal.seal(minted.token, nodeTokenSealContext(id)),
     });
-    return { ...this.present(row), token: minted.token };
+    return { ...this.present(row), token: minted.token, nodeUrl: `${this.deps.nodeApiUrl}/${user.accountId}/${nodeId}/` };
   }
 
   async list(accountId: string, nodeId: string): Promise<NodeTokenView[]> {
