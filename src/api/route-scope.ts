@@ -5,7 +5,8 @@
 // - a route is about one node when its pattern starts with /api/nodes/:id (the node is the `id`
 //   parameter), and DELETE /api/nodes is about the node in its body's `destroyNodeId`;
 // - POST /api/tokens and DELETE /api/tokens/:id manage tokens; POST /api/nodes/:id/generate-cert and
-//   DELETE /api/nodes/:id/certs/:serial manage client certificates: both are credentials;
+//   DELETE /api/nodes/:id/certs/:serial manage client certificates, POST and DELETE
+//   /api/nodes/:id/node-tokens... customers' node tokens: all are credentials;
 // - /api/backups/uploads... are the account's uploaded backups, which belong to no node: a token
 //   limited to some nodes may neither read nor change them;
 // - /api/account/members... and /api/account/invitations... are the account's people: a token
@@ -30,7 +31,15 @@ export interface ApiRouteScope {
   accountWide: boolean;
 }
 
-const CREDENTIAL_ROUTES = new Set(['POST /api/tokens', 'DELETE /api/tokens/:id', 'POST /api/nodes/:id/generate-cert', 'DELETE /api/nodes/:id/certs/:serial']);
+// A node token is a credential too: it opens the bearer gateway on its own (issue #40).
+const CREDENTIAL_ROUTES = new Set([
+  'POST /api/tokens',
+  'DELETE /api/tokens/:id',
+  'POST /api/nodes/:id/generate-cert',
+  'DELETE /api/nodes/:id/certs/:serial',
+  'POST /api/nodes/:id/node-tokens',
+  'DELETE /api/nodes/:id/node-tokens/:tokenId',
+]);
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 

@@ -50,6 +50,9 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('POST', '/api/nodes/:id/generate-cert', (id) => `/api/nodes/${id}/generate-cert`, { credential: true }),
   route('GET', '/api/nodes/:id/certs', (id) => `/api/nodes/${id}/certs`),
   route('DELETE', '/api/nodes/:id/certs/:serial', (id) => `/api/nodes/${id}/certs/${'ab'.repeat(16)}`, { credential: true }),
+  route('POST', '/api/nodes/:id/node-tokens', (id) => `/api/nodes/${id}/node-tokens`, { credential: true, body: () => ({ role: 'read-only' }) }),
+  route('GET', '/api/nodes/:id/node-tokens', (id) => `/api/nodes/${id}/node-tokens`),
+  route('DELETE', '/api/nodes/:id/node-tokens/:tokenId', (id) => `/api/nodes/${id}/node-tokens/nonexistent`, { credential: true }),
   // Webhooks.
   route('GET', '/api/webhook-public-key', () => '/api/webhook-public-key'),
   route('GET', '/api/webhook-public-keys', () => '/api/webhook-public-keys'),
