@@ -1016,6 +1016,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/nodes/{id}/node-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a node's node tokens
+         * @description Newest first (at most 500), revoked and expired ones too; never the token itself.
+         */
+        get: operations["listNodeTokens"];
+        put?: never;
+        /**
+         * Mint a node token (an RLN Biscuit) for the node
+         * @description A Biscuit signed with the node's root key, holding RLN's facts (role, and right("api", route) for a custom token) and an expiry; the bearer gateway checks it and passes it on, and so does the node itself. Shown once. Capped by the minter's role: a viewer or a read-only API token cannot mint (403 `forbidden_role` / `forbidden_scope`); a minter later demoted to viewer loses every token above read-only, a removed minter all of them. 400 `invalid_request` (details.field: role, routes, expiresAt); 409 `node_destroyed`, `node_state_conflict` (a node from before root keys, until its next start).
+         */
+        post: operations["mintNodeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/nodes/{id}/node-tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a node token
+         * @description The bearer gateway refuses it from the next request on; the node is sent RLN's POST /revoketoken with the whole token now if it is running, and again after each of its unlocks (its own list may be lost with a restart onto a fresh volume). Revoking twice keeps the first time. 404 `not_found` for a token not of this node.
+         */
+        delete: operations["revokeNodeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/nodes/{id}/events": {
         parameters: {
             query?: never;
@@ -5501,7 +5545,7 @@ export interface operations {
                             actorEmail: string | null;
                             /** @description Where the request came from, as this service saw it. */
                             sourceIp: string | null;
-                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.exported, node.recovered, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
+                            /** @description One of token.created, token.revoked, certificate.issued, certificate.revoked, node_token.minted, node_token.revoked, node.unlock, node.auto_unlock.enabled, node.auto_unlock.disabled, node.destroyed, node.exported, node.recovered, node.identity_shared, backup.created, backup.deleted, release.published, session.sign_in, session.ended, session.others_ended, notifications.changed, member.invited, member.invitation_revoked, member.joined, member.role_changed, member.removed, member.left, account.transfer_offered, account.transfer_withdrawn, account.transferred, account.deleted, plan.created, plan.changed, account.plan_changed, usage.month_closed, member.calls_capped, token.calls_capped, user.signed_up, user.oidc_linked, user.oidc_unlinked, user.signup_attempted, user.email_verified, user.password_reset_requested, user.password_reset, signup.approved, signup.rejected, two_factor.enabled, two_factor.checked, two_factor.disabled, two_factor.recovery_code_used, account.two_factors_required, two_factor.reset, two_factor.passkey_renamed. */
                             action: string;
                             /** @description A node id, token id or name, certificate serial, backup id or email. */
                             target: string | null;
@@ -6351,6 +6395,292 @@ export interface operations {
                             expiresAt: string;
                             revokedAt: string | null;
                         };
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNodeTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            nodeId: string;
+                            /** @description RLN's role: admin calls every route, read-only RLN's read-only routes, custom the routes listed. */
+                            role: "admin" | "read-only" | "custom";
+                            /** @description A custom token's routes; empty for the others. */
+                            routes: string[];
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The member who minted it: its calls count as theirs, and it is capped by their role. */
+                            mintedBy: string;
+                            /** @description The token's revocation identifiers (hex), as RLN's revoked list holds them. */
+                            revocationIds: string[];
+                            status: "valid" | "expired" | "revoked";
+                            revokedAt: string | null;
+                            /** @description revoked: by a member; minter_role: its minter was demoted below it or removed. */
+                            revokedReason: "revoked" | "minter_role" | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mintNodeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description admin, read-only or custom (RLN's roles); anything else is 400 invalid_request. */
+                    role: string;
+                    /** @description A custom token's routes as RLN names them ("/nodeinfo"); only for role custom. */
+                    routes?: string[];
+                    /** @description ISO 8601 time, in the future and within 366 days; default 30 days from now. */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            nodeId: string;
+                            /** @description RLN's role: admin calls every route, read-only RLN's read-only routes, custom the routes listed. */
+                            role: "admin" | "read-only" | "custom";
+                            /** @description A custom token's routes; empty for the others. */
+                            routes: string[];
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The member who minted it: its calls count as theirs, and it is capped by their role. */
+                            mintedBy: string;
+                            /** @description The token's revocation identifiers (hex), as RLN's revoked list holds them. */
+                            revocationIds: string[];
+                            status: "valid" | "expired" | "revoked";
+                            revokedAt: string | null;
+                            /** @description revoked: by a member; minter_role: its minter was demoted below it or removed. */
+                            revokedReason: "revoked" | "minter_role" | null;
+                        } & {
+                            /** @description The Biscuit (base64url). Shown only here: the service keeps it sealed, never in clear. Send it as `Authorization: Bearer <token>`. */
+                            token: string;
+                            /** @description The node through the bearer gateway: append a route, e.g. nodeinfo. */
+                            nodeUrl: string;
+                        };
+                        message: string;
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeNodeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            nodeId: string;
+                            /** @description RLN's role: admin calls every route, read-only RLN's read-only routes, custom the routes listed. */
+                            role: "admin" | "read-only" | "custom";
+                            /** @description A custom token's routes; empty for the others. */
+                            routes: string[];
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The member who minted it: its calls count as theirs, and it is capped by their role. */
+                            mintedBy: string;
+                            /** @description The token's revocation identifiers (hex), as RLN's revoked list holds them. */
+                            revocationIds: string[];
+                            status: "valid" | "expired" | "revoked";
+                            revokedAt: string | null;
+                            /** @description revoked: by a member; minter_role: its minter was demoted below it or removed. */
+                            revokedReason: "revoked" | "minter_role" | null;
+                        };
+                        message: string;
                     };
                 };
             };

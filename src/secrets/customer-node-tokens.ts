@@ -7,7 +7,8 @@
 import type { Biscuit } from '@biscuit-auth/biscuit-wasm';
 import type { Database } from '../db/database.ts';
 import { findNodeRootKey } from '../db/node-root-keys.ts';
-import { findNodeTokenByRevocationId, type NodeTokenRow } from '../db/node-tokens.ts';
+import { findNodeTokenByRevocationId } from '../db/node-tokens.ts';
+import type { StoredNodeToken } from '../domain/node-tokens.ts';
 import { biscuits } from '../platform/biscuit-wasm.ts';
 import type { NodeTokenRole } from '../rln/biscuit-mint.ts';
 import { AppError } from '../errors.ts';
@@ -66,17 +67,16 @@ export class CustomerNodeTokenCheck {
       token.free();
     }
     const row = ids[0] === undefined ? undefined : await findNodeTokenByRevocationId(this.deps.db, ids[0]);
-    if (!row || row.node_id !== nodeId || !usable(row, this.deps.now?.() ?? Date.now())) throw refused();
-    const routes = JSON.parse(row.routes) as string[];
+    if (!row || row.nodeId !== nodeId || !usable(row, this.deps.now?.() ?? Date.now())) throw refused();
     // Capped by its minter's role now: a demoted or removed minter's token stops at once, also
     // before (or without) the revocation their change triggers.
-    if (!minterRoleCovers(row.minter_role, { role: row.role, routes }, this.deps.readOnlyRoutes)) throw refused();
+    if (!minterRoleCovers(row.minterRole, row, this.deps.readOnlyRoutes)) throw refused();
     return {
       id: row.id,
       nodeId,
       role: row.role,
-      routes,
-      mintedBy: row.minted_by,
+      routes: row.routes,
+      mintedBy: row.mintedBy,
       authorization: `Bearer ${credential}`,
     };
   }
@@ -96,6 +96,6 @@ export class CustomerNodeTokenCheck {
   }
 }
 
-function usable(row: NodeTokenRow, now: number): boolean {
-  return row.revoked_at === null && row.expires_at.getTime() > now;
+function usable(row: StoredNodeToken, now: number): boolean {
+  return row.revokedAt === null && row.expiresAt.getTime() > now;
 }

@@ -14,7 +14,8 @@ import type { AccountService, AuthenticatedUser } from '../../accounts/service.t
 import type { Logger } from '../../logger.ts';
 import type { Database } from '../../db/database.ts';
 import { findUserNode } from '../../db/nodes.ts';
-import { findNodeToken, insertNodeToken, listNodeTokens, liveMinterTokens, revokeMinterTokens, revokeNodeTokenRow, type NodeTokenRow } from '../../db/node-tokens.ts';
+import { findNodeToken, insertNodeToken, listNodeTokens, liveMinterTokens, revokeMinterTokens, revokeNodeTokenRow } from '../../db/node-tokens.ts';
+import type { StoredNodeToken } from '../../domain/node-tokens.ts';
 import { listSealedNodeTokens, replaceSealedNodeToken } from '../../db/node-tokens.ts';
 import { minterRoleCovers } from '../../domain/node-token-cap.ts';
 import { AppError, nodeNotFound } from '../../errors.ts';
@@ -114,14 +115,13 @@ export class NodeTokenService {
     const id = randomUUID();
     const row = await insertNodeToken(this.deps.db, {
       id,
-      node_id: nodeId,
+      nodeId,
       role: claims.role,
-      routes: JSON.stringify(claims.routes),
-      expires_at: claims.expiresAt,
-      minted_by: user.id,
-      revocation_id: minted.revocationIds[0]!,
-      revocation_ids: JSON.stringify(minted.revocationIds),
-      sealed_token: this.deps.seal.seal(minted.token, nodeTokenSealContext(id)),
+      routes: claims.routes,
+      expiresAt: claims.expiresAt,
+      mintedBy: user.id,
+      revocationIds: minted.revocationIds,
+      sealedToken: this.deps.seal.seal(minted.token, nodeTokenSealContext(id)),
     });
     return { ...this.present(row), token: minted.token, nodeUrl: `${this.deps.nodeApiUrl}/${user.accountId}/${nodeId}/` };
   }
@@ -146,11 +146,11 @@ export class NodeTokenService {
    * tells the nodes. The gateway applies the same cap on every request, so a token stops working
    * at the change even if this does not run (a crash between the two).
    */
-  async capToMinterRole(userId: string): Promise<NodeTokenRow[]> {
+  async capToMinterRole(userId: string): Promise<StoredNodeToken[]> {
     const live = await liveMinterTokens(this.deps.db, userId);
-    const above = live.filter((t) => !minterRoleCovers(t.minter_role, { role: t.role, routes: JSON.parse(t.routes) as string[] }, this.deps.readOnlyRoutes));
+    const above = live.filter((t) => !minterRoleCovers(t.minterRole, t, this.deps.readOnlyRoutes));
     const revoked = await revokeMinterTokens(this.deps.db, userId, above.map((t) => t.id));
-    for (const nodeId of new Set(revoked.map((t) => t.node_id))) await this.deps.revocations.sendPending(nodeId);
+    for (const nodeId of new Set(revoked.map((t) => t.nodeId))) await this.deps.revocations.sendPending(nodeId);
     return revoked;
   }
 
@@ -174,20 +174,20 @@ export class NodeTokenService {
     return { role, routes: [...new Set(routes)], expiresAt };
   }
 
-  private present(r: NodeTokenRow): NodeTokenView {
-    const status = r.revoked_at ? 'revoked' : r.expires_at.getTime() <= this.now() ? 'expired' : 'valid';
+  private present(t: StoredNodeToken): NodeTokenView {
+    const status = t.revokedAt ? 'revoked' : t.expiresAt.getTime() <= this.now() ? 'expired' : 'valid';
     return {
-      id: r.id,
-      nodeId: r.node_id,
-      role: r.role,
-      routes: JSON.parse(r.routes) as string[],
-      expiresAt: r.expires_at.toISOString(),
-      createdAt: r.created_at.toISOString(),
-      mintedBy: r.minted_by,
-      revocationIds: JSON.parse(r.revocation_ids) as string[],
+      id: t.id,
+      nodeId: t.nodeId,
+      role: t.role,
+      routes: t.routes,
+      expiresAt: t.expiresAt.toISOString(),
+      createdAt: t.createdAt.toISOString(),
+      mintedBy: t.mintedBy,
+      revocationIds: t.revocationIds,
       status,
-      revokedAt: r.revoked_at?.toISOString() ?? null,
-      revokedReason: r.revoked_reason,
+      revokedAt: t.revokedAt?.toISOString() ?? null,
+      revokedReason: t.revokedReason,
     };
   }
 }

@@ -6,7 +6,8 @@
 // reaches the node's port without the gateway.
 import type { Database } from '../../db/database.ts';
 import { findUserNode } from '../../db/nodes.ts';
-import { markNodeTold, revokedLiveNodeTokens, type NodeTokenRow } from '../../db/node-tokens.ts';
+import { markNodeTold, revokedLiveNodeTokens } from '../../db/node-tokens.ts';
+import type { StoredNodeToken } from '../../domain/node-tokens.ts';
 import type { Node } from '../../domain/nodes.ts';
 import type { Logger } from '../../logger.ts';
 import type { UnlockSeal } from '../../secrets/unlock-seal.ts';
@@ -18,7 +19,7 @@ export class NodeTokenRevocations {
 
   /** Sends the node the revocations it has not taken yet; one that fails stays pending. */
   async sendPending(nodeId: string): Promise<void> {
-    const rows = (await revokedLiveNodeTokens(this.deps.db, nodeId)).filter((r) => r.node_told_at === null);
+    const rows = (await revokedLiveNodeTokens(this.deps.db, nodeId)).filter((r) => r.nodeToldAt === null);
     if (rows.length === 0) return;
     const node = await this.nodeOf(nodeId);
     if (node) await this.send(node, rows);
@@ -35,12 +36,12 @@ export class NodeTokenRevocations {
     return rows[0] ? findUserNode(this.deps.db, rows[0].user_id, nodeId) : undefined;
   }
 
-  private async send(node: Node, rows: NodeTokenRow[]): Promise<void> {
+  private async send(node: Node, rows: StoredNodeToken[]): Promise<void> {
     if (node.status !== 'RUNNING') return; // told after its next unlock
     const told: string[] = [];
     for (const row of rows) {
       try {
-        const token = this.deps.seal.open(row.sealed_token, nodeTokenSealContext(row.id));
+        const token = this.deps.seal.open(row.sealedToken, nodeTokenSealContext(row.id));
         const answer = await this.deps.daemons.of(node).call('POST', '/revoketoken', { json: { token } });
         if (answer.status >= 200 && answer.status < 300) told.push(row.id);
         else this.deps.log.warn({ nodeId: node.id, tokenId: row.id, status: answer.status }, 'the node refused a node token revocation; sent again after its next unlock');
