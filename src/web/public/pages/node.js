@@ -6,6 +6,7 @@ import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge
 import { nodeNotFound } from './not-found.js';
 import { backupsCard } from './node-backups.js';
 import { nodeEventsCard } from './node-events.js';
+import { nodeTokensCard } from './node-tokens.js';
 
 const BUSY = new Set(['STARTING', 'IN_PROGRESS', 'DESTROYING']);
 const isBusy = (n) => BUSY.has(n.status) || n.builds.some((b) => !b.buildComplete);
@@ -388,6 +389,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
     autoUnlockCard,
     h('div', { class: 'two-col' }, webhookCard(nodeId, node), logsCard(nodeId)),
     backupsCard(nodeId, { onNodeChanged: () => refresh() }),
+    nodeTokensCard(nodeId),
   );
   await refresh();
   await events.start();
