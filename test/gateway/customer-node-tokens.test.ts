@@ -221,6 +221,11 @@ describe(`customers' node tokens through the bearer gateway, on ${databaseLabel(
     const revoked = (await mint(owner, { role: 'admin' })).json.data;
     expect((await t.call(`/api/nodes/${nodeId}/node-tokens/${revoked.id}`, { method: 'DELETE', token: owner.token })).status).toBe(200);
     expect((await direct(`Bearer ${revoked.token}`, 'nodeinfo')).status).toBe(401);
+    // A rotation of the unlock seal's key re-seals the kept tokens too, and they still open.
+    const sealedBefore = (await t.server.db.query<{ sealed_token: string }>('SELECT sealed_token FROM node_tokens WHERE id = $1', [revoked.id]))[0]!.sealed_token;
+    await t.server.services.unlockSealKeys.rotate();
+    const sealedAfter = (await t.server.db.query<{ sealed_token: string }>('SELECT sealed_token FROM node_tokens WHERE id = $1', [revoked.id]))[0]!.sealed_token;
+    expect(sealedAfter).not.toBe(sealedBefore);
     expect((await t.call(`/api/nodes/${nodeId}/stop`, { method: 'POST', token: owner.token })).status).toBeLessThan(300);
     await t.waitForStatus(owner, nodeId, 'PAUSED', 45_000);
     // A fresh volume, as far as the revoked list goes.
