@@ -12,10 +12,9 @@ import type { StoredNodeToken } from '../domain/node-tokens.ts';
 import { biscuits } from '../platform/biscuit-wasm.ts';
 import type { NodeTokenRole } from '../rln/biscuit-mint.ts';
 import { AppError } from '../errors.ts';
+import { looksLikeToken } from '../auth/tokens.ts';
 import { minterRoleCovers } from '../domain/node-token-cap.ts';
 
-/** How an API token looks (auth/tokens.ts: `rlnc_` and 43 base64url characters); anything else may be a Biscuit. */
-const API_TOKEN_PREFIX = 'rlnc_';
 
 /** The credential of an Authorization header without its scheme: `Bearer x`, `bearer x` or a bare `x`. */
 export function credentialOf(authorization: string | undefined): string | undefined {
@@ -27,7 +26,8 @@ export function credentialOf(authorization: string | undefined): string | undefi
 
 /** Whether a credential is worth checking as a Biscuit: not an API token, and base64url-looking. */
 export function looksLikeBiscuit(credential: string | undefined): credential is string {
-  return credential !== undefined && !credential.startsWith(API_TOKEN_PREFIX) && credential.length > 64 && /^[A-Za-z0-9_-]+={0,2}$/.test(credential);
+  // An API token (auth/tokens.ts: `rlnc_` and 43 characters) never is one; a Biscuit is far longer.
+  return credential !== undefined && !looksLikeToken(credential) && credential.length > 64 && /^[A-Za-z0-9_-]+={0,2}$/.test(credential);
 }
 
 export interface CheckedNodeToken {
