@@ -29,6 +29,7 @@ export const API_TAGS: OpenAPIV3_1.TagObject[] = [
     description: "Backups of a node's wallet made by its daemon (encrypted with a password), and uploaded backup files to create a node from.",
   },
   { name: 'certificates', description: 'Client certificates for the mutual-TLS node gateway.' },
+  { name: 'node tokens', description: "Customers' own node tokens: RLN Biscuits of a node's root key, checked and passed on by the bearer gateway." },
   {
     name: 'webhooks',
     description:
