@@ -222,7 +222,7 @@ function checkPasswordStrength(password: string): void {
  * node restored with the same mnemonic gets the same pubkey, as with RLN. They are not valid curve
  * points and sign nothing.
  */
-function deriveIdentity(mnemonic: string): NodeIdentity {
+export function deriveIdentity(mnemonic: string): NodeIdentity {
   const key = (purpose: string) => {
     const digest = createHash('sha256').update(`devnode/${purpose}\n${mnemonic}`).digest();
     return (digest[0]! & 1 ? '03' : '02') + digest.toString('hex');

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 import { startServer, type RunningServer } from '../../src/app.ts';
 import type { Plan } from '../../src/domain/plans.ts';
 import { upsertPlan } from '../../src/db/plans.ts';
@@ -94,8 +94,11 @@ export function apiCaller(base: string) {
   };
 }
 
-/** `parts.runtime`: a runtime of the test's own (e.g. the in-memory one) instead of the configured one. */
-export async function startTestServer(env: Record<string, string> = {}, parts: { runtime?: NodeRuntime } = {}): Promise<TestServer> {
+/**
+ * `parts.runtime`: a runtime of the test's own (e.g. the in-memory one) instead of the configured one;
+ * `parts.log`: a logger of the test's own (to read what the service logs) instead of a silent one.
+ */
+export async function startTestServer(env: Record<string, string> = {}, parts: { runtime?: NodeRuntime; log?: Logger } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rln-test-'));
   const database = await createTestDatabase();
   const configure = () => testConfig(dataDir, database.url, env);
@@ -104,7 +107,7 @@ export async function startTestServer(env: Record<string, string> = {}, parts: {
   let server: RunningServer;
   for (let attempt = 1; ; attempt++) {
     try {
-      server = await startServer(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), undefined, parts);
+      server = await startServer(config, parts.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), undefined, { runtime: parts.runtime });
       await upsertPlan(server.db, UNLIMITED_TEST_PLAN, { maxNodes: null, apiCallsPerMonth: null, maxUsers: null, autoUpgrade: false });
       break;
     } catch (err) {
