@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { NodeDaemons } from '../nodes/node-daemons.ts';
 import { NodeHealth } from '../nodes/health/node-health.ts';
+import { ContinuousStateView } from '../nodes/health/continuous-state.ts';
 import { NodeIdentityWatch } from '../nodes/unlock/node-identity.ts';
 import { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import { NodePaths } from '../nodes/paths/node-paths.ts';
@@ -34,6 +35,8 @@ export interface NodeCalls {
   nodePaths: NodePaths;
   /** GET /api/nodes/{id}/health. */
   health: NodeHealth;
+  /** GET /api/nodes/{id}/continuous-state. */
+  continuousState: ContinuousStateView;
 }
 
 export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeCallsDeps): NodeCalls {
@@ -44,5 +47,5 @@ export function buildNodeCalls({ config, db, runtime, nodes, audit, log }: NodeC
   const identity = new NodeIdentityWatch({ db, audit, log });
   const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, log });
   const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });
-  return { rln, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }) };
+  return { rln, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }), continuousState: new ContinuousStateView({ db, daemons }) };
 }
