@@ -258,6 +258,12 @@ describe.skipIf(!hasChromium)(
 
     step("shows the node's continuous state: its last write, its size and no pending writes", async () => {
       await page.goto(url(nodePath(nodeId)));
+      // Unlocked, the node has written only its fence: no state change yet.
+      await page.getByTestId('cs-last-write').filter({ hasText: 'None yet' }).waitFor();
+      // A state change (a new address, through the node's bearer path): its store takes it first.
+      const address = await fetch(`${t.config.nodeApiUrl}/nodes/${alice.id}/${nodeId}/address`, { method: 'POST', headers: { authorization: `Bearer ${alice.token}` } });
+      expect(address.status).toBe(200);
+      await page.reload();
       const card = page.getByTestId('continuous-state');
       await card.getByTestId('cs-pending').filter({ hasText: /^0$/ }).waitFor();
       const { store } = (await t.call(`/api/nodes/${nodeId}/continuous-state`, { token: alice.token })).json.data;
