@@ -1,6 +1,7 @@
 // The node page: status that follows the node's events (node-events.js), the upgrade and locked
 // notices with their Upgrade and Unlock buttons, details, build history, recent events, lifecycle
-// actions, automatic unlock, webhook, log export and backups (node-backups.js).
+// actions, continuous state (node-continuous-state.js), automatic unlock, webhook, log export and
+// backups (node-backups.js).
 import { api, connectUrl, nodesListUrl } from '../api.js';
 import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge, table, time, copyable } from '../dom.js';
 import { nodeNotFound } from './not-found.js';
