@@ -143,7 +143,8 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     const info = await svc.bearer(alice, nodeId, '/nodeinfo');
     expect(info.status, info.text).toBe(200);
     // Continuous state (devnode releases have it): the pod reached the service's VSS at VSS_NODE_URL
-    // (the in-cluster address, through the NetworkPolicies) when it took its fence at unlock, and
+    // (the API's NodePort on the node address: the test cluster has no DNS for the base's in-cluster
+    // name; through the NetworkPolicies) when it took its fence at unlock, and
     // its URL is in the node's Secret, not in its StatefulSet.
     const state = await svc.api(`/api/nodes/${nodeId}/continuous-state`, { token: alice.token });
     expect(state.status, state.text).toBe(200);
@@ -152,7 +153,7 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     expect(set.spec.template.spec.containers[0].args.slice(-3)).toEqual(['--vss-url', '$(RLN_VSS_URL)', '--vss-allow-http']);
     expect(JSON.stringify(set)).not.toContain('/vss/');
     const secret = JSON.parse(await kubectl(['-n', NODES_NAMESPACE, 'get', 'secret', `rln-${nodeId}-vss`, '-o', 'json']));
-    expect(Buffer.from(secret.data.url, 'base64').toString()).toMatch(new RegExp(`^http://rln-cloud-api\\.rln-cloud\\.svc:8080/vss/${nodeId}/`));
+    expect(Buffer.from(secret.data.url, 'base64').toString()).toMatch(new RegExp(`^http://198\\.18\\.1\\.1:32080/vss/${nodeId}/`));
 
     const issued = await svc.api(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: alice.token });
     expect(issued.status, issued.text).toBe(200);
