@@ -195,6 +195,7 @@ export async function startServer(config: Config, log: Logger, opening?: ServerD
       rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
       autoUnlock,
       health: nodeCalls.health,
+      continuousState: nodeCalls.continuousState,
       nodeEvents: events.timeline,
       eventHub: events.hub,
       memberWatch: events.memberWatch,
@@ -267,7 +268,7 @@ async function bootstrapDevUser(accounts: AccountService, db: Database, dataDir:
 
 /** What the metrics report besides the service's own: the runtime's requests, its peer-port range, the VSS soft limit. */
 function metricOptions(config: Config): MetricOptions {
-  const vss = { vssSoftLimitBytes: config.vssMaxBytesPerNode };
+  const vss = { vssSoftLimitBytes: config.vssMaxBytesPerNode, vssPendingSampleMaxAgeMs: 3 * config.vssPendingCheckIntervalMs };
   if (!config.kubernetes) return { ...vss, nodePortRange: config.nodePortRange };
   const { peerServiceType, peerPortRange, nodePortRange } = config.kubernetes;
   if (peerServiceType === 'HostPort') return { ...vss, kubernetes: true, nodePortRange: peerPortRange };

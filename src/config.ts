@@ -78,6 +78,8 @@ export interface Config {
   vssNodeUrl?: string;
   /** VSS_MAX_BYTES_PER_NODE: the soft limit of a node's VSS store (alerted and shown, never refused). */
   vssMaxBytesPerNode: number;
+  /** VSS_PENDING_CHECK_INTERVAL_MS: how often running nodes with continuous state are asked their pending VSS writes. */
+  vssPendingCheckIntervalMs: number;
   /** How long a DESTROYED node stays readable before its record is deleted. */
   destroyedRetentionHours: number;
   /**
@@ -248,6 +250,12 @@ export const SERVICE_VARIABLES = {
   vssMaxBytesPerNode: variable('VSS_MAX_BYTES_PER_NODE', integer(1), {
     default: '1073741824',
     doc: "the bytes a node's VSS store may hold before it is alerted on and shown on the node (writes are never refused)",
+  }),
+  // A node's pending writes are state it has not in VSS yet: one request per running node a
+  // minute is cheap, and the alert waits 10 minutes, so a minute apart sees a queue that stays.
+  vssPendingCheckIntervalMs: variable('VSS_PENDING_CHECK_INTERVAL_MS', integer(1000), {
+    default: '60000',
+    doc: "the pause between two passes asking the unlocked nodes with continuous state their pending VSS writes (`/vssbackupinfo`), for the rlncloud_vss_nodes_with_pending_writes gauge",
   }),
   destroyedRetentionHours: variable('DESTROYED_RETENTION_HOURS', integer(1), {
     default: '168',

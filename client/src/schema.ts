@@ -508,6 +508,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/nodes/{id}/continuous-state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's continuous state
+         * @description Where the node's state stands in the service's VSS: the store's last write, its size and key count (from the service's own rows), and the writes the daemon holds that VSS does not have yet (its /vssbackupinfo, asked now when the node runs unlocked with continuous state; a daemon that does not answer within 1.5 s is reported, never waited for). Every member may read it; another account's node answers 404.
+         */
+        get: operations["getNodeContinuousState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/account": {
         parameters: {
             query?: never;
@@ -3968,6 +3988,100 @@ export interface operations {
                                 error: string | null;
                                 network: string | null;
                                 height: number | null;
+                            };
+                            /** Format: date-time */
+                            checkedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description The one error body of the management API. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden_scope: the API token is not allowed this route or node (see docs/API.md "Token scopes"); forbidden_role: the member's role is below the route's (docs/API.md "Accounts and roles") */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The one error body of the management API. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNodeContinuousState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Node id: 32 lowercase hex characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            nodeId: string;
+                            /** @description The node's continuousState setting: its daemon writes its state to VSS (from its next start after a change). */
+                            enabled: boolean;
+                            store: {
+                                /** @description The daemon's key is bound to the store: it has written to it. */
+                                bound: boolean;
+                                lastWriteAt: string | null;
+                                /** @description Bytes of values the store holds now. */
+                                bytes: number;
+                                /** @description Keys the store holds now, the fence included. */
+                                keys: number;
+                            } | null;
+                            /** @description Asked now, within 1.5 s. */
+                            daemon: {
+                                /** @description The daemon was asked (/vssbackupinfo): only a RUNNING, unlocked node with continuous state can answer. */
+                                checked: boolean;
+                                reason: string | null;
+                                pendingWrites: number | null;
+                                backupRequired: boolean | null;
+                                backupExists: boolean | null;
                             };
                             /** Format: date-time */
                             checkedAt: string;

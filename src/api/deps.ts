@@ -13,6 +13,7 @@ import type { NodeTokenService } from '../nodes/tokens/node-tokens.ts';
 import type { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import type { AutoUnlockService } from '../nodes/unlock/auto-unlock.ts';
 import type { NodeHealth } from '../nodes/health/node-health.ts';
+import type { ContinuousStateView } from '../nodes/health/continuous-state.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { BackupService } from '../backups/service.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
@@ -58,6 +59,8 @@ export interface ApiDeps {
   backupLimits: { maxUploadBytes: number };
   autoUnlock: AutoUnlockService;
   health: NodeHealth;
+  /** GET /api/nodes/{id}/continuous-state. */
+  continuousState: ContinuousStateView;
   /** Node timelines and the cursors clients hand back. */
   nodeEvents: NodeEventTimeline;
   /** This process's event streams. */

@@ -11,6 +11,7 @@ import { lazyValidators, type LazyValidators } from './validator-cache.ts';
 import { Build, ErrorBody, Node } from './schemas.ts';
 import type { ApiDeps } from './deps.ts';
 import { nodeHealthRoute } from './nodes/node-health.ts';
+import { continuousStateRoute } from './nodes/continuous-state.ts';
 import { initNodeRoute } from './nodes/init-node.ts';
 import { isPreflight, preflightHeaders, responseCorsHeaders, type CorsPolicy } from '../http/cors.ts';
 import { listNodesRoute } from './nodes/list-nodes.ts';
@@ -222,6 +223,7 @@ export async function buildApiServer(
     latestImageRoute(scope, deps);
     getNodeRoute(scope, deps);
     nodeHealthRoute(scope, deps);
+    continuousStateRoute(scope, deps);
     destroyNodeRoute(scope, deps);
     getAccountRoute(scope, deps);
     listTokensRoute(scope, deps);

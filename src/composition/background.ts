@@ -25,6 +25,8 @@ import type { AutoUnlockService } from '../nodes/unlock/auto-unlock.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 import { MonthCloser } from '../usage/close-month.ts';
 import { StorageMeter } from '../nodes/upkeep/storage-meter.ts';
+import { VssPendingMeter } from '../nodes/upkeep/vss-pending-meter.ts';
+import { NodeDaemons } from '../nodes/node-daemons.ts';
 import { sendEmailJob } from '../mail/send-email-job.ts';
 import { smtpTransport } from '../mail/transport.ts';
 import { linkRequestJob } from '../signup/link-request-job.ts';
@@ -131,8 +133,16 @@ export function buildBackground({ db, config, runtime, services, rln, bearers, a
   // Every replica looks; the first to find last month due closes it (usage/close-month.ts).
   const monthCloser = new MonthCloser({ db, graceMs: config.usage.monthCloseGraceMs, checkIntervalMs: 60_000, log: log.child({ part: 'usage' }) });
   const storageMeter = new StorageMeter({ db, runtime, intervalMs: config.nodeStorageCheckIntervalMs, replicaId, log: log.child({ part: 'storage' }) });
+  const vssPendingMeter = new VssPendingMeter({
+    db,
+    runtime,
+    daemons: new NodeDaemons(runtime, rln),
+    intervalMs: config.vssPendingCheckIntervalMs,
+    replicaId,
+    log: log.child({ part: 'vss' }),
+  });
   const vssJanitor = new VssJanitor({ db, blobs: services.vssBlobs, destroyedRetentionHours: config.destroyedRetentionHours, log: log.child({ part: 'vss' }) });
   const outboxJanitor = new OutboxJanitor({ db, retentionDays: config.mail.retentionDays, log: log.child({ part: 'mail' }) });
   const closeTransport = { start() {}, stop: () => transport?.close() };
-  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, outboxJanitor, ...nodeLogs.parts, monthCloser, storageMeter];
+  return [closeTransport, worker, webhookDispatcher, reconciler, exportJanitor, backupJanitor, vssJanitor, outboxJanitor, ...nodeLogs.parts, monthCloser, storageMeter, vssPendingMeter];
 }

@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { NodeDaemons } from '../nodes/node-daemons.ts';
 import { NodeHealth } from '../nodes/health/node-health.ts';
+import { ContinuousStateView } from '../nodes/health/continuous-state.ts';
 import { NodeIdentityWatch } from '../nodes/unlock/node-identity.ts';
 import { NodeUnlocker } from '../nodes/unlock/node-unlocker.ts';
 import { NodePaths } from '../nodes/paths/node-paths.ts';
@@ -45,6 +46,8 @@ export interface NodeCalls {
   health: NodeHealth;
   /** Customers' node token revocations sent to the nodes (again after every unlock). */
   revocations: NodeTokenRevocations;
+  /** GET /api/nodes/{id}/continuous-state. */
+  continuousState: ContinuousStateView;
 }
 
 export function buildNodeCalls({ config, db, runtime, nodes, audit, bearers, seal, log }: NodeCallsDeps): NodeCalls {
@@ -56,5 +59,5 @@ export function buildNodeCalls({ config, db, runtime, nodes, audit, bearers, sea
   const revocations = new NodeTokenRevocations({ db, seal, daemons, log });
   const unlocker = new NodeUnlocker({ db, config: settings, nodes, daemons, identity, revocations, log });
   const nodePaths = new NodePaths({ unlocker, nodes, daemons, audit, log });
-  return { rln, bearers, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }), revocations };
+  return { rln, bearers, daemons, unlocker, nodePaths, health: new NodeHealth({ db, daemons }), revocations, continuousState: new ContinuousStateView({ db, daemons }) };
 }

@@ -61,6 +61,7 @@ export async function buildOfflineApiServer(): Promise<FastifyInstance> {
     eventStreamBuffer: { maxEvents: 1, maxBytes: 1 },
     rateLimits: { perTokenPerMinute: config.apiRateLimitPerMinute, perUserPerMinute: config.apiUserRateLimitPerMinute },
     health: unused('health'),
+    continuousState: unused('continuousState'),
     blobs: withoutSignedUrls,
     backupBlobs: withoutSignedUrls,
     isReady: () => false,

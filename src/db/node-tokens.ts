@@ -1,4 +1,4 @@
-// node_tokens (migration 0045): customers' Biscuits for a node, never in clear (the token is sealed,
+// node_tokens (migration 0043): customers' Biscuits for a node, never in clear (the token is sealed,
 // only to be sent again to the node with a revocation).
 import type { Queryable } from './database.ts';
 import type { NodeTokenRole, StoredNodeToken } from '../domain/node-tokens.ts';

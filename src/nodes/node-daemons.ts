@@ -6,11 +6,12 @@ import type { Node } from '../domain/nodes.ts';
 import type { RlnAnswer } from '../rln/answer.ts';
 import type { CallOptions, RlnClient, RlnEndpoint } from '../rln/client.ts';
 import type { NodeBearers, NodeCallerRole } from '../rln/node-bearer.ts';
+import type { VssBackupInfo } from '../rln/vss-backup-info.ts';
 import type { NodeEndpoint, NodeRuntime, NodeStorageFiles } from '../runtime/types.ts';
 import { specOf } from './builds/build-job.ts';
 
 type DaemonRuntime = Pick<NodeRuntime, 'endpoint'> & { storageFiles: Pick<NodeStorageFiles, 'clientBackupPath' | 'prepareClientBackups'> };
-type DaemonClient = Pick<RlnClient, 'call' | 'unlock' | 'init' | 'nodeInfo' | 'networkInfo'>;
+type DaemonClient = Pick<RlnClient, 'call' | 'unlock' | 'init' | 'nodeInfo' | 'networkInfo' | 'vssBackupInfo'>;
 
 /** One node's daemon. */
 export interface NodeDaemon {
@@ -23,6 +24,8 @@ export interface NodeDaemon {
   init(body: { password: string; mnemonic?: string }): Promise<RlnAnswer>;
   nodeInfo(timeoutMs?: number): Promise<RlnAnswer>;
   networkInfo(timeoutMs?: number): Promise<RlnAnswer>;
+  /** What it knows of its continuous state (RLN's fork's /vssbackupinfo). */
+  vssBackupInfo(timeoutMs?: number): Promise<VssBackupInfo>;
   /** A backup a client keeps on the node, as the daemon sees its path (nodes/paths/backup-path.ts). */
   clientBackupPath(fileName: string): string;
   /** The client backups folder exists, with what an older version kept in the storage moved into it. */
@@ -65,6 +68,10 @@ class RuntimeDaemon implements NodeDaemon {
 
   async networkInfo(timeoutMs?: number) {
     return this.rln.networkInfo(await this.authorizedEndpoint(), timeoutMs);
+  }
+
+  vssBackupInfo(timeoutMs?: number) {
+    return this.rln.vssBackupInfo(this.endpoint, timeoutMs);
   }
 
   clientBackupPath(fileName: string): string {

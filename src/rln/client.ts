@@ -10,6 +10,7 @@ import { isSuccess, nodeRefusal, type RlnAnswer } from './answer.ts';
 import { answerTooLarge, nodeFailure, type RlnEndpoint } from './failures.ts';
 import { forwardToNode, type ForwardedRequest } from './forward.ts';
 import { NodeConnectionPool } from './forwarding/connection-pool.ts';
+import { parseVssBackupInfo, type VssBackupInfo } from './vss-backup-info.ts';
 
 export type { RlnEndpoint };
 
@@ -131,6 +132,11 @@ export class RlnClient {
   async restore(endpoint: RlnEndpoint, backupPath: string, password: string, timeoutMs?: number): Promise<void> {
     const answer = await this.call(endpoint, 'POST', '/restore', { json: { backup_path: backupPath, password }, timeoutMs });
     if (!isSuccess(answer.status)) throw nodeRefusal(answer, 'restore');
+  }
+
+  /** RLN's fork's /vssbackupinfo (an unlocked node with continuous state); a refusal throws. */
+  async vssBackupInfo(endpoint: RlnEndpoint, timeoutMs?: number): Promise<VssBackupInfo> {
+    return parseVssBackupInfo(await this.call(endpoint, 'GET', '/vssbackupinfo', { timeoutMs }));
   }
 
   /** Whether the daemon answers HTTP at all (a fresh RLN answers 403 "Node is locked": it is up). */

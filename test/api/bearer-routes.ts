@@ -25,6 +25,7 @@ export const BEARER_ROUTES: BearerRoute[] = [
   route('GET', '/api/nodes/latest-rln-image', () => '/api/nodes/latest-rln-image'),
   route('GET', '/api/nodes/:id', (id) => `/api/nodes/${id}`),
   route('GET', '/api/nodes/:id/health', (id) => `/api/nodes/${id}/health`),
+  route('GET', '/api/nodes/:id/continuous-state', (id) => `/api/nodes/${id}/continuous-state`),
   route('POST', '/api/nodes/:id/start', (id) => `/api/nodes/${id}/start`),
   route('POST', '/api/nodes/:id/stop', (id) => `/api/nodes/${id}/stop`),
   route('POST', '/api/nodes/:id/upgrade', (id) => `/api/nodes/${id}/upgrade`),

@@ -11,6 +11,7 @@ export const ROUTE_LEAST_ROLES: Record<string, Role> = {
   'GET /api/nodes/latest-rln-image': 'viewer',
   'GET /api/nodes/:id': 'viewer',
   'GET /api/nodes/:id/health': 'viewer',
+  'GET /api/nodes/:id/continuous-state': 'viewer',
   'POST /api/nodes/:id/start': 'developer',
   'POST /api/nodes/:id/stop': 'developer',
   'POST /api/nodes/:id/upgrade': 'developer',

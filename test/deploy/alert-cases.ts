@@ -253,6 +253,14 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     // none past the limit, or one past it for less than 15 minutes (its old values deleted since)
     quiet: { [`rlncloud_vss_stores_over_soft_limit{${one}}`]: '0+0x20', [`rlncloud_vss_stores_over_soft_limit{${two}}`]: '0+0x10 1+0x5 0+0x5' },
   },
+  RlnCloudVssPendingWrites: {
+    evalTime: '12m',
+    // every replica reports the same count: one alert, not one per replica
+    fires: { [`rlncloud_vss_nodes_with_pending_writes{${one}}`]: '1+0x15', [`rlncloud_vss_nodes_with_pending_writes{${two}}`]: '1+0x15' },
+    labels: {},
+    // a node's queue that drains within a few minutes (a VSS hiccup), then none
+    quiet: { [`rlncloud_vss_nodes_with_pending_writes{${one}}`]: '0+0x3 1+0x5 0+0x7', [`rlncloud_vss_nodes_with_pending_writes{${two}}`]: '0+0x15' },
+  },
   RlnCloudReconcileStalled: {
     evalTime: '15m',
     // the holder's last pass at minute 2; the other replica never passes (its start, minute 0)

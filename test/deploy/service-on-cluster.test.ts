@@ -97,6 +97,8 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     for (const [verb, resource] of [
       ['watch', 'statefulsets.apps'], ['patch', 'statefulsets.apps'], ['create', 'services'], ['delete', 'pods'],
       ['get', 'pods/log'], ['get', 'pods/exec'], ['create', 'pods/exec'], ['delete', 'persistentvolumeclaims'],
+      // A node's VSS URL Secret: applied and deleted, never read back (get secrets stays refused below).
+      ['patch', 'secrets'], ['delete', 'secrets'],
     ]) expect(`${verb} ${resource}: ${await can(verb!, resource!)}`).toBe(`${verb} ${resource}: yes`);
     for (const [verb, resource, namespace] of [
       ['create', 'pods'], ['get', 'secrets'], ['create', 'persistentvolumeclaims'], ['list', 'pods', SERVICE_NAMESPACE], ['list', 'statefulsets.apps', 'default'],
@@ -140,6 +142,18 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     });
     const info = await svc.bearer(alice, nodeId, '/nodeinfo');
     expect(info.status, info.text).toBe(200);
+    // Continuous state (devnode releases have it): the pod reached the service's VSS at VSS_NODE_URL
+    // (the API's NodePort on the node address: the test cluster has no DNS for the base's in-cluster
+    // name; through the NetworkPolicies) when it took its fence at unlock, and
+    // its URL is in the node's Secret, not in its StatefulSet.
+    const state = await svc.api(`/api/nodes/${nodeId}/continuous-state`, { token: alice.token });
+    expect(state.status, state.text).toBe(200);
+    expect(state.json.data).toMatchObject({ enabled: true, store: { bound: true, keys: 1 }, daemon: { checked: true, pendingWrites: 0 } });
+    const set = JSON.parse(await kubectl(['-n', NODES_NAMESPACE, 'get', 'statefulset', `rln-${nodeId}`, '-o', 'json']));
+    expect(set.spec.template.spec.containers[0].args.slice(-3)).toEqual(['--vss-url', '$(RLN_VSS_URL)', '--vss-allow-http']);
+    expect(JSON.stringify(set)).not.toContain('/vss/');
+    const secret = JSON.parse(await kubectl(['-n', NODES_NAMESPACE, 'get', 'secret', `rln-${nodeId}-vss`, '-o', 'json']));
+    expect(Buffer.from(secret.data.url, 'base64').toString()).toMatch(new RegExp(`^http://198\\.18\\.1\\.1:32080/vss/${nodeId}/`));
 
     const issued = await svc.api(`/api/nodes/${nodeId}/generate-cert`, { method: 'POST', token: alice.token });
     expect(issued.status, issued.text).toBe(200);
@@ -335,7 +349,7 @@ describeDeployed('the service deployed on the test cluster (deploy/kubernetes)',
     expect(r.status, r.text).toBe(200);
     await svc.waitForNode(alice, nodeId, 'DESTROYED');
     // Only this node's objects: the rollout test's nodes are another user's and stay.
-    const left = await kubectl(['-n', NODES_NAMESPACE, 'get', 'statefulsets,services,pods,pvc', '-l', `rln-cloud/node-id=${nodeId}`, '-o', 'name']);
+    const left = await kubectl(['-n', NODES_NAMESPACE, 'get', 'statefulsets,services,pods,pvc,secrets', '-l', `rln-cloud/node-id=${nodeId}`, '-o', 'name']);
     expect(left.trim()).toBe('');
   }, 300_000);
 });

@@ -14,6 +14,8 @@ import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
 import { newVssKey, vssClient } from '../helpers/vss-client.ts';
+import { vssIdentityFromMnemonic } from '../../devnode/vss/key.ts';
+import { SealedNodeVssUrls } from '../../src/vss/node-urls.ts';
 import { VssJanitor } from '../../src/vss/vss-janitor.ts';
 import { createLogger } from '../../src/logger.ts';
 
@@ -254,18 +256,45 @@ describe.skipIf(!hasChromium)(
       rmSync(saved);
     });
 
+    step("shows the node's continuous state: its last write, its size and no pending writes", async () => {
+      await page.goto(url(nodePath(nodeId)));
+      // Unlocked, the node has written only its fence: no state change yet.
+      await page.getByTestId('cs-last-write').filter({ hasText: 'None yet' }).waitFor();
+      // A state change (a new address, through the node's bearer path): its store takes it first.
+      const address = await fetch(`${t.config.nodeApiUrl}/nodes/${alice.id}/${nodeId}/address`, { method: 'POST', headers: { authorization: `Bearer ${alice.token}` } });
+      expect(address.status).toBe(200);
+      await page.reload();
+      const card = page.getByTestId('continuous-state');
+      await card.getByTestId('cs-pending').filter({ hasText: /^0$/ }).waitFor();
+      const { store } = (await t.call(`/api/nodes/${nodeId}/continuous-state`, { token: alice.token })).json.data;
+      expect(store.lastWriteAt).not.toBeNull();
+      expect(await card.getByTestId('cs-enabled').textContent()).toBe('On');
+      expect(await card.getByTestId('cs-size').textContent()).toBe(`${store.bytes} B in ${store.keys} keys`);
+      expect(await card.getByTestId('cs-last-write').textContent()).not.toBe('None yet');
+      expect(await card.locator('.notice').count()).toBe(0);
+      await shot('node-continuous-state');
+    });
+
     step("shows the node's VSS store beside its soft limit, and a notice once past it (writes still accepted)", async () => {
-      const client = vssClient(await t.server.services.vss.issueUrl(alice.id, nodeId), newVssKey());
+      // The node writes its state to its store (continuous state): values are put there as its
+      // daemon would, at its URL and with its key (from the recovery phrase), beside its own state.
+      const nodeUrl = await new SealedNodeVssUrls({ db: t.server.db, baseUrl: t.config.publicUrl, seal: t.server.services.unlockSeal }).urlFor(nodeId);
+      const identity = vssIdentityFromMnemonic(phrase);
+      const client = vssClient(nodeUrl, newVssKey(), { token: () => identity.token() });
       const measure = () => new VssJanitor({ db: t.server.db, blobs: t.server.services.vssBlobs, destroyedRetentionHours: 168, log: createLogger('silent') }).measure();
-      expect((await client.put('s', [{ key: 'a', version: 0, value: Buffer.alloc(600) }])).status).toBe(200);
+      const used = async () => (await t.call(`/api/nodes/${nodeId}`, { token: alice.token })).json.data.vss.usedBytes as number;
+      expect((await client.put('s', [{ key: 'a', version: 0, value: Buffer.alloc(300) }])).status).toBe(200);
       await measure();
+      const below = await used();
+      expect(below).toBeLessThan(1000);
       await page.goto(url(nodePath(nodeId)));
-      await page.locator('[data-testid=node-vss]', { hasText: '600 B of 1000 B (soft limit)' }).waitFor();
+      await page.locator('[data-testid=node-vss]', { hasText: `${below} B of 1000 B (soft limit)` }).waitFor();
       expect(await page.getByTestId('vss-limit-notice').count()).toBe(0);
-      expect((await client.put('s', [{ key: 'b', version: 0, value: Buffer.alloc(600) }])).status).toBe(200);
+      expect((await client.put('s', [{ key: 'b', version: 0, value: Buffer.alloc(1024) }])).status).toBe(200);
       await measure();
+      const past = await used();
       await page.goto(url(nodePath(nodeId)));
-      await page.locator('[data-testid=node-vss]', { hasText: '1.2 KiB of 1000 B (soft limit: past it, writes still accepted)' }).waitFor();
+      await page.locator('[data-testid=node-vss]', { hasText: `${(past / 1024).toFixed(1)} KiB of 1000 B (soft limit: past it, writes still accepted)` }).waitFor();
       expect(await page.getByTestId('vss-limit-notice').textContent()).toContain('The channel state store is past its limit.');
       await shot('node-vss-past-limit');
     });

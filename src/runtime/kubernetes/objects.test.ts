@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readKubernetesConfig } from './settings.ts';
-import { claimName, peerService, podName, restService, statefulSet } from './objects.ts';
+import { claimName, peerService, podName, restService, statefulSet, vssUrlSecret } from './objects.ts';
 
 const config = readKubernetesConfig({ K8S_STORAGE_CLASS: 'fast', K8S_NODE_SELECTOR: 'pool=rln' }, []);
 const nodeId = '0123456789abcdef0123456789abcdef';
@@ -20,7 +20,14 @@ describe('a node as Kubernetes objects', () => {
     // Continuous state: the node's own VSS URL at the service's in-cluster address, plain http allowed there.
     const vssUrl = 'http://rln-cloud.rln-cloud.svc:8080/vss/n/c';
     const withVss = statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, rootPublicKey, vssUrl }).spec.template.spec.containers[0]!;
-    expect(withVss.args.slice(9)).toEqual(['--vss-url', vssUrl, '--vss-allow-http']);
+    // The URL itself (its credential) is in the node's Secret, expanded by the kubelet: not in the spec.
+    expect(withVss.args.slice(9)).toEqual(['--vss-url', '$(RLN_VSS_URL)', '--vss-allow-http']);
+    expect(withVss.env).toEqual([{ name: 'RLN_VSS_URL', valueFrom: { secretKeyRef: { name: `rln-${nodeId}-vss`, key: 'url' } } }]);
+    expect(JSON.stringify(statefulSet(config, { nodeId, network: 'testnet', imageVersion: 'abc123', replicas: 1, rootPublicKey, vssUrl }))).not.toContain('/vss/n/c');
+    const secret = vssUrlSecret(config, nodeId, vssUrl);
+    expect(secret.metadata).toMatchObject({ name: `rln-${nodeId}-vss`, namespace: 'rln-nodes', labels: { 'rln-cloud/node-id': nodeId } });
+    expect(Buffer.from(secret.data.url, 'base64').toString()).toBe(vssUrl);
+    expect(container.env).toBeUndefined();
     expect(container.ports.every((p) => p.protocol === 'TCP')).toBe(true);
     expect(container.readinessProbe).toMatchObject({ tcpSocket: { port: 3001 } });
   });

@@ -22,6 +22,11 @@ export const IMAGE_VERSION_ANNOTATION = 'rln-cloud/image-version';
 export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=rln-cloud';
 
 export const workloadName = (nodeId: string) => `rln-${nodeId}`;
+/** The Secret holding the node's VSS URL (its credential): read by the kubelet, never in the StatefulSet. */
+export const vssSecretName = (nodeId: string) => `rln-${nodeId}-vss`;
+/** The container's variable the kubelet fills from that Secret and expands in `--vss-url $(...)`. */
+export const VSS_URL_ENV = 'RLN_VSS_URL';
+const VSS_URL_KEY = 'url';
 export const peerServiceName = (nodeId: string) => `rln-${nodeId}-peer`;
 export const podName = (nodeId: string) => `${workloadName(nodeId)}-0`;
 export const claimName = (nodeId: string) => `data-${podName(nodeId)}`;
@@ -54,7 +59,12 @@ export function nodeLabels(nodeId: string): Record<string, string> {
 
 export const imageFor = (config: KubernetesConfig, version: string) => config.imageTemplate.replaceAll('{version}', version);
 
-/** rgb-lightning-node's command line; the image's entrypoint is the daemon itself. */
+/**
+ * rgb-lightning-node's command line; the image's entrypoint is the daemon itself. The VSS URL is
+ * passed as `$(RLN_VSS_URL)`: Kubernetes expands a container's variables in its args, so the daemon
+ * (RLN's fork and devnode alike read `--vss-url` from their command line) gets the URL while the
+ * StatefulSet, readable by whoever may read workloads in the namespace, names only the Secret.
+ */
 export function daemonArgs(network: Network, rootPublicKey: string | null, vssUrl?: string): string[] {
   return [
     STORAGE_DIR,
@@ -63,8 +73,20 @@ export function daemonArgs(network: Network, rootPublicKey: string | null, vssUr
     '--network', network,
     // Tokens of the node's root key only (issue #40): the service's own calls and the gateways send them.
     ...authenticationArgs(rootPublicKey),
-    ...vssDaemonArgs(vssUrl),
+    ...vssDaemonArgs(vssUrl, `$(${VSS_URL_ENV})`),
   ];
+}
+
+/** The node's VSS URL as a Secret of the nodes' namespace, applied before the StatefulSet that refers to it. */
+export function vssUrlSecret(config: KubernetesConfig, nodeId: string, vssUrl: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: vssSecretName(nodeId), namespace: config.namespace, labels: nodeLabels(nodeId) },
+    type: 'Opaque',
+    // data, not stringData: server-side apply then compares like with like, and re-applying the same URL changes nothing.
+    data: { [VSS_URL_KEY]: Buffer.from(vssUrl, 'utf8').toString('base64') },
+  };
 }
 
 export function statefulSet(config: KubernetesConfig, input: NodeObjectsInput) {
@@ -105,6 +127,9 @@ export function statefulSet(config: KubernetesConfig, input: NodeObjectsInput) {
               image: imageFor(config, input.imageVersion),
               imagePullPolicy: config.imagePullPolicy,
               args: daemonArgs(input.network, input.rootPublicKey ?? null, input.vssUrl),
+              ...(input.vssUrl === undefined ?
+                {}
+              : { env: [{ name: VSS_URL_ENV, valueFrom: { secretKeyRef: { name: vssSecretName(input.nodeId), key: VSS_URL_KEY } } }] }),
               ports: [
                 { name: 'rest', containerPort: REST_PORT, protocol: 'TCP' },
                 { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP', ...(config.peerServiceType === 'HostPort' && input.hostPort ? { hostPort: input.hostPort } : {}) },

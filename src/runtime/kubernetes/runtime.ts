@@ -24,6 +24,8 @@ import {
   REST_PORT,
   restService,
   statefulSet,
+  vssSecretName,
+  vssUrlSecret,
   workloadName,
 } from './objects.ts';
 import { WatchedObjects, type ChangeKind } from './watched-objects.ts';
@@ -208,6 +210,7 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
     await this.cluster.delete({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: meta(workloadName(nodeId)) });
     await this.cluster.delete({ apiVersion: 'v1', kind: 'Service', metadata: meta(workloadName(nodeId)) });
     await this.cluster.delete({ apiVersion: 'v1', kind: 'Service', metadata: meta(peerServiceName(nodeId)) });
+    await this.cluster.delete({ apiVersion: 'v1', kind: 'Secret', metadata: meta(vssSecretName(nodeId)) });
     await this.until(() => this.podGone(nodeId), GONE_TIMEOUT_MS, `the pod of node ${nodeId} to go`);
     // The claim outlives its StatefulSet by design; it is deleted once no pod uses it.
     const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: meta(claimName(nodeId)) };
@@ -372,6 +375,8 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
     // HostPort: the pod binds its peer port on its machine, and no Service is needed.
     if (config.peerServiceType !== 'HostPort') await this.cluster.apply(peerService(config, spec.nodeId, spec.peerPort));
     const vssUrl = replicas === 1 && spec.continuousState && this.opts.vssUrls ? await this.opts.vssUrls.urlFor(spec.nodeId) : undefined;
+    // The Secret first: a pod whose Secret is missing waits (CreateContainerConfigError) until it is there.
+    if (vssUrl !== undefined) await this.cluster.apply(vssUrlSecret(config, spec.nodeId, vssUrl));
     // Applying a new key restarts nothing (OnDelete): the pod gets it when it is next replaced.
     const rootPublicKey = (await this.opts.rootKeys?.publicKeyFor(spec.nodeId)) ?? null;
     await this.cluster.apply(statefulSet(config, { nodeId: spec.nodeId, network: spec.network, imageVersion: spec.imageVersion, replicas, hostPort: spec.peerPort, rootPublicKey, vssUrl }));

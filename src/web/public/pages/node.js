@@ -1,12 +1,14 @@
 // The node page: status that follows the node's events (node-events.js), the upgrade and locked
 // notices with their Upgrade and Unlock buttons, details, build history, recent events, lifecycle
-// actions, automatic unlock, webhook, log export and backups (node-backups.js).
+// actions, continuous state (node-continuous-state.js), automatic unlock, webhook, log export and
+// backups (node-backups.js).
 import { api, connectUrl, nodesListUrl } from '../api.js';
 import { dialog, errorNotice, fill, h, lockBadge, notice, runAction, statusBadge, table, time, copyable } from '../dom.js';
 import { nodeNotFound } from './not-found.js';
 import { backupsCard } from './node-backups.js';
 import { nodeEventsCard } from './node-events.js';
 import { nodeTokensCard } from './node-tokens.js';
+import { continuousStateCard } from './node-continuous-state.js';
 
 const BUSY = new Set(['STARTING', 'IN_PROGRESS', 'DESTROYING']);
 const isBusy = (n) => BUSY.has(n.status) || n.builds.some((b) => !b.buildComplete);
@@ -351,6 +353,8 @@ export async function nodePage(main, { nodeId, setTitle }) {
     renderAutoUnlock();
   };
 
+  // Continuous state (issue #43): its own card, reloaded as the node changes.
+  const continuous = continuousStateCard(nodeId);
   let timer;
   let soon;
   // Every event of the node reloads it at once (a burst of them, once).
@@ -363,6 +367,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
       node = n.data;
       latest = l.data;
       render();
+      continuous.update(node);
     } catch (err) {
       if (err.status === 404) {
         events.stop();
@@ -386,6 +391,7 @@ export async function nodePage(main, { nodeId, setTitle }) {
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Details')), h('div', { class: 'card-body' }, details)),
     h('section', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', {}, 'Build history')), h('div', { class: 'card-body' }, builds)),
     events.card,
+    continuous.card,
     autoUnlockCard,
     h('div', { class: 'two-col' }, webhookCard(nodeId, node), logsCard(nodeId)),
     backupsCard(nodeId, { onNodeChanged: () => refresh() }),

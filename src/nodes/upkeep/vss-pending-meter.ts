@@ -1,0 +1,70 @@
+// Asks each running, unlocked node with continuous state how many state writes it holds that VSS
+// has not (its /vssbackupinfo `pending_kv_writes`) and keeps the count (db/vss-state.ts) for the
+// rlncloud_vss_nodes_with_pending_writes gauge and the RlnCloudVssPendingWrites alert. A daemon
+// queues a write VSS refused or could not take and sends it again before its next one: a count
+// that stays above 0 is state that would be lost with the node's volume. One replica asks at a
+// time (a lease); the node page's read (continuous-state.ts) records its answer too.
+import type { Database } from '../../db/database.ts';
+import { findNodes } from '../../db/nodes.ts';
+import { forgetVssPendingWrites, recordVssPendingWrites } from '../../db/vss-state.ts';
+import { BackgroundLoop } from '../../jobs/background-loop.ts';
+import { LeaderLease } from '../../jobs/leader-lease.ts';
+import type { Logger } from '../../logger.ts';
+import type { NodeRuntime } from '../../runtime/types.ts';
+import type { NodeDaemons } from '../node-daemons.ts';
+import { whyNotAsked } from '../health/continuous-state.ts';
+import { PROBE_TIMEOUT_MS } from '../health/node-health.ts';
+
+export const VSS_PENDING_METER_LEASE = 'vss-pending-meter';
+const LEASE_TTL_MS = 60_000;
+/** Daemons asked at once. */
+const CONCURRENCY = 8;
+
+export interface VssPendingMeterOptions {
+  db: Database;
+  runtime: Pick<NodeRuntime, 'runningDaemons'>;
+  daemons: Pick<NodeDaemons, 'of'>;
+  /** VSS_PENDING_CHECK_INTERVAL_MS. */
+  intervalMs: number;
+  replicaId: string;
+  log: Logger;
+}
+
+export class VssPendingMeter {
+  private readonly loop: BackgroundLoop;
+  private readonly lease: LeaderLease;
+
+  constructor(private readonly opts: VssPendingMeterOptions) {
+    this.lease = new LeaderLease({ db: opts.db, name: VSS_PENDING_METER_LEASE, holder: opts.replicaId, ttlMs: LEASE_TTL_MS, log: opts.log });
+    this.loop = new BackgroundLoop({ name: 'VSS pending writes pass', intervalMs: opts.intervalMs, log: opts.log, run: () => this.sampleAll() });
+  }
+
+  start() {
+    this.loop.start();
+  }
+
+  async stop() {
+    await this.loop.stop();
+    await this.lease.release().catch((err) => this.opts.log.warn({ err }, 'handing back the VSS pending writes lease failed; it expires by itself'));
+  }
+
+  /** One pass over the running nodes, while this replica holds the lease. */
+  async sampleAll(): Promise<void> {
+    if (!(await this.lease.ensure())) return;
+    const queue = await findNodes(this.opts.db, this.opts.runtime.runningDaemons());
+    const worker = async () => {
+      for (let node = queue.shift(); node !== undefined; node = queue.shift()) {
+        if (this.loop.stopping) return;
+        try {
+          if (whyNotAsked(node)) await forgetVssPendingWrites(this.opts.db, node.id);
+          else await recordVssPendingWrites(this.opts.db, node.id, (await this.opts.daemons.of(node).vssBackupInfo(PROBE_TIMEOUT_MS)).pendingKvWrites);
+        } catch (err) {
+          // The last count stays until it is too old to count (metrics/definitions.ts): a daemon
+          // that cannot answer now (VSS unreachable from it, a pod moving) is asked again next pass.
+          this.opts.log.warn({ err, nodeId: node.id }, "could not read a node's pending VSS writes");
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  }
+}
