@@ -136,7 +136,7 @@ export function buildBackground({ db, config, runtime, services, rln, bearers, a
   const vssPendingMeter = new VssPendingMeter({
     db,
     runtime,
-    daemons: new NodeDaemons(runtime, rln),
+    daemons: new NodeDaemons(runtime, rln, bearers),
     intervalMs: config.vssPendingCheckIntervalMs,
     replicaId,
     log: log.child({ part: 'vss' }),

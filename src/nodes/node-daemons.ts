@@ -70,8 +70,8 @@ class RuntimeDaemon implements NodeDaemon {
     return this.rln.networkInfo(await this.authorizedEndpoint(), timeoutMs);
   }
 
-  vssBackupInfo(timeoutMs?: number) {
-    return this.rln.vssBackupInfo(this.endpoint, timeoutMs);
+  async vssBackupInfo(timeoutMs?: number) {
+    return this.rln.vssBackupInfo(await this.authorizedEndpoint(), timeoutMs);
   }
 
   clientBackupPath(fileName: string): string {
@@ -84,11 +84,15 @@ class RuntimeDaemon implements NodeDaemon {
 }
 
 export class NodeDaemons {
-  /** `bearers`: the Biscuits the service's calls carry (secrets/node-biscuits.ts); absent in tests of nodes/ alone. */
+  /**
+   * `bearers`: the Biscuits the service's calls carry (secrets/node-biscuits.ts). Required, so that
+   * every place that builds daemons says whether its calls authenticate (undefined only in tests of
+   * daemons started without authentication).
+   */
   constructor(
     private readonly runtime: DaemonRuntime,
     private readonly rln: DaemonClient,
-    private readonly bearers?: NodeBearers,
+    private readonly bearers: NodeBearers | undefined,
   ) {}
 
   of(node: Node): NodeDaemon {

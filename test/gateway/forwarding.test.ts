@@ -103,6 +103,7 @@ describe(`gateway forwarding on ${databaseLabel()}`, () => {
     const daemons = new NodeDaemons(
       { endpoint: (spec) => ({ host: '127.0.0.1', port: spec.restPort! }), storageFiles: { clientBackupPath: (_nodeId, name) => `/nonexistent/${name}`, prepareClientBackups: async () => {} } },
       rln,
+      undefined, // the upstreams here are this test's own servers, which check no Biscuit
     );
     const unlocker = new NodeUnlocker({ db: db.db, config: config.nodeAccess, nodes, daemons, log });
     const nodePaths = new NodePaths({ unlocker, nodes, daemons, log });
