@@ -57,12 +57,16 @@ describeOnCluster('a node with continuous state whose claim is deleted comes bac
   };
   const storeKeys = async () =>
     (await t.server.db.query<{ key: string }>('SELECT key FROM vss_objects WHERE node_id = $1 ORDER BY key', [nodeId])).map((r) => r.key);
-  /** The daemon's --vss-url, from the StatefulSet the runtime made. */
+  /**
+   * The daemon's --vss-url: the StatefulSet names it (`$(RLN_VSS_URL)`, expanded by the kubelet) and
+   * the node's Secret holds it (runtime/kubernetes/objects.ts).
+   */
   const daemonVssUrl = async () => {
     const sts = await kubectlGet(namespace, 'statefulset', `rln-${nodeId}`);
     const args: string[] = sts.spec.template.spec.containers[0].args;
-    expect(args).toContain('--vss-allow-http');
-    return args[args.indexOf('--vss-url') + 1]!;
+    expect(args.slice(args.indexOf('--vss-url'))).toEqual(['--vss-url', '$(RLN_VSS_URL)', '--vss-allow-http']);
+    const secret = await kubectlGet(namespace, 'secret', `rln-${nodeId}-vss`);
+    return Buffer.from(secret.data.url, 'base64').toString();
   };
 
   beforeAll(async () => {
