@@ -2,6 +2,7 @@
 // only to be sent again to the node with a revocation).
 import type { Queryable } from './database.ts';
 import type { NodeTokenRole, StoredNodeToken } from '../domain/node-tokens.ts';
+import { jsonParam } from './storable-text.ts';
 
 interface NodeTokenRow {
   id: string;
@@ -45,7 +46,7 @@ export async function insertNodeToken(db: Queryable, t: NewNodeToken): Promise<S
   const rows = await db.query<NodeTokenRow>(
     `INSERT INTO node_tokens (id, node_id, role, routes, expires_at, minted_by, revocation_id, revocation_ids, sealed_token)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-    [t.id, t.nodeId, t.role, JSON.stringify(t.routes), t.expiresAt, t.mintedBy, t.revocationIds[0], JSON.stringify(t.revocationIds), t.sealedToken],
+    [t.id, t.nodeId, t.role, jsonParam(t.routes), t.expiresAt, t.mintedBy, t.revocationIds[0], jsonParam(t.revocationIds), t.sealedToken],
   );
   return nodeTokenFromRow(rows[0]!);
 }
