@@ -1,7 +1,9 @@
 // Runs the service the way the README does (`npm start`) as a separate process group, with its
 // own DATA_DIR and ports, plus the operator CLI against it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, randomNodePortRange } from './ports.ts';
 import { isProcessAlive } from '../../src/platform/process-alive.ts';
@@ -160,4 +162,11 @@ export async function waitForServiceNode(
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`node ${nodeId} did not reach ${status}; last ${JSON.stringify(last)}`);
+}
+
+/** A one-key unlock seal keyring for several replicas (a file UNLOCK_SEAL_KEY_FILE names must exist). */
+export function sharedSealKeyFile(dir: string): string {
+  const path = join(dir, 'unlock-seal.key');
+  writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600 });
+  return path;
 }

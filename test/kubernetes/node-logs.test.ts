@@ -16,7 +16,7 @@ import pg from 'pg';
 import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
-import { callService, runCli, serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { callService, runCli, serviceEnv, sharedSealKeyFile, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { rawRequest } from '../gateway/gateway-client.ts';
 import { startS3Server } from '../logs/s3-server.ts';
 import { downloadParts } from '../logs/export-helpers.ts';
@@ -115,6 +115,8 @@ describeReplicas('node logs collected once, across replicas (kubernetes runtime,
       ...SMALL_NODE_PODS,
       NODE_START_TIMEOUT_MS: '120000',
       CA_CERT_FILE: join(shared, 'ca.pem'),
+      // One unlock seal for every replica (UNLOCK_SEAL_KEY_FILE: shared): each opens the nodes' root keys.
+      UNLOCK_SEAL_KEY_FILE: sharedSealKeyFile(shared),
       CA_KEY_FILE: join(shared, 'ca.key'),
       WEBHOOK_SIGNING_KEY_FILE: join(shared, 'webhook-keys.json'),
       BOOTSTRAP_DEV_USER: 'false',

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { CertificateAuthority } from '../../src/pki/certificate-authority.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { deleteNamespace, describeOnCluster, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
-import { callService, runCli, serviceEnv, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { callService, runCli, serviceEnv, sharedSealKeyFile, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { rawRequest, tlsRequest } from '../gateway/gateway-client.ts';
 import { startS3Server } from '../logs/s3-server.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -80,6 +80,8 @@ describeReplicas('several replicas on one PostgreSQL (kubernetes runtime, test c
       ...SMALL_NODE_PODS,
       NODE_START_TIMEOUT_MS: '120000',
       CA_CERT_FILE: join(shared, 'ca.pem'),
+      // One unlock seal for every replica (UNLOCK_SEAL_KEY_FILE: shared): each opens the nodes' root keys.
+      UNLOCK_SEAL_KEY_FILE: sharedSealKeyFile(shared),
       CA_KEY_FILE: join(shared, 'ca.key'),
       WEBHOOK_SIGNING_KEY_FILE: join(shared, 'webhook-keys.json'),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
