@@ -45,6 +45,12 @@ const USAGE = `usage: rln-cloud <command> [options] [--json]
   release status <version>                rollout progress (a live progress bar on a terminal)
   release resume <version> [--failure-budget <n>]
                                           resume a rollout the failure budget paused
+  authentication rollout [--concurrency <n>] [--failure-budget <n>]
+                                          restart, a few at a time, every node whose daemon still
+                                          runs without RLN's authentication (each comes back locked)
+  authentication status                   its progress, with the failed restarts' reasons
+  authentication resume [--failure-budget <n>]
+                                          resume it once the failure budget paused it
   webhook-key rotate [--overlap <duration>]
                                           new webhook signing keys: the old Ed25519 key keeps signing
                                           beside the new one for the overlap (default

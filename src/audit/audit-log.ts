@@ -25,6 +25,7 @@ export const AUDIT_ACTIONS = [
   'backup.created',
   'backup.deleted',
   'release.published',
+  'authentication.rollout_started',
   'session.sign_in',
   'session.ended',
   'session.others_ended',

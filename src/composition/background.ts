@@ -5,6 +5,7 @@ import type { Database } from '../db/database.ts';
 import type { Logger } from '../logger.ts';
 import type { NodeRuntime } from '../runtime/types.ts';
 import { rolloutPassJob } from '../nodes/rollout/pass-job.ts';
+import { authenticationRolloutPassJob } from '../nodes/rollout/authentication-pass-job.ts';
 import { buildJobs } from '../nodes/builds/build-jobs.ts';
 import { Reconciler } from '../nodes/upkeep/reconcile.ts';
 import { JobWorker } from '../jobs/worker.ts';
@@ -89,6 +90,7 @@ export function buildBackground({ db, config, runtime, services, rln, bearers, a
       logExportJob({ db, logs: nodeLogs.reader, blobs: services.blobs, config, log: log.child({ part: 'log-exports' }) }),
       autoUnlockJob({ autoUnlock, log: log.child({ part: 'auto-unlock' }) }),
       rolloutPassJob({ db, log: log.child({ part: 'rollouts' }) }),
+      authenticationRolloutPassJob({ db, log: log.child({ part: 'authentication-rollout' }) }),
     ],
     concurrency: config.jobConcurrency,
     pollIntervalMs: config.jobPollIntervalMs,

@@ -1,6 +1,7 @@
 // The services, built from the configuration in dependency order: what `serve` runs and what the
 // operator commands use, through the same functions. Constructors here do no I/O; whatever reads
 // files or the network (the CA, the runtime) is loaded by the caller and handed in.
+import { AuthenticationRolloutService } from '../releases/authentication-rollout.ts';
 import type { Config } from '../config.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { AccountService } from '../accounts/service.ts';
@@ -43,6 +44,9 @@ const plansOf = (db: Database) => new PlanService(db);
 
 const releasesOf = (db: Database, config: Config) =>
   new ReleaseService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
+
+const authenticationRolloutOf = (db: Database, config: Config) =>
+  new AuthenticationRolloutService(db, { concurrency: config.rolloutConcurrency, failureBudget: config.rolloutFailureBudget });
 
 const webhookKeysOf = (config: Config) =>
   new WebhookKeyring(config.webhooks.signingKeyFile, config.webhooks.keyOverlapMs, config.webhooks.signatureSchemes);
@@ -134,7 +138,7 @@ export function buildServices(
   const usage = new UsageService({ db, meter });
   const vssBlobs = createBlobStore(config, 'vss');
   const vss = new VssService({ db, publicUrl: config.vssNodeUrl ?? config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics, seal: unlockSeal });
-  return { vss, vssBlobs, accounts, signup, notifications, twoFactor, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
+  return { vss, vssBlobs, accounts, signup, notifications, twoFactor, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, authenticationRollout: authenticationRolloutOf(db, config), nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 
 export type Services = ReturnType<typeof buildServices>;
@@ -154,6 +158,7 @@ export function buildOperatorServices(db: Database, config: Config, log: Logger,
     outbox: new Outbox(db),
     plans: plansOf(db),
     releases: releasesOf(db, config),
+    authenticationRollout: authenticationRolloutOf(db, config),
     webhookKeys: webhookKeysOf(config),
     certificates: certificatesOf(db, config, ca),
     usage: new UsageService({ db }),

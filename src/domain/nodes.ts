@@ -63,8 +63,12 @@ export interface NodeStorageUse {
   measuredAt: Date;
 }
 
-/** What a build does to a node's daemon. recover: the old daemon stopped, a fresh empty volume, the daemon started on it. */
-export const BUILD_ACTIONS = ['create', 'start', 'stop', 'upgrade', 'destroy', 'recover'] as const;
+/**
+ * What a build does to a node's daemon. recover: the old daemon stopped, a fresh empty volume, the
+ * daemon started on it. restart: the daemon stopped and started again as it is, now with RLN's
+ * authentication (the authentication rollout, nodes/rollout/authentication-rollout.ts).
+ */
+export const BUILD_ACTIONS = ['create', 'start', 'stop', 'upgrade', 'destroy', 'recover', 'restart'] as const;
 export type BuildAction = (typeof BUILD_ACTIONS)[number];
 export const BUILD_STATUSES = ['IN_PROGRESS', 'SUCCESS', 'FAILURE'] as const;
 export type BuildStatus = (typeof BUILD_STATUSES)[number];

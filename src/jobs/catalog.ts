@@ -46,6 +46,19 @@ export const ROLLOUT_PASS_JOB = declareJob({
 });
 export type RolloutPassPayload = ReturnType<typeof ROLLOUT_PASS_JOB.parse>;
 
+/**
+ * Runs a pass of the authentication rollout (nodes/rollout/authentication-pass-job.ts; asked for by
+ * a start, a resume, a settled restart build, or a pass left waiting on busy nodes).
+ */
+export const AUTHENTICATION_ROLLOUT_PASS_JOB = declareJob({
+  kind: 'authentication.rollout-pass',
+  maxAttempts: 5,
+  /** `askedBy` names what asked for the pass: one job per request, coalesced by the pass. */
+  payload: Type.Object({ v: Type.Literal(1), askedBy: Type.String() }),
+  singletonKey: (p) => `authentication-rollout-pass:${p.askedBy}`,
+});
+export type AuthenticationRolloutPassPayload = ReturnType<typeof AUTHENTICATION_ROLLOUT_PASS_JOB.parse>;
+
 /** Unlocks a node with automatic unlock after its daemon (re)started (nodes/unlock/auto-unlock-job.ts). */
 export const AUTO_UNLOCK_JOB = declareJob({
   kind: 'node.auto-unlock',

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import { API_VERBS } from '../runtime/kubernetes/api-requests.ts';
 import { STATUS_CLASSES } from './status-class.ts';
 
-export const BUILD_ACTIONS = Object.keys({ create: 0, start: 0, stop: 0, upgrade: 0, destroy: 0, recover: 0 } satisfies Record<BuildAction, 0>) as BuildAction[];
+export const BUILD_ACTIONS = Object.keys({ create: 0, start: 0, stop: 0, upgrade: 0, destroy: 0, recover: 0, restart: 0 } satisfies Record<BuildAction, 0>) as BuildAction[];
 export const BUILD_RESULTS = ['success', 'failure'] as const;
 export const DELIVERY_RESULTS = ['succeeded', 'retry', 'failed', 'gone'] as const;
 export const GATEWAYS = ['bearer', 'mtls'] as const;

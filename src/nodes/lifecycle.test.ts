@@ -67,6 +67,7 @@ const MATRIX: Array<{ request: NodeRequest; node?: Partial<LifecycleNode>; expec
   { request: { type: 'supersede', by: 'n2' }, expect: 'change change change change change change node_exported node_destroyed node_destroyed' },
   { request: { type: 'daemonRestarted' }, expect: 'change change change change change change change change change' },
   { request: { type: 'rolloutUpgrade', toVersion: 'v2' }, expect: 'change change change node_not_running change node_storage_lost node_exported node_destroyed node_destroyed' },
+  { request: { type: 'authenticationRestart' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_storage_lost node_exported node_destroyed node_destroyed' },
   { request: { type: 'webhookGone', url: HOOK }, expect: 'change change change change change change change change change' },
   { request: { type: 'enableAutoUnlock', sealed: 'S' }, expect: 'node_not_running change node_not_running node_not_running node_not_running node_not_running node_exported node_destroyed node_destroyed' },
   { request: { type: 'disableAutoUnlock' }, node: { autoUnlockSealed: 'S' }, expect: 'change change change change change change change change change' },
@@ -92,7 +93,7 @@ describe('the lifecycle table', () => {
 
   describe('while a build is in progress', () => {
     const build: BuildInProgress = { buildNumber: 3, action: 'stop' };
-    const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede', 'recover'];
+    const building: RequestType[] = ['create', 'start', 'stop', 'upgrade', 'destroy', 'rolloutUpgrade', 'supersede', 'recover', 'authenticationRestart'];
     // An export begins a backup, not a build, but waits for the node's build all the same.
     const waitsForBuild: RequestType[] = [...building, 'export'];
     const requests: Record<RequestType, NodeRequest> = Object.fromEntries(MATRIX.map((m) => [m.request.type, m.request])) as never;

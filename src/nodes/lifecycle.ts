@@ -49,6 +49,8 @@ export type NodeRequest =
   /** A restore of the node's wallet went into node `by`. */
   | { type: 'supersede'; by: string }
   | { type: 'rolloutUpgrade'; toVersion: string }
+  /** The authentication rollout restarts a daemon started without RLN's authentication (rollout/authentication-rollout.ts). */
+  | { type: 'authenticationRestart' }
   /** A webhook receiver at `url` answered 410 Gone. */
   | { type: 'webhookGone'; url: string }
   /** An automatic unlock could not use the sealed password `sealed` (the node refused it, ...). */
@@ -248,6 +250,23 @@ const upgradeChecks: Check<RequestOf<'upgrade' | 'rolloutUpgrade'>>[] = [
   {
     statuses: ['PAUSED'],
     refusal: { code: 'node_not_running', message: ({ node }) => `node ${node.id} is PAUSED; start it, then upgrade it`, details: withStatus },
+  },
+];
+
+// Only a running daemon needs restarting: any other node's next start runs with authentication.
+const authenticationRestartChecks: Check<RequestOf<'authenticationRestart'>>[] = [
+  destroyedNode,
+  exportedNode,
+  supersededNode,
+  buildRunning,
+  storageLostNode,
+  {
+    statuses: ['STARTING', 'IN_PROGRESS', 'PAUSED', 'FAILED'],
+    refusal: {
+      code: 'node_not_running',
+      message: ({ node }) => `node ${node.id} is ${node.status}: its daemon starts with authentication at its next start`,
+      details: withStatus,
+    },
   },
 ];
 
@@ -559,6 +578,14 @@ export const LIFECYCLE: { [T in RequestType]: Rule<RequestOf<T>> } = {
   },
   // The rollout skips a node refused for any other reason, and defers a PAUSED one to its next start.
   rolloutUpgrade: { name: 'rollout upgrade', by: 'rollout', checks: upgradeChecks, change: { status: 'IN_PROGRESS', locked: true }, build: 'upgrade' },
+  // The daemon stopped and started again on the same version and volume, now with --root-public-key.
+  authenticationRestart: {
+    name: 'authentication restart',
+    by: 'rollout',
+    checks: authenticationRestartChecks,
+    change: { status: 'IN_PROGRESS', locked: true },
+    build: 'restart',
+  },
   webhookGone: {
     name: 'webhook answered 410',
     by: 'webhook delivery',

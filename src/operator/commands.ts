@@ -4,6 +4,7 @@
 import type { AccountService, TokenScopeInput } from '../accounts/service.ts';
 import type { LimitInput, PlanService } from '../accounts/plans.ts';
 import type { ReleaseService } from '../releases/service.ts';
+import type { AuthenticationRolloutService } from '../releases/authentication-rollout.ts';
 import type { WebhookKeyring } from '../webhooks/signing-keys.ts';
 import type { CertificateService } from '../pki/client-certificates.ts';
 import type { UnlockSealKeys } from '../secrets/unlock-seal-keys.ts';
@@ -30,6 +31,8 @@ export interface OperatorContext {
   outbox: Outbox;
   plans: PlanService;
   releases: ReleaseService;
+  /** Restarts, in batches, the nodes whose daemon still runs without RLN's authentication. */
+  authenticationRollout: AuthenticationRolloutService;
   webhookKeys: WebhookKeyring;
   certificates: CertificateService;
   usage: Pick<UsageService, 'report' | 'hasBegun'>;
@@ -153,6 +156,16 @@ export const operatorCommands: Record<string, (ctx: OperatorContext, a: Operator
     return ctx.releases.resume(required(a, 0, '<version>'), wholeNumber(a, 'failure-budget', 0));
   },
   'release list': async (ctx) => ({ releases: await ctx.releases.list() }),
+  'authentication rollout': async (ctx, a) => {
+    const started = await ctx.authenticationRollout.start({
+      concurrency: wholeNumber(a, 'concurrency', 1),
+      failureBudget: wholeNumber(a, 'failure-budget', 0),
+    });
+    await ctx.audit.record(byOperator({ userId: null, action: 'authentication.rollout_started', target: 'nodes', details: { ...started } }));
+    return started;
+  },
+  'authentication status': (ctx) => ctx.authenticationRollout.status(),
+  'authentication resume': (ctx, a) => ctx.authenticationRollout.resume(wholeNumber(a, 'failure-budget', 0)),
   // Works on the keyring file itself; a running service picks the new key up within a second.
   'webhook-key rotate': async (ctx, a) => {
     const overlap = option(a, 'overlap');

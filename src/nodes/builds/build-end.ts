@@ -12,6 +12,8 @@ import { decide, refusalError, type NodeRequest } from '../lifecycle.ts';
 import { changeNodes, type NodeChange } from '../transition.ts';
 import { enqueueAutoUnlock } from '../unlock/auto-unlock-job.ts';
 import { enqueueRolloutPass } from '../rollout/enqueue-pass.ts';
+import { settleAuthenticationRolloutNodes } from '../../db/authentication-rollout.ts';
+import { enqueueAuthenticationRolloutPass } from '../rollout/authentication-rollout.ts';
 import type { BuildJobDeps } from './build-job.ts';
 
 /** How a build ended: its status, what happened to the node (the lifecycle table's name), and why it failed. */
@@ -45,6 +47,7 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
     // Each node as it is afterwards, with what happened to it.
     const after: Array<{ happened: NodeRequest; node: Node }> = [];
     const settled: Parameters<typeof settleRolloutNodes>[1] = [];
+    const restarts: Parameters<typeof settleAuthenticationRolloutNodes>[1] = [];
     const closed: Build[] = [];
     for (const build of builds) {
       const node = nodes.get(build.nodeId);
@@ -64,12 +67,17 @@ export async function endBuilds(deps: Pick<BuildJobDeps, 'db' | 'metrics'>, ends
         changes.push({ before: node, change: decision.change, alsoRecord, happened: end.happened });
       }
       if (changesImage(build)) settled.push({ version: build.imageVersion, nodeId: node.id, outcome, error: end.error });
+      if (build.action === 'restart') restarts.push({ nodeId: node.id, outcome, error: end.error });
     }
     (await changeNodes(tx, changes)).forEach((node, i) => after.push({ happened: changes[i]!.happened, node }));
     for (const { happened, node } of after) await daemonStarted(tx, happened, node);
     for (const version of await settleRolloutNodes(tx, settled)) {
       // One request per batch: its first build names it (rollout/pass-job.ts coalesces the rest).
       await enqueueRolloutPass(tx, version, `build:${closed[0]!.nodeId}:${closed[0]!.buildNumber}`);
+    }
+    if (await settleAuthenticationRolloutNodes(tx, restarts)) {
+      const first = closed.find((b) => b.action === 'restart')!;
+      await enqueueAuthenticationRolloutPass(tx, `build:${first.nodeId}:${first.buildNumber}`);
     }
     return closed;
   });

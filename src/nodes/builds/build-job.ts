@@ -85,7 +85,7 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: b
   const { runtime } = deps;
   // A start or upgrade would make an empty volume where the node's was and bring it up without its
   // wallet, unannounced: the node is STORAGE_LOST instead, and waits for a recover (storage-lost.ts).
-  if ((build.action === 'start' || build.action === 'upgrade') && !(await runtime.storagePresent(node.id))) {
+  if ((build.action === 'start' || build.action === 'upgrade' || build.action === 'restart') && !(await runtime.storagePresent(node.id))) {
     return finish(deps, build, 'FAILURE', { type: 'storageLost' }, VOLUME_GONE);
   }
   if (changesImage(build)) {
@@ -132,6 +132,18 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: b
       await step('WAITING_FOR_DAEMON');
       await waitUntilAnswering(deps, spec);
       // RUNNING, locked and not initialised (the recover rule said so): its owner initialises it with their mnemonic.
+      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
+      return;
+    }
+    case 'restart': {
+      // The runtime asks for the node's root key at every start (secrets/node-root-keys.ts): the
+      // daemon comes back with --root-public-key, locked, its volume and version as they were.
+      await step('STOPPING_DAEMON');
+      await runtime.stop(node.id);
+      await step('STARTING_DAEMON');
+      await runtime.start(spec);
+      await step('WAITING_FOR_DAEMON');
+      await waitUntilAnswering(deps, spec);
       await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
       return;
     }

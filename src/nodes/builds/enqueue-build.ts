@@ -13,10 +13,13 @@ export async function enqueueBuild(tx: Queryable, node: Node, action: BuildActio
   return (await enqueueBuilds(tx, [node], action, imageVersion))[0]!;
 }
 
-export async function enqueueBuilds(tx: Queryable, nodes: Node[], action: BuildAction, imageVersion: string): Promise<Build[]> {
+/** `imageVersion`: the one all the builds take, or each node's own (a restart keeps it). */
+export async function enqueueBuilds(tx: Queryable, nodes: Node[], action: BuildAction, imageVersion: string | ((node: Node) => string)): Promise<Build[]> {
+  if (nodes.length === 0) return [];
+  const versionOf = typeof imageVersion === 'string' ? () => imageVersion : imageVersion;
   const builds = await insertBuilds(
     tx,
-    nodes.map((n) => ({ nodeId: n.id, action, imageVersion, previousImageVersion: n.imageVersion })),
+    nodes.map((n) => ({ nodeId: n.id, action, imageVersion: versionOf(n), previousImageVersion: n.imageVersion })),
   );
   await insertJobs(
     tx,
