@@ -33,6 +33,17 @@ export interface UndiciForwarding {
   close(): Promise<void>;
 }
 
+// Nodes run with RLN's authentication since issue #40: the gateway sends the node the service's
+// Biscuit (endpoint.authorization), which that forward.ts predates. Added to the headers it sends,
+// as the current path adds it (rln/forwarding/request-head.ts), so both rows make the same request.
+const HEADERS_THEN = 'headers: headersToNode(req.rawHeaders, client),';
+const HEADERS_WITH_BISCUIT =
+  "headers: endpoint.authorization === undefined ? headersToNode(req.rawHeaders, client) : [...headersToNode(req.rawHeaders, client), 'Authorization', endpoint.authorization],";
+function withNodeBiscuit(source: string): string {
+  if (!source.includes(HEADERS_THEN)) throw new Error(`${FORWARD} of that commit does not build its headers as expected`);
+  return source.replace(HEADERS_THEN, HEADERS_WITH_BISCUIT);
+}
+
 /** Loads the undici forwarding from git, or says why it cannot. */
 export async function loadUndiciForwarding(limits: ForwardLimits): Promise<UndiciForwarding | { skipped: string }> {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
@@ -46,7 +57,7 @@ export async function loadUndiciForwarding(limits: ForwardLimits): Promise<Undic
     for (const file of FILES) {
       const target = join(DIR, file);
       mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, git('show', `${commit}:${file}`));
+      writeFileSync(target, file === FORWARD ? withNodeBiscuit(git('show', `${commit}:${file}`)) : git('show', `${commit}:${file}`));
     }
   } catch (err) {
     return { skipped: `the undici forwarding could not be read from git: ${(err as Error).message.split('\n')[0]}` };
