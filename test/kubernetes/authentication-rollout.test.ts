@@ -21,7 +21,7 @@ describeOnCluster('the authentication rollout on the kubernetes runtime (test cl
   let t: TestServer;
   let alice: TestUser;
   let nodeId: string;
-  let runtime: KubernetesRuntime & { opts: { rootKeys?: NodeRootKeys } };
+  let runtime: KubernetesRuntime;
 
   /** What the running container was started with, read in it. */
   const daemonArgs = async () =>
@@ -37,7 +37,7 @@ describeOnCluster('the authentication rollout on the kubernetes runtime (test cl
     const problems: string[] = [];
     const config = readKubernetesConfig({ KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, K8S_STORAGE_SIZE: '64Mi', ...SMALL_NODE_PODS }, problems);
     expect(problems).toEqual([]);
-    runtime = (await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log: createLogger('warn') })) as typeof runtime;
+    runtime = await KubernetesRuntime.start({ config, takenPorts: async () => new Set<number>(), defaultPeerHost: '127.0.0.1', log: createLogger('warn') });
     t = await startTestServer({ RUNTIME: 'kubernetes', KUBECONFIG: testKubeconfig!, K8S_NAMESPACE: namespace, NODE_START_TIMEOUT_MS: '120000' }, { runtime });
     alice = await t.createUser();
     const r = await t.call('/api/nodes', { method: 'POST', token: alice.token, body: { name: 'older', network: 'regtest' } });
@@ -45,7 +45,8 @@ describeOnCluster('the authentication rollout on the kubernetes runtime (test cl
     nodeId = r.json.data.nodeId;
     await t.waitForStatus(alice, nodeId, 'RUNNING', 180_000);
     // The service is upgraded: its runtime asks for root keys from now on. The pod runs on as it was.
-    runtime.opts.rootKeys = t.server.nodeCalls.bearers as unknown as NodeRootKeys;
+    // (The runtime's options are private: reached here only to stand in for the upgrade.)
+    (runtime as unknown as { opts: { rootKeys?: NodeRootKeys } }).opts.rootKeys = t.server.nodeCalls.bearers as unknown as NodeRootKeys;
   }, 300_000);
   afterAll(async () => {
     await t?.stop();

@@ -34,15 +34,17 @@ describe(`the authentication rollout on ${databaseLabel()}`, () => {
    * without its key store, as that service's runtime was built.
    */
   const runWithoutAuthentication = async (id: string) => {
-    const runtime = t.server.runtime as ProcessRuntime & { opts: { rootKeys?: unknown } };
-    const keys = runtime.opts.rootKeys;
+    const runtime = t.server.runtime as ProcessRuntime;
+    // The runtime's options are private: reached here only to stand in for the older service.
+    const options = (runtime as unknown as { opts: { rootKeys?: unknown } }).opts;
+    const keys = options.rootKeys;
     await t.server.db.query('DELETE FROM node_root_keys WHERE node_id = $1', [id]);
-    runtime.opts.rootKeys = undefined;
+    options.rootKeys = undefined;
     try {
       await runtime.stop(id);
       await runtime.start(specOf((await findNode(t.server.db, id))!));
     } finally {
-      runtime.opts.rootKeys = keys;
+      options.rootKeys = keys;
     }
     const deadline = Date.now() + 20_000;
     for (;;) {
@@ -74,7 +76,8 @@ describe(`the authentication rollout on ${databaseLabel()}`, () => {
     // leaves the test's stand-in for an older daemon alone.
     t = await startTestServer({ RECONCILE_INTERVAL_MS: '600000' });
     alice = await t.createUser();
-    [autoUnlocked, locked, alreadyOn, paused] = await Promise.all(['auto', 'locked', 'on', 'paused'].map(create));
+    const created = await Promise.all(['auto', 'locked', 'on', 'paused'].map(create));
+    [autoUnlocked, locked, alreadyOn, paused] = created as [string, string, string, string];
     for (const id of [autoUnlocked, locked]) await runWithoutAuthentication(id);
     // The one whose owner turned automatic unlock on: initialised and unlocked while it runs without authentication.
     expect((await t.call(`/api/nodes/${autoUnlocked}/init`, { method: 'POST', token: alice.token, body: { password: PASSWORD } })).status).toBe(200);
