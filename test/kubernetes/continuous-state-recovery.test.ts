@@ -110,7 +110,8 @@ describeOnCluster('a node with continuous state whose claim is deleted comes bac
     await kubectl(['-n', namespace, 'delete', 'pvc', claim(), '--wait=false']);
     await until('the node to be STORAGE_LOST', async () => (await record()).status === 'STORAGE_LOST', 90_000, record);
     expect(await record()).toMatchObject({ status: 'STORAGE_LOST', locked: true });
-    expect((await t.call(`/api/nodes/${nodeId}/events`, { token: alice.token })).text).toContain('NODE_STORAGE_LOST');
+    // The timeline shows an event once every transaction older than it has ended (db/node-event-feed.ts).
+    await until('the timeline to show NODE_STORAGE_LOST', async () => (await t.call(`/api/nodes/${nodeId}/events`, { token: alice.token })).text.includes('NODE_STORAGE_LOST'), 30_000);
     await until('the old claim to go', async () => !(await kubectlGet(namespace, 'pvc', claim())), 120_000);
   }, 300_000);
 
