@@ -36,18 +36,20 @@ describe('the process runtime', () => {
 
   it('reads the taken ports with the query it was built with, inside what assignPorts is given, and always says where peers reach a node', async () => {
     const asked: string[] = [];
+    // assignPorts probes that a port is really free: the range lies below the kernel's ephemeral
+    // ports (32768-60999 here), which an outgoing connection of any other test could be holding.
     const runtime = new ProcessRuntime<string>({
       dataDir,
-      takenPorts: async (within) => (asked.push(within), new Set([40000, 40001])),
+      takenPorts: async (within) => (asked.push(within), new Set([29170, 29171])),
       rlnCommand: undefined,
-      nodePortRange: { from: 40000, to: 40003 },
+      nodePortRange: { from: 29170, to: 29173 },
       daemonEnvironment: process.env,
       log: createLogger('silent'),
     });
-    expect(await runtime.assignPorts('the create transaction')).toEqual({ restPort: 40002, peerPort: 40003 });
+    expect(await runtime.assignPorts('the create transaction')).toEqual({ restPort: 29172, peerPort: 29173 });
     expect(asked).toEqual(['the create transaction']);
-    const spec = { nodeId: 'b'.repeat(32), network: 'regtest' as const, imageVersion: 'devnode-0.1.0', restPort: 40002, peerPort: 40003 };
-    expect(runtime.peerAddress(spec)).toEqual({ host: null, port: 40003 });
+    const spec = { nodeId: 'b'.repeat(32), network: 'regtest' as const, imageVersion: 'devnode-0.1.0', restPort: 29172, peerPort: 29173 };
+    expect(runtime.peerAddress(spec)).toEqual({ host: null, port: 29173 });
     expect(runtime.logs.kind).toBe('files');
   });
 });
