@@ -2,19 +2,13 @@
 // still runs without RLN's authentication (nodes/rollout/authentication-rollout.ts).
 import type { Queryable } from './database.ts';
 import { queryNodes } from './nodes.ts';
-import type { RolloutState } from './rollouts.ts';
+import type { RolloutRow } from './rollouts.ts';
 
 export type AuthenticationRolloutNodeState = 'pending' | 'restarting' | 'succeeded' | 'failed' | 'skipped';
 export const AUTHENTICATION_ROLLOUT_NODE_STATES: AuthenticationRolloutNodeState[] = ['pending', 'restarting', 'succeeded', 'failed', 'skipped'];
 
-export interface AuthenticationRolloutRow {
-  state: RolloutState;
-  concurrency: number;
-  failure_budget: number;
-  paused_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A release rollout's row without its version: the one authentication rollout. */
+export type AuthenticationRolloutRow = Omit<RolloutRow, 'version'>;
 
 /** Starts a rollout, replacing a completed one; undefined when one is running or paused. */
 export async function insertAuthenticationRollout(db: Queryable, concurrency: number, failureBudget: number) {

@@ -120,30 +120,24 @@ async function carryOut(deps: BuildJobDeps, node: Node, build: Build, isRetry: b
       await finish(deps, build, 'SUCCESS', { type: 'stopBuildSucceeded' });
       return;
     }
-    case 'recover': {
-      // Never two live writers: the old daemon is stopped and waited for, and what is left of its
-      // volume removed and waited for, before a daemon starts on the new one (storage-lost.ts).
-      await step('STOPPING_DAEMON');
-      await runtime.stop(node.id);
-      await step('REPLACING_VOLUME');
-      await runtime.replaceStorage(spec);
-      await step('STARTING_DAEMON');
-      await runtime.start(spec);
-      await step('WAITING_FOR_DAEMON');
-      await waitUntilAnswering(deps, spec);
-      // RUNNING, locked and not initialised (the recover rule said so): its owner initialises it with their mnemonic.
-      await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
-      return;
-    }
+    case 'recover':
     case 'restart': {
-      // The runtime asks for the node's root key at every start (secrets/node-root-keys.ts): the
-      // daemon comes back with --root-public-key, locked, its volume and version as they were.
+      // Never two live writers: the old daemon is stopped and waited for (and for a recover, what
+      // is left of its volume removed and waited for) before a daemon starts again (storage-lost.ts).
+      // A restart keeps the volume and version: the runtime asks for the node's root key at every
+      // start (secrets/node-root-keys.ts), so the daemon comes back with --root-public-key, locked.
       await step('STOPPING_DAEMON');
       await runtime.stop(node.id);
+      if (build.action === 'recover') {
+        await step('REPLACING_VOLUME');
+        await runtime.replaceStorage(spec);
+      }
       await step('STARTING_DAEMON');
       await runtime.start(spec);
       await step('WAITING_FOR_DAEMON');
       await waitUntilAnswering(deps, spec);
+      // RUNNING and locked; a recovered node also not initialised (the recover rule said so): its
+      // owner initialises it with their mnemonic.
       await finish(deps, build, 'SUCCESS', { type: 'startBuildSucceeded', peer: deps.runtime.peerAddress(spec) });
       return;
     }
