@@ -17,7 +17,8 @@
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # Production dependencies only, from the lock file. No install scripts: no dependency needs one
-# (esbuild's binary comes in its platform package).
+# (esbuild's binary comes in its platform package; secp256k1's libsecp256k1 addon comes prebuilt
+# in its own, for linux-x64 glibc and musl: elsewhere the service checks VSS signatures with OpenSSL).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -75,7 +75,8 @@ build() { # build <out.tar>
 
   # 1. Production dependencies into a staging copy of the manifests: `npm ci` reads the lock file,
   #    installs nothing else, and is quick from npm's cache. --ignore-scripts: no dependency needs
-  #    an install script to run (esbuild's binary comes in its platform package), and none should
+  #    an install script to run (esbuild's binary comes in its platform package, secp256k1's addon
+#    prebuilt in its own), and none should
   #    run while building an image.
   log "npm ci --omit=dev (production dependencies)"
   cp "$REPO/package.json" "$REPO/package-lock.json" "$app/"
@@ -145,6 +146,10 @@ free_port() { "$node_bin" -e 'const s=require("net").createServer().listen(0,"12
 smoke_test() { # smoke_test <rootfs>
   local root=$1 data pid i code=0 out
   "$root/usr/bin/node" "$root/usr/local/bin/rln-cloud" --help >/dev/null
+  # VSS signature checks use libsecp256k1's prebuilt addon (src/vss/sigs-auth.ts), falling back to
+  # OpenSSL at a seventh of the speed if it does not load: the image must carry a loadable one.
+  (cd "$root/app" && "$root/usr/bin/node" -e "const m = require.resolve('secp256k1/package.json'); require('node:module').createRequire(m)('node-gyp-build')(require('node:path').dirname(m))") ||
+    { log "ERROR: libsecp256k1's addon (the secp256k1 package) does not load from the staged tree"; exit 1; }
   data=$(mktemp -d)
   WORK_DIRS+=("$data" "$data.log")
   local api node_api mtls metrics

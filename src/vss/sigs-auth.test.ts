@@ -2,11 +2,12 @@
 // (RFC 6979, low-S as libsecp256k1 and LDK's clients) and by node:crypto through the test
 // client, each message hashed here with SHA-256 from the protocol's description; and the check
 // agrees with @noble/curves' own verification (what it replaced) on good, high-S and malformed
-// signatures and keys.
+// signatures and keys. Both backends are held to the same vectors: libsecp256k1 (the prebuilt addon)
+// and OpenSSL (where no addon loads).
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { SigsVerifier, verifySigsSignature } from './sigs-auth.ts';
+import { signatureBackend, SigsVerifier, verifySigsSignature as verifyWith, type SignatureBackend } from './sigs-auth.ts';
 import { newVssKey } from '../../test/helpers/vss-client.ts';
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -28,7 +29,13 @@ function signed(time = '1700000000') {
   return { secret, pubkey, sig, time, r: BigInt(`0x${sig.subarray(0, 32).toString('hex')}`), s: BigInt(`0x${sig.subarray(32).toString('hex')}`) };
 }
 
-describe('verifySigsSignature', () => {
+it('checks signatures with libsecp256k1 where its prebuilt addon exists (Linux x64, as CI and the image)', () => {
+  if (process.platform === 'linux' && process.arch === 'x64') expect(signatureBackend()).toBe('libsecp256k1');
+});
+
+describe.each<SignatureBackend>(['libsecp256k1', 'openssl'])('verifySigsSignature with %s', (backend) => {
+  const verifySigsSignature = (pubkey: Uint8Array, signature: Uint8Array, time: string) => verifyWith(pubkey, signature, time, backend);
+
   it('accepts signatures made by an independent signer, as @noble/curves does', () => {
     for (let i = 0; i < 40; i++) {
       const { pubkey, sig, time } = signed(String(1700000000 + i));

@@ -1,9 +1,14 @@
 // LDK's "sigs" authorization (vss-server auth-impls, vss-client SigsAuthProvider), what RLN's fork
 // and ldk-node send: `Authorization: <66 hex compressed secp256k1 key><128 hex compact ECDSA
 // signature><decimal unix seconds>`, the signature over SHA-256(salt || key || time string).
-// Verified by node:crypto (OpenSSL, native: about a fifth of @noble/curves' cost here, and every
-// check holds the event loop); @noble/curves decompresses the key, which a JWK cannot carry.
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+// Verified by libsecp256k1, what the reference server and LDK's clients use (the `secp256k1`
+// package's prebuilt addon: 0.04 ms a check here, a seventh of OpenSSL's, and every check holds
+// the event loop). Where no prebuilt addon loads (a platform it is not built for), by node:crypto
+// (OpenSSL) instead, with libsecp256k1's rules applied first; @noble/curves decompresses the key
+// for it, which a JWK cannot carry.
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 
 /** The reference's 64-byte salt: the phrase padded with dots. */
@@ -46,12 +51,51 @@ function publicKeyObject(compressed: Uint8Array): KeyObject {
   return key;
 }
 
+/** The `secp256k1` package's native half: 0 verified, 3 not, 1 and 2 an unparsable signature or key. */
+interface NativeSecp256k1 {
+  ecdsaVerify(signature: Uint8Array, digest: Uint8Array, pubkey: Uint8Array): number;
+}
+
+function loadLibsecp256k1(): NativeSecp256k1 | null {
+  try {
+    // The addon itself, not the package's main module: that falls back to a JavaScript curve
+    // (elliptic) several times slower than OpenSSL without saying so.
+    const manifest = createRequire(import.meta.url).resolve('secp256k1/package.json');
+    // The package's own loader: it picks the prebuilt file for this platform and libc.
+    const nodeGypBuild = createRequire(manifest)('node-gyp-build') as (dir: string) => { Secp256k1: new () => NativeSecp256k1 };
+    return new (nodeGypBuild(dirname(manifest)).Secp256k1)();
+  } catch {
+    return null;
+  }
+}
+
+// Loaded at the first check, not at import (a module's import must not fail or block on an addon).
+let libsecp256k1: NativeSecp256k1 | null | undefined;
+const native = () => (libsecp256k1 === undefined ? (libsecp256k1 = loadLibsecp256k1()) : libsecp256k1);
+
+export type SignatureBackend = 'libsecp256k1' | 'openssl';
+/** Which library checks signatures in this process (logged at start, for a slow VSS to be explained). */
+export const signatureBackend = (): SignatureBackend => (native() ? 'libsecp256k1' : 'openssl');
+
 /**
  * Whether `signature` (64 bytes, r || s) is `pubkey`'s (33 bytes, compressed) over the message for
  * `time`, by libsecp256k1's rules: r and s in [1, n-1], s in the low half, the key on the curve.
  */
-export function verifySigsSignature(pubkey: Uint8Array, signature: Uint8Array, time: string): boolean {
-  if (signature.length !== 64) return false;
+export function verifySigsSignature(pubkey: Uint8Array, signature: Uint8Array, time: string, backend: SignatureBackend = signatureBackend()): boolean {
+  if (signature.length !== 64 || pubkey.length !== 33) return false;
+  if (backend === 'libsecp256k1') return verifyWithLibsecp256k1(pubkey, signature, time);
+  return verifyWithOpenSsl(pubkey, signature, time);
+}
+
+function verifyWithLibsecp256k1(pubkey: Uint8Array, signature: Uint8Array, time: string): boolean {
+  const lib = native();
+  if (!lib) throw new Error('libsecp256k1 is not loaded in this process');
+  // It takes the digest: SHA-256 of the message. Anything but 0 is a refusal (a key off the curve,
+  // a signature out of range or high-S).
+  return lib.ecdsaVerify(signature, createHash('sha256').update(sigsMessage(pubkey, time)).digest(), pubkey) === 0;
+}
+
+function verifyWithOpenSsl(pubkey: Uint8Array, signature: Uint8Array, time: string): boolean {
   const r = BigInt(`0x${Buffer.from(signature.subarray(0, 32)).toString('hex')}`);
   const s = BigInt(`0x${Buffer.from(signature.subarray(32)).toString('hex')}`);
   if (r === 0n || r >= ORDER || s === 0n || s > HALF_ORDER) return false;
@@ -74,7 +118,11 @@ export class SigsVerifier {
   /** Signature verifications done (not answered from memory); for the benchmark and metrics. */
   verifications = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** Which library verifies (the benchmark compares them); the fastest one loaded by default. */
+    private readonly backend: SignatureBackend = signatureBackend(),
+  ) {}
 
   check(header: string | undefined): SigsCheck {
     const m = header ? HEADER.exec(header) : null;
@@ -89,7 +137,7 @@ export class SigsVerifier {
     const known = this.verified.get(header!);
     if (known) return { ok: true, pubkey: known };
     this.verifications++;
-    const valid = verifySigsSignature(Buffer.from(keyHex, 'hex'), Buffer.from(sigHex, 'hex'), time);
+    const valid = verifySigsSignature(Buffer.from(keyHex, 'hex'), Buffer.from(sigHex, 'hex'), time, this.backend);
     if (!valid) return { ok: false, reason: 'bad_signature' };
     const normalized = keyHex.toLowerCase();
     this.verified.set(header!, normalized);
