@@ -170,6 +170,67 @@ export async function writeVssObject(
   return { applied: rows.length === 1, oldBlobKey: rows[0]?.old ?? null };
 }
 
+/** One write of a group (vss/write-group.ts): unconditional (version -1) and granted. */
+export interface GroupedWrite {
+  nodeId: string;
+  storeId: string;
+  write: VssWrite;
+  grant: VssGrant;
+}
+
+// Several unconditional granted writes (each on its own key) as one statement, so one commit:
+// each row is written only if its own grant holds, exactly as writeUnconditionally(true) would.
+// The values travel as one binary parameter, cut by offset and length (a bytea[] would go as text,
+// hex-escaped, twice the bytes); a null length is a value in the blob store. Rows are written in
+// key order, so two groups that share keys lock them in the same order and never deadlock.
+const writeGroupUnconditionally = preparedStatement(
+  'vss_write_group_granted',
+  `WITH w AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::bigint[], $8::text[], $9::text[])
+       AS w(node_id, store_id, key, value_from, value_length, blob_key, bytes, credential_hash, pubkey)
+   ), granted AS (
+     SELECT w.* FROM w WHERE EXISTS (SELECT 1 FROM vss_stores s JOIN nodes n ON n.id = s.node_id
+       WHERE s.node_id = w.node_id AND s.credential_hash = w.credential_hash AND s.pubkey = w.pubkey AND n.status NOT IN ('DESTROYED', 'DESTROYING'))
+   ), old AS (
+     SELECT o.node_id, o.store_id, o.key, o.blob_key FROM vss_objects o JOIN granted g USING (node_id, store_id, key)
+   )
+   INSERT INTO vss_objects (node_id, store_id, key, version, value, blob_key, bytes)
+   SELECT node_id, store_id, key, 1, CASE WHEN value_length IS NULL THEN NULL ELSE substr($10::bytea, value_from, value_length) END, blob_key, bytes
+     FROM granted ORDER BY node_id, store_id, key
+   ON CONFLICT (node_id, store_id, key) DO UPDATE SET version = 1, value = EXCLUDED.value, blob_key = EXCLUDED.blob_key,
+     bytes = EXCLUDED.bytes, updated_at = now()
+   RETURNING node_id, store_id, key,
+     (SELECT old.blob_key FROM old WHERE old.node_id = vss_objects.node_id AND old.store_id = vss_objects.store_id AND old.key = vss_objects.key) AS old`,
+);
+
+/**
+ * Writes a group of unconditional granted writes in one statement (no two on one key): answers,
+ * in the group's order, whether each applied (its grant held) and the blob key it replaced.
+ */
+export async function writeVssObjectGroup(db: Queryable, group: readonly GroupedWrite[]): Promise<Array<{ applied: boolean; oldBlobKey: string | null }>> {
+  const columns: unknown[][] = [[], [], [], [], [], [], [], [], []];
+  const values: Uint8Array[] = [];
+  let from = 1; // substr counts from 1
+  for (const { nodeId, storeId, write, grant } of group) {
+    if (write.version !== -1) throw new Error('a group holds unconditional writes only');
+    const length = write.value ? write.value.length : null;
+    [nodeId, storeId, write.key, from, length, write.blobKey, write.bytes, grant.credentialHash, grant.pubkey].forEach((v, i) => columns[i]!.push(v));
+    if (write.value) {
+      values.push(write.value);
+      from += write.value.length;
+    }
+  }
+  const rows = await db.query<{ node_id: string; store_id: string; key: string; old: string | null }>(writeGroupUnconditionally, [...columns, Buffer.concat(values)]);
+  const written = new Map(rows.map((r) => [groupKey(r.node_id, r.store_id, r.key), r.old]));
+  return group.map((g) => {
+    const k = groupKey(g.nodeId, g.storeId, g.write.key);
+    return { applied: written.has(k), oldBlobKey: written.get(k) ?? null };
+  });
+}
+
+/** A row's identity within a group (NUL cannot occur in these texts: vss/store-service.ts refuses it). */
+export const groupKey = (nodeId: string, storeId: string, key: string) => `${nodeId}\u0000${storeId}\u0000${key}`;
+
 /** Deletes a key (at `version`, or any with -1); answers whether a row went and its blob key. */
 export async function deleteVssObject(db: Queryable, nodeId: string, storeId: string, key: string, version: number): Promise<{ deleted: boolean; blobKey: string | null }> {
   const rows = await db.query<{ blob_key: string | null }>(

@@ -7,6 +7,7 @@ import * as rows from '../db/vss.ts';
 import type { VssGrant } from '../db/vss.ts';
 import { VssError, VssErrorCode, type KeyValue } from './messages.ts';
 import { VSS_BLOB_THRESHOLD_BYTES, type VssBlobValues } from './blob-values.ts';
+import { VssWriteGroups } from './write-group.ts';
 
 // The reference's limits: 1,000 items per put and 100 keys per page.
 export const MAX_PUT_ITEMS = 1000;
@@ -38,10 +39,18 @@ export const isSingleWrite = (req: PutRequest) => req.transactionItems.length ==
 const invalid = (message: string) => new VssError(VssErrorCode.INVALID_REQUEST, message);
 const conflict = (message: string) => new VssError(VssErrorCode.CONFLICT, message);
 
+// The reference's columns: a store id of at most 120 characters, a key of at most 600. Also
+// bounded in UTF-8 bytes (three per character at most, what a two-byte script needs), so a row's
+// index entry always fits PostgreSQL's B-tree (2,704 bytes): past it, a write would fail as a
+// database error, not as the client's mistake it is.
+export const NAME_LIMITS = { store_id: { chars: 120, bytes: 360 }, key: { chars: 600, bytes: 1200 } } as const;
+
 // PostgreSQL text holds no NUL; a key or store id is otherwise any string the client chose.
-function checkName(what: string, value: string) {
+function checkName(what: keyof typeof NAME_LIMITS, value: string) {
   if (value.length === 0) throw invalid(`${what} must not be empty`);
   if (value.includes('\u0000')) throw invalid(`${what} must not contain NUL`);
+  const limit = NAME_LIMITS[what];
+  if (value.length > limit.chars || Buffer.byteLength(value) > limit.bytes) throw invalid(`${what} must be at most ${limit.chars} characters (${limit.bytes} bytes of UTF-8)`);
 }
 
 function checkVersion(key: string, version: number) {
@@ -49,10 +58,14 @@ function checkVersion(key: string, version: number) {
 }
 
 export class VssStoreService {
+  readonly groups: VssWriteGroups;
+
   constructor(
     private readonly db: Database,
     private readonly blobs: VssBlobValues,
-  ) {}
+  ) {
+    this.groups = new VssWriteGroups(db);
+  }
 
   async get(nodeId: string, storeId: string, key: string): Promise<KeyValue> {
     checkName('store_id', storeId);
@@ -97,7 +110,10 @@ export class VssStoreService {
       if (single) {
         // One write alone is one statement: it needs no transaction (most puts: RLN writes each key
         // as it changes), and with a grant no read before it either.
-        const { applied, oldBlobKey } = await rows.writeVssObject(this.db, nodeId, req.storeId, write(req.transactionItems[0]!, 0), grant);
+        const w = write(req.transactionItems[0]!, 0);
+        // The common write (unconditional, by the bound key) is group-committed with others.
+        const { applied, oldBlobKey } =
+          grant && w.version === -1 ? await this.groups.write({ nodeId, storeId: req.storeId, write: w, grant }) : await rows.writeVssObject(this.db, nodeId, req.storeId, w, grant);
         if (!applied && grant) {
           await this.blobs.deleteAll(written);
           return false;

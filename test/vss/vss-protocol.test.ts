@@ -148,10 +148,20 @@ describe(`VSS protocol, on ${databaseLabel()}`, () => {
       await c.put('s', Array.from({ length: 1001 }, (_, i) => ({ key: `k${i}`, version: -1 }))),
       await c.get('s', ''),
       await c.list('s', { pageSize: -1 }),
+      // Past the reference's column sizes (store id 120, key 600 characters), and past three
+      // bytes a character, which would not fit the database's index.
+      await c.put('s'.repeat(121), [{ key: 'a', version: -1 }]),
+      await c.put('s', [{ key: 'k'.repeat(601), version: -1 }]),
+      await c.put('s', [{ key: '€'.repeat(401), version: -1 }]),
+      await c.get('s', 'k'.repeat(601)),
+      await c.delete('s', { key: 'k'.repeat(601), version: -1 }),
     ]) {
       expect(answer.status).toBe(400);
       expect(answer.body.errorCode).toBe(INVALID);
     }
+    // At the limits, a write is taken.
+    expect((await c.put('s'.repeat(120), [{ key: 'k'.repeat(600), version: -1, value: v('at the limit') }])).status).toBe(200);
+    expect((await c.get('s'.repeat(120), 'k'.repeat(600))).body.value.value.toString()).toBe('at the limit');
     const garbage = await fetch(`${url}/putObjects`, { method: 'POST', headers: { authorization: newVssKey().token() }, body: Buffer.from([0xff, 0xff, 0xff]) });
     expect(garbage.status).toBe(400);
   });
