@@ -204,6 +204,13 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       buckets: GATEWAY_BUCKETS,
       registers,
     }),
+    // How much group commit gathers (vss/write-group.ts): ones at a quiet time, more under load.
+    vssWriteGroupSize: new Histogram({
+      name: 'rlncloud_vss_write_group_size',
+      help: 'Writes committed together by one statement of VSS group commit (unconditional single puts by a bound key).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 100],
+      registers,
+    }),
     vssWrittenBytes: new Counter({
       name: 'rlncloud_vss_written_bytes_total',
       help: 'Bytes of values written by successful VSS puts.',

@@ -67,6 +67,10 @@ export class ServiceMetrics implements KubernetesMetrics {
     if (writtenBytes > 0) this.metrics.vssWrittenBytes.inc(writtenBytes);
   }
 
+  vssWriteGroup(writes: number) {
+    this.metrics.vssWriteGroupSize.observe(writes);
+  }
+
   vssRefused(reason: string) {
     this.metrics.vssRefusals.inc({ reason });
   }

@@ -7,7 +7,7 @@ import * as rows from '../db/vss.ts';
 import type { VssGrant } from '../db/vss.ts';
 import { VssError, VssErrorCode, type KeyValue } from './messages.ts';
 import { VSS_BLOB_THRESHOLD_BYTES, type VssBlobValues } from './blob-values.ts';
-import { VssWriteGroups } from './write-group.ts';
+import { DEFAULT_GROUP_LIMITS, VssWriteGroups } from './write-group.ts';
 
 // The reference's limits: 1,000 items per put and 100 keys per page.
 export const MAX_PUT_ITEMS = 1000;
@@ -63,8 +63,9 @@ export class VssStoreService {
   constructor(
     private readonly db: Database,
     private readonly blobs: VssBlobValues,
+    onGroupCommitted?: (writes: number) => void,
   ) {
-    this.groups = new VssWriteGroups(db);
+    this.groups = new VssWriteGroups(db, DEFAULT_GROUP_LIMITS, onGroupCommitted);
   }
 
   async get(nodeId: string, storeId: string, key: string): Promise<KeyValue> {

@@ -28,6 +28,8 @@ export interface VssCaller {
 export interface VssMetrics {
   vssAnswered(operation: string, outcome: 'ok' | 'conflict' | 'invalid' | 'no_such_key' | 'refused' | 'error', seconds: number, writtenBytes: number): void;
   vssRefused(reason: VssAuthReason): void;
+  /** A group commit's statement committed this many writes (vss/write-group.ts). */
+  vssWriteGroup(writes: number): void;
 }
 
 export class VssService {
@@ -46,7 +48,7 @@ export class VssService {
     },
   ) {
     this.metrics = opts.metrics;
-    this.stores = new VssStoreService(opts.db, new VssBlobValues(opts.blobs));
+    this.stores = new VssStoreService(opts.db, new VssBlobValues(opts.blobs), (writes) => opts.metrics?.vssWriteGroup(writes));
   }
 
   /**

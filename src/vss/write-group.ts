@@ -37,6 +37,8 @@ export class VssWriteGroups {
   constructor(
     private readonly db: Queryable,
     private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
+    /** Told each statement's number of writes once it committed (a metric). */
+    private readonly onCommitted: (writes: number) => void = () => {},
   ) {}
 
   write(w: GroupedWrite): Promise<Written> {
@@ -87,8 +89,7 @@ export class VssWriteGroups {
     if (group.length === 1) return this.alone(group[0]!);
     try {
       const written = await writeVssObjectGroup(this.db, group);
-      this.stats.groups++;
-      this.stats.writes += group.length;
+      this.committed(group.length);
       group.forEach((w, i) => w.resolve(written[i]!));
     } catch {
       // One write can fail the statement for all (a row PostgreSQL refuses): each goes again
@@ -97,11 +98,16 @@ export class VssWriteGroups {
     }
   }
 
+  private committed(writes: number) {
+    this.stats.groups++;
+    this.stats.writes += writes;
+    this.onCommitted(writes);
+  }
+
   private async alone(w: Waiting) {
     try {
       const written = await writeVssObject(this.db, w.nodeId, w.storeId, w.write, w.grant);
-      this.stats.groups++;
-      this.stats.writes++;
+      this.committed(1);
       w.resolve(written);
     } catch (err) {
       w.reject(err);

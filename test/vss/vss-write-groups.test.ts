@@ -14,6 +14,7 @@ import { newVssKey, vssClient, type VssKey } from '../helpers/vss-client.ts';
 import { hashCredential } from '../../src/vss/vss-service.ts';
 import { VssWriteGroups } from '../../src/vss/write-group.ts';
 import type { VssGrant, VssWrite } from '../../src/db/vss.ts';
+import { parseExposition, series } from '../helpers/metrics.ts';
 
 const v = (s: string) => Buffer.from(s);
 const unconditional = (key: string, value: string | null, blobKey: string | null = null): VssWrite => ({
@@ -103,6 +104,8 @@ describe(`VSS write groups, on ${databaseLabel()}`, () => {
   it('lands a burst of puts from several nodes over HTTP whole, refusing another key’s puts in it', async () => {
     const stores = await boundStores(['burst-a', 'burst-b', 'burst-c']);
     const before = { ...t.server.services.vss.stores.groups.stats };
+    const scrape = async () => parseExposition(await t.server.metrics.registry.metrics()).samples;
+    const metricsBefore = await scrape();
     const intruder: VssKey = newVssKey();
     const puts = stores.flatMap((s, n) =>
       Array.from({ length: 20 }, (_, i) => vssClient(s.url, s.key).put('s', [{ key: `k${i}`, version: -1, value: v(`${n}-${i}`) }]).then((a) => a.status)),
@@ -116,5 +119,10 @@ describe(`VSS write groups, on ${databaseLabel()}`, () => {
     const after = t.server.services.vss.stores.groups.stats;
     // Every put went through the groups (the intruder's too, refused there before its own check).
     expect(after.writes - before.writes).toBe(63);
+    // rlncloud_vss_write_group_size: one observation per statement, of its number of writes.
+    const metricsAfter = await scrape();
+    const moved = (name: string) => (metricsAfter.get(series(name, {})) ?? 0) - (metricsBefore.get(series(name, {})) ?? 0);
+    expect(moved('rlncloud_vss_write_group_size_sum')).toBe(63);
+    expect(moved('rlncloud_vss_write_group_size_count')).toBe(after.groups - before.groups);
   });
 });
