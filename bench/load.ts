@@ -43,7 +43,8 @@ export function pooled(results: LoadResult[], latencies: number[]): LoadResult {
 /**
  * An open-loop load generator: a request every 1/perSecond seconds whether or not the last ones
  * answered, as independent users send them. Each latency counts from when the request was due,
- * not when it was sent, so a stalled server is not hidden by requests it kept from being sent.
+ * not when it was sent (when sent late), so a stalled server is not hidden by requests it kept
+ * from being sent.
  */
 export async function runAtRate(fn: () => Promise<void>, opts: { perSecond: number; durationMs: number }): Promise<LoadResult> {
   const latencies: number[] = [];
@@ -56,8 +57,12 @@ export async function runAtRate(fn: () => Promise<void>, opts: { perSecond: numb
     const due = started + i * intervalMs;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    late.push(performance.now() - due);
-    inFlight.push(fn().then(() => void latencies.push(performance.now() - due)));
+    // A timer may fire up to a millisecond early (Node rounds its delay down): a request sent
+    // before it was due counts from when it was sent.
+    const sent = performance.now();
+    late.push(sent - due);
+    const from = Math.max(due, sent);
+    inFlight.push(fn().then(() => void latencies.push(performance.now() - from)));
   }
   await Promise.all(inFlight);
   const elapsed = performance.now() - started;
