@@ -72,7 +72,8 @@ export class VssService {
 
   /**
    * A putObjects. The common one, a single write by the key already bound to a store, is one
-   * statement: the write checks the URL's credential, the bound key and the node's status itself
+   * statement (an unconditional one shared with other writes by group commit, write-group.ts,
+   * each row under its own grant): the write checks the URL's credential, the bound key and the node's status itself
    * (db/vss.ts VssGrant), in its own snapshot, so no replica can accept what a fresh read would
    * refuse, and no read comes before it. Anything else (a conflict, a first write that binds the
    * key, a refusal, a put of several items) is authenticated as every request is, and then put.
