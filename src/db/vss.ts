@@ -339,6 +339,11 @@ export async function replaceSealedVssCredential(db: Queryable, nodeId: string, 
 export const VSS_FENCE_KEY = '__rln_instance__';
 
 /** Deletes the node's fence key in each of its stores (a tiny value, never in the blob store). */
-export async function deleteVssFence(db: Queryable, nodeId: string): Promise<void> {
-  await db.query('DELETE FROM vss_objects WHERE node_id = $1 AND key = $2 AND blob_key IS NULL', [nodeId, VSS_FENCE_KEY]);
+/** Deletes the node's fence; with `writtenBefore`, only a fence written before that moment. */
+export async function deleteVssFence(db: Queryable, nodeId: string, writtenBefore?: Date): Promise<void> {
+  await db.query('DELETE FROM vss_objects WHERE node_id = $1 AND key = $2 AND blob_key IS NULL AND ($3::timestamptz IS NULL OR updated_at < $3)', [
+    nodeId,
+    VSS_FENCE_KEY,
+    writtenBefore?.toISOString() ?? null,
+  ]);
 }

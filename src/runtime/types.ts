@@ -39,8 +39,10 @@ export interface NodeVssUrls {
    * Frees the node's single-writer fence (`__rln_instance__`) in its store. Called by a runtime
    * only right before it starts a daemon of the node while it knows no other daemon of the node
    * runs (a crashed or killed daemon never released it, and the next one would refuse to unlock).
+   * With `writtenBefore`, only a fence written before that moment: one a daemon started after it
+   * took is kept.
    */
-  releaseFence(nodeId: string): Promise<void>;
+  releaseFence(nodeId: string, writtenBefore?: Date): Promise<void>;
 }
 
 export interface NodePorts {

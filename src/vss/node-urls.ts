@@ -34,8 +34,8 @@ export class SealedNodeVssUrls {
     }
   }
 
-  async releaseFence(nodeId: string): Promise<void> {
-    await deleteVssFence(this.opts.db, nodeId);
+  async releaseFence(nodeId: string, writtenBefore?: Date): Promise<void> {
+    await deleteVssFence(this.opts.db, nodeId, writtenBefore);
   }
 
   private url(nodeId: string, credential: string): string {

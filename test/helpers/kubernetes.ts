@@ -4,6 +4,7 @@
 // (CI), where a missing cluster fails the run.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe } from 'vitest';
 
 export const testKubeconfig = process.env.TEST_KUBECONFIG || undefined;
@@ -54,4 +55,33 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
 
 export async function deleteNamespace(namespace: string) {
   await kubectl(['delete', 'namespace', namespace, '--wait=false', '--ignore-not-found']).catch(() => {});
+}
+
+/**
+ * Kills (SIGKILL) every process of a pod's container from this machine, where the test cluster's
+ * containerd runs them, found by the container's id in their cgroup: as a crash or an OOM kill
+ * would end it, so the kubelet restarts it inside the same pod. (From inside the container, the
+ * daemon is its PID 1 and would ignore the signal.) Answers how many processes were killed.
+ */
+export async function killContainer(namespace: string, pod: string, container: string): Promise<number> {
+  const status = (await kubectlGet(namespace, 'pod', pod))?.status?.containerStatuses?.find((c: any) => c.name === container);
+  const id = String(status?.containerID ?? '').replace(/^[a-z]+:\/\//, '');
+  if (!/^[0-9a-f]{64}$/.test(id)) throw new Error(`no running container ${container} in pod ${pod}: ${JSON.stringify(status)}`);
+  let killed = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let cgroup: string;
+    try {
+      cgroup = readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    if (!cgroup.includes(id)) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+      killed++;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return killed;
 }

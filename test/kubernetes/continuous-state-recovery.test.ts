@@ -5,7 +5,9 @@
 // through the node path bring it back on a new claim with the same wallet (node pubkey) and the
 // same state (the address index continues: only VSS had it); a stale copy of its old volume that
 // comes back (a devnode on this machine, on a copy of the old persistent volume's files, with the
-// node's own --vss-url) is refused by the fence.
+// node's own --vss-url) is refused by the fence. Last, its daemon is killed and the kubelet
+// restarts it inside the same pod: the fence the killed daemon held is released by the service,
+// so the new daemon unlocks (it would answer VssFenced otherwise) and the state goes on.
 //
 // Node pods must reach the service's VSS server: the service listens on the cluster machine's own
 // address (198.18.1.1, scripts/test-cluster.sh's NODE_IP, which pods reach through cni0), not on
@@ -14,10 +16,10 @@ import { cpSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
-import { DATA_MOUNT, STORAGE_DIR } from '../../src/runtime/kubernetes/objects.ts';
+import { CONTAINER, DATA_MOUNT, STORAGE_DIR } from '../../src/runtime/kubernetes/objects.ts';
 import { freePort } from '../helpers/ports.ts';
 import { rawRequest } from '../gateway/gateway-client.ts';
-import { deleteNamespace, describeOnCluster, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
+import { deleteNamespace, describeOnCluster, killContainer, kubectl, kubectlGet, testKubeconfig, testNamespace, until, SMALL_NODE_PODS } from '../helpers/kubernetes.ts';
 import { cleanUpDevnodes, startNode, stopNode, tempStorage, type DevnodeProcess } from '../../devnode/process-for-tests.ts';
 import { receiveAddress } from '../../devnode/address.ts';
 import { deriveIdentity } from '../../devnode/wallet.ts';
@@ -140,4 +142,35 @@ describeOnCluster('a node with continuous state whose claim is deleted comes bac
     stale = undefined;
     expect(await newAddress()).toBe(addressAt(ADDRESSES_BEFORE_LOSS + 1));
   }, 120_000);
+
+  it('its daemon killed and restarted by the kubelet in the same pod, the fence it held is released and the new daemon unlocks', async () => {
+    const pod = `rln-${nodeId}-0`;
+    const daemon = async () => (await kubectlGet(namespace, 'pod', pod))?.status?.containerStatuses?.find((c: any) => c.name === CONTAINER);
+    const fence = async () =>
+      (await t.server.db.query<{ value: Buffer }>(`SELECT value FROM vss_objects WHERE node_id = $1 AND key = '__rln_instance__'`, [nodeId])).map((r) => Buffer.from(r.value).toString())[0];
+    const { uid } = (await kubectlGet(namespace, 'pod', pod)).metadata;
+    const restartsBefore: number = (await daemon()).restartCount;
+    const heldBefore = await fence();
+    expect(heldBefore).toMatch(/^[0-9a-f-]{36}$/);
+
+    expect(await killContainer(namespace, pod, CONTAINER)).toBeGreaterThan(0);
+    await until('the kubelet to restart the daemon', async () => ((await daemon())?.restartCount ?? 0) > restartsBefore, 120_000, daemon);
+    expect((await kubectlGet(namespace, 'pod', pod)).metadata.uid).toBe(uid); // the same pod: only its container restarted
+    await until('the killed daemon’s fence to be released', async () => (await fence()) !== heldBefore, 30_000, fence);
+
+    // The new daemon is locked; once it answers, an unlock takes the fence as its own.
+    const unlocked = await until(
+      'the restarted daemon to answer an unlock',
+      async () => {
+        const r = await node('unlock', { password: PASSWORD });
+        return r.status === 502 || r.status === 503 ? false : r;
+      },
+      120_000,
+    );
+    expect(unlocked.status, unlocked.text).toBe(200);
+    expect(await fence()).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await fence()).not.toBe(heldBefore);
+    expect((await node('nodeinfo')).json.pubkey).toBe(pubkey);
+    expect(await newAddress()).toBe(addressAt(ADDRESSES_BEFORE_LOSS + 2));
+  }, 300_000);
 });

@@ -180,8 +180,8 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
 
   async start(spec: NodeSpec) {
     // No pod of the node at all (a StatefulSet makes the next only once the last is gone): a fence
-    // its last daemon left without a clean stop is released. A container restarted inside its pod
-    // by the kubelet is not seen here (see docs/VSS.md).
+    // its last daemon left without a clean stop is released. A container the kubelet restarted
+    // inside its pod is seen by the pod watch instead (releaseFenceOfRestartedContainer).
     if (spec.continuousState && this.opts.vssUrls && !this.pods.get(podName(spec.nodeId))) await this.opts.vssUrls.releaseFence(spec.nodeId);
     await this.applyAll(spec, 1);
     await this.replacePodIfStale(spec);
@@ -447,12 +447,34 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
         }
         const before = this.restartCounts.get(uid);
         this.restartCounts.set(uid, restarts);
-        if (before !== undefined && restarts > before) this.reportExit(nodeId, `the daemon's container restarted (${lastExit(pod)})`);
+        if (before !== undefined && restarts > before) {
+          this.releaseFenceOfRestartedContainer(nodeId, pod);
+          this.reportExit(nodeId, `the daemon's container restarted (${lastExit(pod)})`);
+        }
         if (pod.status?.phase === 'Failed' && kind === 'update') this.reportExit(nodeId, `pod failed: ${pod.status.reason ?? 'unknown reason'}`);
         this.logFollower.observe(nodeId, pod);
       }
     }
     this.wakeWaiters();
+  }
+
+  /**
+   * The kubelet restarted the daemon's container inside its pod (a crash, an OOM kill): the daemon
+   * that ended never released its VSS fence, and the new one would refuse to unlock. The pod is
+   * the node's only one and its old container has ended, so no other daemon of the node runs; the
+   * fence is released if it was written before the old container ended (Kubernetes' finishedAt,
+   * in whole seconds, rounded down): a fence the new container's daemon has already taken is
+   * later than that and stays.
+   */
+  private releaseFenceOfRestartedContainer(nodeId: string, pod: V1Pod) {
+    const finishedAt = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.lastState?.terminated?.finishedAt;
+    if (!this.opts.vssUrls || !finishedAt) return;
+    // A Date when the client parsed the object, text when the watch's JSON went straight through.
+    const ended = new Date(finishedAt as Date | string);
+    if (Number.isNaN(ended.getTime())) return;
+    this.opts.vssUrls
+      .releaseFence(nodeId, ended)
+      .catch((err) => this.opts.log.warn({ nodeId, err: (err as Error).message }, "could not release the VSS fence of a restarted daemon: its next unlock answers VssFenced until POST /vssclearfence"));
   }
 
   private reportExit(nodeId: string, detail: string) {
