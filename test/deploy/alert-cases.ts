@@ -112,6 +112,13 @@ export const ALERT_CASES: Record<string, AlertCase> = {
     // failed for 5 minutes, then started again
     quiet: { [`rlncloud_nodes{${one},status="FAILED"}`]: '1+0x5 0+0x10' },
   },
+  RlnCloudNodeStorageLost: {
+    evalTime: '7m',
+    fires: { [`rlncloud_nodes{${one},status="STORAGE_LOST"}`]: '1+0x10', [`rlncloud_nodes{${two},status="STORAGE_LOST"}`]: '1+0x10' },
+    labels: {},
+    // lost for 3 minutes, then its volume was brought back (or the node recovered)
+    quiet: { [`rlncloud_nodes{${one},status="STORAGE_LOST"}`]: '1+0x3 0+0x10' },
+  },
   RlnCloudAuditRecordFailing: {
     evalTime: '5m',
     fires: { [`rlncloud_audit_record_failures_total{${one}}`]: '0 0 1+0x20' },

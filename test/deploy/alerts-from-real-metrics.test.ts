@@ -1,7 +1,7 @@
 // The alert rules evaluated by promtool on what a real service exposed. The service (in process, on
 // the test database, devnode daemons) is scraped healthy, then driven into trouble the way
 // production gets there: a release whose image does not start fails its upgrades and pauses its
-// rollout, a node created on it is FAILED, the node port range is used up, webhooks go to a
+// rollout, a node's storage directory is deleted (STORAGE_LOST), a node created on it is FAILED, the node port range is used up, webhooks go to a
 // receiver that refuses them, and an audit event cannot be recorded. Then its database is slow
 // (statements that sleep; on PostgreSQL as many as its pool holds) while a user calls the API and a
 // node writes to VSS, both held up by it; then it goes away (while users call the API and a node
@@ -60,7 +60,8 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     scrapes.healthy = await scrape();
 
     const settings = { webhookUrl: receiver.url };
-    [running] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    const [a, b] = await createNodes(t, owner, [{ name: 'a', settings }, { name: 'b', settings }]);
+    running = a;
     // The running node keeps its channel state in VSS: its writes succeed while the database is there.
     const vss = vssClient(await t.server.services.vss.issueUrl(owner.id, running!), newVssKey());
     const vssWrite = async () => (await vss.put('s', [{ key: 'monitor', version: -1, value: Buffer.alloc(100) }])).status;
@@ -73,6 +74,9 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     const version = `fail-${Date.now()}`;
     await t.server.services.releases.publish(version, { concurrency: 1, failureBudget: 1 });
     await until('the rollout to pause', async () => (await t.server.services.releases.status(version)).state === 'paused');
+    // b's volume goes (its storage directory deleted): STORAGE_LOST, its daemon stopped.
+    rmSync(join(t.config.dataDir, 'nodes', b!, 'storage'), { recursive: true, force: true });
+    await t.waitForStatus(owner, b!, 'STORAGE_LOST', 60_000);
     // New nodes get the latest release, which does not start: FAILED, holding the last two ports.
     const [failed] = await createNodes(t, owner, [{ name: 'c', settings }], { untilRunning: false });
     await t.waitForStatus(owner, failed, 'FAILED', 60_000);
@@ -148,6 +152,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
     expect(sample(s, 'rlncloud_builds_total', { action: 'create', result: 'success' })).toBe(2);
     expect(sample(s, 'rlncloud_rollouts', { state: 'paused' })).toBe(1);
     expect(sample(s, 'rlncloud_nodes', { status: 'FAILED' })).toBe(1);
+    expect(sample(s, 'rlncloud_nodes', { status: 'STORAGE_LOST' })).toBe(1);
     expect(sample(s, 'rlncloud_node_ports', { state: 'free' })).toBe(0);
     expect(sample(s, 'rlncloud_node_ports', { state: 'used' })).toBe(6);
     expect(sample(s, 'rlncloud_webhook_deliveries_total', { result: 'succeeded' })).toBe(0);
@@ -178,6 +183,7 @@ describe.skipIf(!hasPromtool)('alerts fired from the metrics of a real service',
       RlnCloudWebhookBacklog: {},
       RlnCloudRolloutPaused: {},
       RlnCloudNodesFailed: {},
+      RlnCloudNodeStorageLost: {},
       RlnCloudAuditRecordFailing: {},
       RlnCloudNodePortsNearlyExhausted: { job: 'rln-cloud', instance },
     };
