@@ -8237,6 +8237,8 @@ export interface operations {
                     "application/json": {
                         /** @description A node of the account became FAILED (a build could not bring its daemon up). */
                         nodeFailed: boolean;
+                        /** @description A node of the account lost its storage (STORAGE_LOST: its volume is gone; it waits for a recover). */
+                        nodeStorageLost: boolean;
                         /** @description A backup of a node of the account failed. */
                         backupFailed: boolean;
                         /** @description The account has made 80% of its plan's API calls of the month (UTC). */
@@ -8279,6 +8281,8 @@ export interface operations {
                 "application/json": {
                     /** @description A node of the account became FAILED (a build could not bring its daemon up). */
                     nodeFailed?: boolean;
+                    /** @description A node of the account lost its storage (STORAGE_LOST: its volume is gone; it waits for a recover). */
+                    nodeStorageLost?: boolean;
                     /** @description A backup of a node of the account failed. */
                     backupFailed?: boolean;
                     /** @description The account has made 80% of its plan's API calls of the month (UTC). */
@@ -8298,6 +8302,8 @@ export interface operations {
                     "application/json": {
                         /** @description A node of the account became FAILED (a build could not bring its daemon up). */
                         nodeFailed: boolean;
+                        /** @description A node of the account lost its storage (STORAGE_LOST: its volume is gone; it waits for a recover). */
+                        nodeStorageLost: boolean;
                         /** @description A backup of a node of the account failed. */
                         backupFailed: boolean;
                         /** @description The account has made 80% of its plan's API calls of the month (UTC). */

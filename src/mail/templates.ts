@@ -70,6 +70,15 @@ const TEMPLATES: Record<EmailKind, Template> = {
     label: 'Open the node',
     after: () => [WHY_NOTIFIED],
   },
+  'node-storage-lost': {
+    subject: (c, f) => `Node ${f.node} lost its storage on ${c.serviceName}`,
+    before: (_c, f) => [
+      `Your node ${f.node} (${f.nodeId}) lost its storage: ${f.reason}. Its daemon is stopped until you recover it.`,
+      "Recover it from its page (it starts on a fresh volume), then give it the wallet's mnemonic and unlock it: with continuous state its channel state comes back from the service's VSS; without, restore your latest backup into a new node instead.",
+    ],
+    label: 'Open the node',
+    after: () => [WHY_NOTIFIED],
+  },
   'backup-failed': {
     subject: (c, f) => `A backup of node ${f.node} failed on ${c.serviceName}`,
     before: (_c, f) => [`The backup ${f.backupId} of your node ${f.node} (${f.nodeId}) failed: ${f.reason}`, 'Its page shows the node\'s backups; take another from there:'],

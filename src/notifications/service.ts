@@ -51,7 +51,7 @@ export class Notifications {
     return this.preferences(userId);
   }
 
-  /** The notice of a node event the database queued (migration 0036's trigger): a node FAILED, a backup failed. */
+  /** The notice of a node event the database queued (migrations 0036 and 0045): a node FAILED or STORAGE_LOST, a backup failed. */
   async notifyNodeEvent(eventId: number): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       // Gone with its node (destroyed and purged): there is nothing left to tell.
@@ -62,6 +62,9 @@ export class Notifications {
       if (event.event_type === 'NODE_BACKUP_FAILED') {
         const reason = String(event.details.reason ?? event.details.code ?? 'no reason was given');
         await this.send(tx, `node-event:${eventId}`, event.account_id, 'backup-failed', link, { ...facts, backupId: String(event.details.backupId ?? ''), reason });
+      } else if (event.event_type === 'NODE_STORAGE_LOST') {
+        const reason = String(event.details.reason ?? "the node's volume is gone");
+        await this.send(tx, `node-event:${eventId}`, event.account_id, 'node-storage-lost', link, { ...facts, reason });
       } else {
         await this.send(tx, `node-event:${eventId}`, event.account_id, 'node-failed', link, facts);
       }

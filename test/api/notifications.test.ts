@@ -1,7 +1,9 @@
-// Notification emails over real HTTP and a real SMTP server the test runs: a node FAILED, a backup
-// failed, the account at 80% and at 100% of its plan's monthly API calls. Each is sent once, to the
+// Notification emails over real HTTP and a real SMTP server the test runs: a node FAILED, a node
+// whose storage is lost (its storage directory deleted under its running daemon), a backup failed, the account at 80% and at 100% of its plan's monthly API calls. Each is sent once, to the
 // account's owner and admins who have not turned its kind off (GET/PUT /api/notifications), never
 // to its developers or viewers, never to another account's members.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
 import { databaseLabel } from '../helpers/database.ts';
@@ -26,7 +28,7 @@ const anotherReplicasNotifications = (t: TestServer) =>
 
 const LIMITED_PLAN = 'notify-ten-calls';
 const LIMIT = 10;
-const ALL_ON = { nodeFailed: true, backupFailed: true, apiCalls80: true, apiCalls100: true };
+const ALL_ON = { nodeFailed: true, nodeStorageLost: true, backupFailed: true, apiCalls80: true, apiCalls100: true };
 
 const settle = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
 
@@ -126,6 +128,26 @@ describe(`notification emails on ${databaseLabel()}`, () => {
     const mail = smtp.received.find((m) => m.to === owner.email && m.subject === backupSubject)!;
     expect(mail.text).toContain(done.backupId);
     for (const other of [developer, viewer, stranger]) expect(subjects(other)).toEqual([]);
+  });
+
+  it('tells them once when a node loses its storage, and not the admin who turned that kind off', async () => {
+    expect((await prefs(admin, { nodeStorageLost: false })).json).toMatchObject({ nodeStorageLost: false, nodeFailed: true });
+    const [nodeId] = await createNodes(t, owner, [{ name: 'volume' }]);
+    const told = subjects(owner).length;
+    rmSync(join(t.config.dataDir, 'nodes', nodeId!, 'storage'), { recursive: true, force: true });
+    await t.waitForStatus(owner, nodeId!, 'STORAGE_LOST', 60_000);
+    const lost = 'Node volume lost its storage on Example Cloud';
+    await smtp.waitFor(owner.email, told + 1);
+    await settle();
+    expect(subjects(owner).filter((s) => s === lost)).toHaveLength(1);
+    expect(subjects(admin)).not.toContain(lost);
+    for (const other of [developer, viewer, stranger]) expect(subjects(other)).not.toContain(lost);
+    const mail = smtp.received.find((m) => m.to === owner.email && m.subject === lost)!;
+    expect(mail.text).toContain(`${t.config.connectPageUrl}/${nodeId}`);
+    expect(mail.text).toContain("the node's volume is gone");
+    expect(mail.text).toContain('Recover it from its page');
+    // Not also told as a FAILED node.
+    expect(subjects(owner).filter((s) => s === 'Node volume failed on Example Cloud')).toEqual([]);
   });
 
   it('tells them once at 80% and once at 100% of the month\'s API calls, each by their preference', async () => {

@@ -94,7 +94,7 @@ describe.skipIf(!hasChromium)(`security section in Chromium on ${databaseLabel()
       await expect.poll(() => box.isChecked()).toBe(true);
       await box.uncheck();
       await laptop.locator('[data-testid=security]').getByText('A backup failed: off.').waitFor();
-      expect((await t.call('/api/notifications', { token: person.token })).json).toEqual({ nodeFailed: true, backupFailed: false, apiCalls80: true, apiCalls100: true });
+      expect((await t.call('/api/notifications', { token: person.token })).json).toEqual({ nodeFailed: true, nodeStorageLost: true, backupFailed: false, apiCalls80: true, apiCalls100: true });
       await laptop.reload();
       await expect.poll(() => laptop.getByLabel('A backup failed').isChecked()).toBe(false);
       expect(await laptop.getByLabel('A node failed').isChecked()).toBe(true);

@@ -7,6 +7,7 @@ const toggle = (description: string) => Type.Boolean({ description });
 
 const FIELDS = {
   nodeFailed: toggle('A node of the account became FAILED (a build could not bring its daemon up).'),
+  nodeStorageLost: toggle("A node of the account lost its storage (STORAGE_LOST: its volume is gone; it waits for a recover)."),
   backupFailed: toggle('A backup of a node of the account failed.'),
   apiCalls80: toggle("The account has made 80% of its plan's API calls of the month (UTC)."),
   apiCalls100: toggle("The account has made all of its plan's API calls of the month: further calls are refused."),

@@ -6,6 +6,7 @@ import { errorNotice, fill, h, notice } from '../dom.js';
 
 const KINDS = [
   ['nodeFailed', 'A node failed'],
+  ['nodeStorageLost', 'A node lost its storage'],
   ['backupFailed', 'A backup failed'],
   ['apiCalls80', "The account used 80% of the month's API calls"],
   ['apiCalls100', "The account used all of the month's API calls"],
