@@ -10,6 +10,7 @@ import { fullestNodeStorage } from '../db/node-storage.ts';
 import { countNodesOverVssLimit } from '../db/vss.ts';
 import { countNodesWithVssPendingWrites } from '../db/vss-state.ts';
 import { countRolloutsByState, countRunningRollouts, ROLLOUT_STATES } from '../db/rollouts.ts';
+import { AUTHENTICATION_ROLLOUT_NODE_STATES, countAuthenticationRolloutNodes, findAuthenticationRollout } from '../db/authentication-rollout.ts';
 import { countUnfinishedDeliveries } from '../db/webhook-deliveries.ts';
 import { NODE_STATUSES, type BuildAction } from '../domain/nodes.ts';
 import type { Logger } from '../logger.ts';
@@ -171,6 +172,28 @@ export function defineMetrics(registry: Registry, db: Database, log: Logger, opt
       collect: fromDatabase(log, 'rlncloud_rollouts', async (gauge) => {
         const counts = await countRolloutsByState(db);
         for (const state of ROLLOUT_STATES) gauge.set({ state }, counts[state]);
+      }),
+    }),
+    // The authentication rollout (rln-cloud authentication rollout): one at a time, so its state is
+    // one series at 1 (none before the first); a paused one waits for an operator, as a release's.
+    authenticationRollout: new Gauge({
+      name: 'rlncloud_authentication_rollout',
+      help: "The authentication rollout's state: 1 for the state it is in (running, paused, completed), 0 for the others; all 0 before the first. The same on every replica.",
+      labelNames: ['state'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_authentication_rollout', async (gauge) => {
+        const rollout = await findAuthenticationRollout(db);
+        for (const state of ROLLOUT_STATES) gauge.set({ state }, rollout?.state === state ? 1 : 0);
+      }),
+    }),
+    authenticationRolloutNodes: new Gauge({
+      name: 'rlncloud_authentication_rollout_nodes',
+      help: "Nodes of the latest authentication rollout by state (pending, restarting, succeeded, failed, skipped). The same on every replica.",
+      labelNames: ['state'] as const,
+      registers,
+      collect: fromDatabase(log, 'rlncloud_authentication_rollout_nodes', async (gauge) => {
+        const counts = await countAuthenticationRolloutNodes(db);
+        for (const state of AUTHENTICATION_ROLLOUT_NODE_STATES) gauge.set({ state }, counts[state]);
       }),
     }),
     nodes: new Gauge({

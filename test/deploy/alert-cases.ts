@@ -98,6 +98,13 @@ export const ALERT_CASES: Record<string, AlertCase> = {
       [`rlncloud_db_query_duration_seconds_bucket{${one},le="+Inf"}`]: '0+100x20',
     },
   },
+  RlnCloudAuthenticationRolloutPaused: {
+    evalTime: '7m',
+    fires: { [`rlncloud_authentication_rollout{${one},state="paused"}`]: '1+0x10', [`rlncloud_authentication_rollout{${two},state="paused"}`]: '1+0x10' },
+    labels: {},
+    // paused for 3 minutes, then resumed
+    quiet: { [`rlncloud_authentication_rollout{${one},state="paused"}`]: '1+0x3 0+0x10' },
+  },
   RlnCloudDatabasePoolExhausted: {
     evalTime: '12m',
     fires: { [`rlncloud_db_pool_waiting_requests{${one}}`]: '2+0x15' },

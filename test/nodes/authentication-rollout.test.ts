@@ -3,6 +3,7 @@
 // `restart` build, come back locked (automatic unlock unlocking those where it is on) and refuse a
 // caller without a Biscuit from then on; a node not running is skipped, one that already runs with
 // authentication is not enrolled, and a restart that fails counts against the failure budget.
+import { parseExposition, series } from '../helpers/metrics.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseLabel } from '../helpers/database.ts';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/server.ts';
@@ -149,6 +150,11 @@ describe(`the authentication rollout on ${databaseLabel()}`, () => {
     expect(await node(broken)).toMatchObject({ status: 'FAILED' });
 
     await expect(t.server.services.authenticationRollout.start()).rejects.toMatchObject({ code: 'invalid_state', message: expect.stringContaining('paused') });
+    // What an operator's alert reads (RlnCloudAuthenticationRolloutPaused): the state, and the nodes by state.
+    const scraped = parseExposition(await t.server.metrics.registry.metrics()).samples;
+    expect(scraped.get(series('rlncloud_authentication_rollout', { state: 'paused' }))).toBe(1);
+    expect(scraped.get(series('rlncloud_authentication_rollout', { state: 'running' }))).toBe(0);
+    expect(scraped.get(series('rlncloud_authentication_rollout_nodes', { state: 'failed' }))).toBe(1);
     const resumed = await t.server.services.authenticationRollout.resume(1);
     expect(resumed.failureBudget).toBe(2);
     expect((await waitForRollout('completed')).nodes.failed).toBe(1);
