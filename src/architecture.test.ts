@@ -42,7 +42,7 @@ const GATEWAY_ENTRY_INTO_NODES = join('nodes', 'paths', 'node-paths.ts');
  * named for what they hold. A new room is added here and in docs/ARCHITECTURE.md.
  */
 const NODES_CORE = ['lifecycle.ts', 'node-daemons.ts', 'present.ts', 'service.ts', 'transition.ts'];
-const NODES_ROOMS = ['builds', 'health', 'paths', 'restore', 'rollout', 'tokens', 'unlock', 'upkeep'];
+const NODES_ROOMS = ['builds', 'health', 'lifecycle', 'paths', 'restore', 'rollout', 'tokens', 'unlock', 'upkeep'];
 const CALLERS = ['api', 'web', 'gateway', 'operator', 'cli', 'readme', 'composition', 'app.ts', 'main.ts', 'config.ts'];
 /** The parts report through hooks they declare themselves; only the composition root knows metrics/ (and prom-client). */
 const METRICS_USERS = ['app.ts', 'composition'];
