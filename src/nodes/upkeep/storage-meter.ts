@@ -7,13 +7,11 @@
 // nowhere, and a paused node's files do not grow. Its last measurement stays on it.
 import type { Database } from '../../db/database.ts';
 import { recordNodeStorage } from '../../db/node-storage.ts';
-import { BackgroundLoop } from '../../jobs/background-loop.ts';
-import { LeaderLease } from '../../jobs/leader-lease.ts';
+import { LeasedPass } from '../../jobs/leased-pass.ts';
 import type { Logger } from '../../logger.ts';
 import type { NodeRuntime } from '../../runtime/types.ts';
 
 export const STORAGE_METER_LEASE = 'storage-meter';
-const LEASE_TTL_MS = 60_000;
 /** Measurements under way at once: each is one exec through the API server on Kubernetes. */
 const CONCURRENCY = 4;
 
@@ -27,34 +25,33 @@ export interface StorageMeterOptions {
 }
 
 export class StorageMeter {
-  private readonly loop: BackgroundLoop;
-  private readonly lease: LeaderLease;
+  private readonly pass: LeasedPass<string>;
 
   constructor(private readonly opts: StorageMeterOptions) {
-    this.lease = new LeaderLease({ db: opts.db, name: STORAGE_METER_LEASE, holder: opts.replicaId, ttlMs: LEASE_TTL_MS, log: opts.log });
-    this.loop = new BackgroundLoop({ name: 'storage measurement pass', intervalMs: opts.intervalMs, log: opts.log, run: () => this.measureAll() });
+    this.pass = new LeasedPass({
+      db: opts.db,
+      lease: STORAGE_METER_LEASE,
+      replicaId: opts.replicaId,
+      name: 'storage measurement pass',
+      intervalMs: opts.intervalMs,
+      concurrency: CONCURRENCY,
+      items: () => opts.runtime.runningDaemons(),
+      each: (nodeId) => this.measure(nodeId),
+      log: opts.log,
+    });
   }
 
   start() {
-    this.loop.start();
+    this.pass.start();
   }
 
-  async stop() {
-    await this.loop.stop();
-    await this.lease.release().catch((err) => this.opts.log.warn({ err }, 'handing back the storage meter lease failed; it expires by itself'));
+  stop() {
+    return this.pass.stop();
   }
 
   /** One pass: every running node, a few at a time, while this replica holds the lease. */
-  async measureAll(): Promise<void> {
-    if (!(await this.lease.ensure())) return;
-    const queue = this.opts.runtime.runningDaemons();
-    const worker = async () => {
-      for (let nodeId = queue.shift(); nodeId !== undefined; nodeId = queue.shift()) {
-        if (this.loop.stopping || !(await this.lease.ensure())) return;
-        await this.measure(nodeId);
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  measureAll(): Promise<void> {
+    return this.pass.runOnce();
   }
 
   private async measure(nodeId: string) {

@@ -7,8 +7,8 @@
 import type { Database } from '../../db/database.ts';
 import { findNodes } from '../../db/nodes.ts';
 import { forgetVssPendingWrites, recordVssPendingWrites } from '../../db/vss-state.ts';
-import { BackgroundLoop } from '../../jobs/background-loop.ts';
-import { LeaderLease } from '../../jobs/leader-lease.ts';
+import type { Node } from '../../domain/nodes.ts';
+import { LeasedPass } from '../../jobs/leased-pass.ts';
 import type { Logger } from '../../logger.ts';
 import type { NodeRuntime } from '../../runtime/types.ts';
 import type { NodeDaemons } from '../node-daemons.ts';
@@ -16,7 +16,6 @@ import { whyNotAsked } from '../health/continuous-state.ts';
 import { PROBE_TIMEOUT_MS } from '../health/node-health.ts';
 
 export const VSS_PENDING_METER_LEASE = 'vss-pending-meter';
-const LEASE_TTL_MS = 60_000;
 /** Daemons asked at once. */
 const CONCURRENCY = 8;
 
@@ -31,40 +30,43 @@ export interface VssPendingMeterOptions {
 }
 
 export class VssPendingMeter {
-  private readonly loop: BackgroundLoop;
-  private readonly lease: LeaderLease;
+  private readonly pass: LeasedPass<Node>;
 
   constructor(private readonly opts: VssPendingMeterOptions) {
-    this.lease = new LeaderLease({ db: opts.db, name: VSS_PENDING_METER_LEASE, holder: opts.replicaId, ttlMs: LEASE_TTL_MS, log: opts.log });
-    this.loop = new BackgroundLoop({ name: 'VSS pending writes pass', intervalMs: opts.intervalMs, log: opts.log, run: () => this.sampleAll() });
+    this.pass = new LeasedPass({
+      db: opts.db,
+      lease: VSS_PENDING_METER_LEASE,
+      replicaId: opts.replicaId,
+      name: 'VSS pending writes pass',
+      intervalMs: opts.intervalMs,
+      concurrency: CONCURRENCY,
+      items: () => findNodes(opts.db, opts.runtime.runningDaemons()),
+      each: (node) => this.sample(node),
+      log: opts.log,
+    });
   }
 
   start() {
-    this.loop.start();
+    this.pass.start();
   }
 
-  async stop() {
-    await this.loop.stop();
-    await this.lease.release().catch((err) => this.opts.log.warn({ err }, 'handing back the VSS pending writes lease failed; it expires by itself'));
+  stop() {
+    return this.pass.stop();
   }
 
   /** One pass over the running nodes, while this replica holds the lease. */
-  async sampleAll(): Promise<void> {
-    if (!(await this.lease.ensure())) return;
-    const queue = await findNodes(this.opts.db, this.opts.runtime.runningDaemons());
-    const worker = async () => {
-      for (let node = queue.shift(); node !== undefined; node = queue.shift()) {
-        if (this.loop.stopping) return;
-        try {
-          if (whyNotAsked(node)) await forgetVssPendingWrites(this.opts.db, node.id);
-          else await recordVssPendingWrites(this.opts.db, node.id, (await this.opts.daemons.of(node).vssBackupInfo(PROBE_TIMEOUT_MS)).pendingKvWrites);
-        } catch (err) {
-          // The last count stays until it is too old to count (metrics/definitions.ts): a daemon
-          // that cannot answer now (VSS unreachable from it, a pod moving) is asked again next pass.
-          this.opts.log.warn({ err, nodeId: node.id }, "could not read a node's pending VSS writes");
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  sampleAll(): Promise<void> {
+    return this.pass.runOnce();
+  }
+
+  private async sample(node: Node) {
+    try {
+      if (whyNotAsked(node)) await forgetVssPendingWrites(this.opts.db, node.id);
+      else await recordVssPendingWrites(this.opts.db, node.id, (await this.opts.daemons.of(node).vssBackupInfo(PROBE_TIMEOUT_MS)).pendingKvWrites);
+    } catch (err) {
+      // The last count stays until it is too old to count (metrics/definitions.ts): a daemon
+      // that cannot answer now (VSS unreachable from it, a pod moving) is asked again next pass.
+      this.opts.log.warn({ err, nodeId: node.id }, "could not read a node's pending VSS writes");
+    }
   }
 }
