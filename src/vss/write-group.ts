@@ -3,8 +3,8 @@
 // database at once while fewer than `inFlight` statements of this kind run; writes arriving while
 // they run wait and then go together, as one statement and so one commit (db/vss.ts
 // writeVssObjectGroup). Alone, a write waits for nothing; under load, PostgreSQL makes one commit
-// and this process one round trip for many writes, which is where a write's cost was (docs/
-// BENCHMARKS.md "VSS writes"). Every write is answered only after its own group has committed.
+// and this process one round trip for many writes, which is where a write's cost was
+// (docs/BENCHMARKS.md, "VSS writes"). Every write is answered only after its group has committed.
 import type { Queryable } from '../db/database.ts';
 import { groupKey, writeVssObject, writeVssObjectGroup, type GroupedWrite } from '../db/vss.ts';
 
