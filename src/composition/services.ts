@@ -137,7 +137,9 @@ export function buildServices(
   });
   const usage = new UsageService({ db, meter });
   const vssBlobs = createBlobStore(config, 'vss');
-  const vss = new VssService({ db, publicUrl: config.vssNodeUrl ?? config.publicUrl, verifier: new SigsVerifier(), blobs: vssBlobs, metrics, seal: unlockSeal });
+  const verifier = new SigsVerifier();
+  if (verifier.backend === 'openssl') log.warn("VSS signatures are checked with OpenSSL: libsecp256k1's addon (the secp256k1 package) did not load on this platform; each check costs several times more");
+  const vss = new VssService({ db, publicUrl: config.vssNodeUrl ?? config.publicUrl, verifier, blobs: vssBlobs, metrics, seal: unlockSeal });
   return { vss, vssBlobs, accounts, signup, notifications, twoFactor, outbox: new Outbox(db), members, transfers, accountDeletion, plans, releases, authenticationRollout: authenticationRolloutOf(db, config), nodes, webhooks, webhookKeys, blobs, backupBlobs, nodeLogBlobs, logExports, certificates, unlockSeal, unlockSealKeys, audit, meter, usage };
 }
 

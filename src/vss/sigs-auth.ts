@@ -74,7 +74,7 @@ let libsecp256k1: NativeSecp256k1 | null | undefined;
 const native = () => (libsecp256k1 === undefined ? (libsecp256k1 = loadLibsecp256k1()) : libsecp256k1);
 
 export type SignatureBackend = 'libsecp256k1' | 'openssl';
-/** Which library checks signatures in this process (logged at start, for a slow VSS to be explained). */
+/** Which library checks signatures in this process: libsecp256k1 wherever its addon loads. */
 export const signatureBackend = (): SignatureBackend => (native() ? 'libsecp256k1' : 'openssl');
 
 /**
@@ -121,7 +121,7 @@ export class SigsVerifier {
   constructor(
     private readonly now: () => number = Date.now,
     /** Which library verifies (the benchmark compares them); the fastest one loaded by default. */
-    private readonly backend: SignatureBackend = signatureBackend(),
+    readonly backend: SignatureBackend = signatureBackend(),
   ) {}
 
   check(header: string | undefined): SigsCheck {
