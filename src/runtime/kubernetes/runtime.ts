@@ -462,18 +462,19 @@ export class KubernetesRuntime<Within = unknown> implements NodeRuntime<Within> 
    * The kubelet restarted the daemon's container inside its pod (a crash, an OOM kill): the daemon
    * that ended never released its VSS fence, and the new one would refuse to unlock. The pod is
    * the node's only one and its old container has ended, so no other daemon of the node runs; the
-   * fence is released if it was written before the old container ended (Kubernetes' finishedAt,
-   * in whole seconds, rounded down): a fence the new container's daemon has already taken is
-   * later than that and stays.
+   * fence is released if it was written before the end of the second in which the old container
+   * ended (Kubernetes' finishedAt is in whole seconds, rounded down; a daemon that crashed within a
+   * second of its unlock wrote its fence in that second). A fence the new daemon took is later:
+   * it needs the kubelet's restart, its start and an unlock first.
    */
   private releaseFenceOfRestartedContainer(nodeId: string, pod: V1Pod) {
     const finishedAt = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.lastState?.terminated?.finishedAt;
     if (!this.opts.vssUrls || !finishedAt) return;
     // A Date when the client parsed the object, text when the watch's JSON went straight through.
-    const ended = new Date(finishedAt as Date | string);
-    if (Number.isNaN(ended.getTime())) return;
+    const ended = new Date(finishedAt as Date | string).getTime();
+    if (Number.isNaN(ended)) return;
     this.opts.vssUrls
-      .releaseFence(nodeId, ended)
+      .releaseFence(nodeId, new Date(ended + 1000))
       .catch((err) => this.opts.log.warn({ nodeId, err: (err as Error).message }, "could not release the VSS fence of a restarted daemon: its next unlock answers VssFenced until POST /vssclearfence"));
   }
 
